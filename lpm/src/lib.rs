@@ -1,0 +1,3 @@
+//! l3fwd's LPM route tables.
+
+pub mod rules;

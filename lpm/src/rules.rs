@@ -1,0 +1,1 @@
+//! LPM rule files.

@@ -1,0 +1,1 @@
+//! Port/queue/lcore plan (filled in by the CLI work).
