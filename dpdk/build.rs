@@ -1,1 +1,55 @@
-fn main() {}
+//! Finds the installed DPDK with pkg-config, generates bindings with bindgen
+//! and compiles the C shim for DPDK's `static inline` functions.
+
+use std::env;
+use std::path::PathBuf;
+
+fn main() {
+    pkg_config::Config::new()
+        .atleast_version("22.11")
+        .probe("libdpdk")
+        .expect("DPDK 22.11 not found by pkg-config: install dpdk-dev and libdpdk-dev (make deps)");
+
+    // DPDK's cflags carry `-include rte_config.h` and `-march=...`: both the
+    // shim and bindgen must see the same configuration as the libraries.
+    let flags = dpdk_cflags();
+
+    let mut shim = cc::Build::new();
+    shim.file("csrc/shim.c").opt_level(3).warnings(true);
+    for f in &flags {
+        shim.flag(f);
+    }
+    shim.compile("l3fwd_shim");
+
+    let bindings = bindgen::Builder::default()
+        .header("csrc/wrapper.h")
+        .clang_args(&flags)
+        .allowlist_function("rte_.*|l3fwd_.*|pthread_join")
+        .allowlist_type("rte_.*")
+        .allowlist_var("RTE_.*|l3fwd_.*")
+        // Packed-and-aligned types bindgen cannot lay out; l3fwd-rs reads
+        // them as bytes.
+        .opaque_type("rte_l2tpv2_combined_msg_hdr|rte_arp_hdr|rte_gtp_psc_generic_hdr")
+        .derive_default(true)
+        .layout_tests(false)
+        .generate_comments(false)
+        .generate()
+        .expect("bindgen could not generate DPDK bindings");
+    let out = PathBuf::from(env::var("OUT_DIR").unwrap()).join("bindings.rs");
+    bindings.write_to_file(out).expect("write bindings");
+
+    println!("cargo:rerun-if-changed=csrc");
+}
+
+/// `pkg-config --cflags libdpdk`: the pkg-config crate keeps only include
+/// paths and defines, not `-include` or `-march`.
+fn dpdk_cflags() -> Vec<String> {
+    let out = std::process::Command::new("pkg-config")
+        .args(["--cflags", "libdpdk"])
+        .output()
+        .expect("run pkg-config");
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect()
+}

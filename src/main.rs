@@ -1,6 +1,212 @@
-//! l3fwd-rs: DPDK's l3fwd sample as a Rust application.
+//! l3fwd-rs: DPDK's l3fwd sample as a Rust application. Same command line
+//! (`[EAL args] -- -p PORTMASK --config (port,queue,lcore)...`), same
+//! forwarding decisions, same bytes on the wire.
 
 mod cli;
+mod control;
+mod counters;
+mod forward;
+mod lookup;
+mod packet;
 mod plan;
+mod setup;
 
-fn main() {}
+use std::error::Error;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use dpdk::{Eal, Port};
+
+use crate::cli::{Args, LookupMode};
+use crate::control::Control;
+use crate::counters::LcoreCounters;
+use crate::forward::{LcoreTask, MAX_PORTS};
+use crate::lookup::{Lookup, LpmLookup};
+use crate::plan::{PortCaps, Topology};
+
+/// Packets per RX burst and per TX buffer (the C sample's MAX_PKT_BURST).
+pub const BURST: usize = 32;
+/// TX buffers are flushed at least this often.
+const DRAIN_US: u64 = 100;
+
+fn main() {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info"))
+        .format_timestamp(None)
+        .format_target(false)
+        .init();
+    let argv: Vec<String> = std::env::args().collect();
+    let (eal_args, app_args) = split_args(&argv);
+    let args = match cli::parse(&app_args) {
+        Ok(a) => a,
+        Err(e) if e.use_stderr() => {
+            eprintln!("l3fwd-rs: {}", first_line(&e.to_string()));
+            std::process::exit(1);
+        }
+        Err(e) => e.exit(),
+    };
+    if let Err(e) = run(&eal_args, &args) {
+        eprintln!("l3fwd-rs: {e}");
+        std::process::exit(1);
+    }
+}
+
+/// EAL arguments (with the program name) and the application's (with the
+/// program name), split at the first `--`.
+fn split_args(argv: &[String]) -> (Vec<String>, Vec<String>) {
+    let prog = argv.first().cloned().unwrap_or_else(|| "l3fwd-rs".into());
+    let rest = argv.get(1..).unwrap_or_default();
+    match rest.iter().position(|a| a == "--") {
+        Some(i) => {
+            let eal = std::iter::once(prog.clone()).chain(rest[..i].iter().cloned()).collect();
+            let app = std::iter::once(prog).chain(rest[i + 1..].iter().cloned()).collect();
+            (eal, app)
+        }
+        None => (
+            std::iter::once(prog.clone()).chain(rest.iter().cloned()).collect(),
+            vec![prog],
+        ),
+    }
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or(s)
+        .trim_start_matches("error: ")
+}
+
+/// The rule file given, or the copy shipped in `configs/`.
+fn rule_file(given: &Option<PathBuf>, default: &str) -> PathBuf {
+    given
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("configs").join(default))
+}
+
+fn run(eal_args: &[String], args: &Args) -> Result<(), Box<dyn Error>> {
+    if args.lookup == LookupMode::Em {
+        return Err("exact-match lookup (-E / --lookup=em) is not implemented yet".into());
+    }
+    // Rule files are read before EAL starts: a typo costs no EAL start-up.
+    let v4 = lpm::rules::load_v4(rule_file(&args.rule_ipv4, "lpm_v4.cfg"))?;
+    let v6 = lpm::rules::load_v6(rule_file(&args.rule_ipv6, "lpm_v6.cfg"))?;
+
+    let eal = Eal::init(eal_args)?;
+    let topology = topology(&eal)?;
+    let plan = plan::Plan::build(&args.config, args.portmask, &topology)?;
+    let enabled = |p: u8| (p as usize) < MAX_PORTS && args.portmask & (1 << p) != 0;
+    let (tables, report) = lpm::LpmTables::build("l3fwd", 0, &v4, &v6, enabled)?;
+    log::info!(
+        "LPM: {} IPv4 and {} IPv6 routes added, {} to disabled ports skipped",
+        report.v4_added,
+        report.v6_added,
+        report.skipped
+    );
+    let lookup = Arc::new(LpmLookup {
+        tables,
+        sequential: args.sequential_lookup,
+    });
+    forward_until_stopped(&eal, &plan, args, lookup)
+}
+
+/// What EAL created: ports with their queue limits, and the lcores.
+fn topology(eal: &Eal) -> Result<Topology, Box<dyn Error>> {
+    let mut ports = Vec::new();
+    for id in 0..eal.port_count() {
+        let info = Port::new(id)?.info()?;
+        ports.push(PortCaps {
+            max_rx_queues: info.max_rx_queues,
+            max_tx_queues: info.max_tx_queues,
+        });
+    }
+    Ok(Topology {
+        ports,
+        lcores: eal.lcores(),
+        main_lcore: eal.main_lcore(),
+    })
+}
+
+/// Sets up the ports, forwards on every lcore with RX queues until SIGINT,
+/// SIGTERM or `--duration`, then flushes, prints totals and closes the ports.
+fn forward_until_stopped<L: Lookup>(
+    eal: &Eal,
+    plan: &plan::Plan,
+    args: &Args,
+    lookup: Arc<L>,
+) -> Result<(), Box<dyn Error>> {
+    let dataplane = setup::build(eal, plan, args)?;
+    let setup::Dataplane {
+        mut ports,
+        lcores,
+        pools,
+    } = dataplane;
+    for p in &mut ports {
+        if args.promiscuous {
+            p.enable_promiscuous()?;
+        }
+        p.start()?;
+    }
+
+    let quit = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, Arc::clone(&quit))?;
+    }
+    let drain_ticks = dpdk::tsc_hz().div_ceil(1_000_000) * DRAIN_US;
+    let port_ids: Vec<u16> = ports.iter().map(Port::id).collect();
+    let mut all_counters = Vec::new();
+    let mut main_task = None;
+    let mut workers = Vec::new();
+    let started = Instant::now();
+    for lq in lcores {
+        if lq.rx.is_empty() {
+            log::info!("lcore {} has nothing to do", lq.lcore);
+            continue;
+        }
+        let counters = Arc::new(LcoreCounters::default());
+        all_counters.push(Arc::clone(&counters));
+        let task = LcoreTask {
+            rx: lq.rx,
+            tx: lq.tx,
+            tx_ports: lq.tx_ports,
+            lookup: Arc::clone(&lookup),
+            counters,
+            quit: Arc::clone(&quit),
+            drain_ticks,
+        };
+        log::info!("lcore {}: forwarding", lq.lcore);
+        if lq.lcore == eal.main_lcore() {
+            main_task = Some(task);
+        } else {
+            dpdk::launch_on_lcore(lq.lcore, move || task.run())?;
+            workers.push(lq.lcore);
+        }
+    }
+
+    let control = Control {
+        ports: port_ids.clone(),
+        counters: all_counters,
+        quit: Arc::clone(&quit),
+        interval: (args.stats_interval > 0).then(|| Duration::from_secs(args.stats_interval)),
+        duration: args.duration.map(Duration::from_secs),
+    };
+    let totals_view = control.counters.clone();
+    let control_thread = dpdk::spawn_control_thread("l3fwd-ctrl", move || control.run())?;
+    if let Some(task) = main_task {
+        task.run();
+    }
+    for w in workers {
+        dpdk::wait_lcore(w);
+    }
+    let secs = started.elapsed().as_secs_f64();
+    quit.store(true, Relaxed);
+    control_thread.join();
+
+    let totals = totals_view.iter().map(|c| c.totals()).sum();
+    control::print_summary(&port_ids, &totals, secs);
+    for p in ports {
+        p.stop_and_close()?;
+    }
+    drop(pools);
+    Ok(())
+}

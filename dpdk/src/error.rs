@@ -1,0 +1,63 @@
+//! Errors from DPDK calls: what failed and DPDK's own reason.
+
+use std::ffi::CStr;
+use std::fmt;
+
+use crate::sys;
+
+/// A failed DPDK call, with DPDK's error text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DpdkError {
+    what: String,
+    reason: String,
+}
+
+/// Result of a DPDK call.
+pub type Result<T> = std::result::Result<T, DpdkError>;
+
+impl DpdkError {
+    /// An error for a call that returned `-errno` (or set `rte_errno` when
+    /// `code` is 0 or positive).
+    pub(crate) fn from_code(what: impl Into<String>, code: i32) -> Self {
+        let errno = if code < 0 { -code } else { last_errno() };
+        Self {
+            what: what.into(),
+            reason: strerror(errno),
+        }
+    }
+
+    /// An error for a call that returned NULL and set `rte_errno`.
+    pub(crate) fn from_errno(what: impl Into<String>) -> Self {
+        Self::from_code(what, 0)
+    }
+
+    /// An error detected before calling DPDK.
+    pub(crate) fn invalid(what: impl Into<String>, reason: impl Into<String>) -> Self {
+        Self {
+            what: what.into(),
+            reason: reason.into(),
+        }
+    }
+}
+
+impl fmt::Display for DpdkError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.what, self.reason)
+    }
+}
+
+impl std::error::Error for DpdkError {}
+
+fn last_errno() -> i32 {
+    // SAFETY: reads this thread's rte_errno through the shim; no arguments.
+    unsafe { sys::l3fwd_errno() }
+}
+
+fn strerror(errno: i32) -> String {
+    // SAFETY: rte_strerror returns a pointer to a static or thread-local
+    // NUL-terminated string, valid until the next call on this thread; it is
+    // copied at once.
+    unsafe { CStr::from_ptr(sys::rte_strerror(errno)) }
+        .to_string_lossy()
+        .into_owned()
+}

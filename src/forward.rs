@@ -1,0 +1,174 @@
+//! The per-lcore data path: RX burst -> classify -> lookup -> rewrite ->
+//! per-port TX buffer, with a drain timer over the ports this lcore
+//! transmits on.
+
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::Arc;
+
+use dpdk::{Mbuf, MbufArray, RxQueue, TxQueue};
+
+use crate::counters::LcoreCounters;
+use crate::lookup::Lookup;
+use crate::packet::{classify, rewrite, EthRewrite, L3};
+use crate::BURST;
+
+/// How far ahead of the packet being classified its successors' headers are
+/// prefetched.
+const PREFETCH_AHEAD: usize = 4;
+/// Ports an lcore can address (DPDK's RTE_MAX_ETHPORTS here).
+pub const MAX_PORTS: usize = 32;
+
+/// A port this lcore transmits on: its TX queue, the frames waiting for it,
+/// and the MACs frames get on their way out.
+pub struct TxPort {
+    queue: TxQueue,
+    eth: EthRewrite,
+    pending: MbufArray<BURST>,
+}
+
+impl TxPort {
+    /// A TX port with an empty buffer.
+    pub fn new(queue: TxQueue, eth: EthRewrite) -> TxPort {
+        TxPort {
+            queue,
+            eth,
+            pending: MbufArray::new(),
+        }
+    }
+
+    /// Sends what is buffered; frees and counts what the queue refuses.
+    #[inline(always)]
+    fn flush(&mut self, counters: &LcoreCounters) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let sent = self.queue.send(&mut self.pending);
+        counters.add_tx(sent as u64);
+        let refused = self.pending.free_all();
+        if refused > 0 {
+            counters.add_tx_full(refused as u64);
+        }
+    }
+
+    /// Buffers one frame; sends the buffer once it holds a full burst.
+    #[inline(always)]
+    fn enqueue(&mut self, m: Mbuf, counters: &LcoreCounters) {
+        if let Err(m) = self.pending.push(m) {
+            // Unreachable while the buffer is flushed when full; counted,
+            // never leaked, if it ever happens.
+            drop(m);
+            counters.add_tx_full(1);
+        }
+        if self.pending.is_full() {
+            self.flush(counters);
+        }
+    }
+}
+
+/// Everything one forwarding lcore owns.
+pub struct LcoreTask<L: Lookup> {
+    /// RX queues polled in order.
+    pub rx: Vec<RxQueue>,
+    /// TX side by port id (None for ports not enabled).
+    pub tx: Vec<Option<TxPort>>,
+    /// Ports whose buffers the drain timer flushes: exactly the ports this
+    /// lcore transmits on.
+    pub tx_ports: Vec<u16>,
+    pub lookup: Arc<L>,
+    pub counters: Arc<LcoreCounters>,
+    pub quit: Arc<AtomicBool>,
+    /// TSC ticks between drains (~100 us).
+    pub drain_ticks: u64,
+}
+
+impl<L: Lookup> LcoreTask<L> {
+    /// Forwards until `quit` is set, then flushes every TX buffer.
+    pub fn run(self) -> i32 {
+        let LcoreTask {
+            mut rx,
+            tx,
+            tx_ports,
+            lookup,
+            counters,
+            quit,
+            drain_ticks,
+        } = self;
+        let mut out = TxSide { tx, tx_ports, counters };
+        let mut burst = MbufArray::<BURST>::new();
+        let mut last_drain = dpdk::rdtsc();
+        while !quit.load(Relaxed) {
+            let now = dpdk::rdtsc();
+            if now.wrapping_sub(last_drain) > drain_ticks {
+                out.drain();
+                last_drain = now;
+            }
+            for q in rx.iter_mut() {
+                if q.recv(&mut burst) == 0 {
+                    continue;
+                }
+                out.counters.add_rx(burst.len() as u64);
+                forward_burst(q.port(), &mut burst, lookup.as_ref(), &mut out);
+            }
+        }
+        out.drain();
+        0
+    }
+}
+
+/// The TX half of an lcore: buffers by port and the drain list.
+struct TxSide {
+    tx: Vec<Option<TxPort>>,
+    tx_ports: Vec<u16>,
+    counters: Arc<LcoreCounters>,
+}
+
+impl TxSide {
+    /// Flushes the buffer of every port this lcore transmits on.
+    fn drain(&mut self) {
+        for &p in &self.tx_ports {
+            if let Some(Some(t)) = self.tx.get_mut(p as usize) {
+                t.flush(&self.counters);
+            }
+        }
+    }
+}
+
+/// Classifies, looks up, rewrites and buffers one burst received on
+/// `in_port`; leaves `burst` empty.
+#[inline(always)]
+fn forward_burst<L: Lookup>(in_port: u16, burst: &mut MbufArray<BURST>, lookup: &L, out: &mut TxSide) {
+    let mut l3 = [L3::Other; BURST];
+    let mut dst = [0u16; BURST];
+    let pkts = burst.as_slice();
+    let n = pkts.len();
+    for p in pkts.iter().take(PREFETCH_AHEAD) {
+        p.prefetch_data();
+    }
+    for (i, p) in pkts.iter().enumerate() {
+        if let Some(ahead) = pkts.get(i + PREFETCH_AHEAD) {
+            ahead.prefetch_data();
+        }
+        l3[i] = classify(p.data());
+    }
+    lookup.route(in_port, pkts, &l3[..n], &mut dst[..n]);
+
+    let counters = &out.counters;
+    for (i, mut m) in burst.drain().enumerate() {
+        if l3[i] == L3::Runt {
+            counters.add_runt(1);
+            continue;
+        }
+        let Some(Some(port)) = out.tx.get_mut(dst[i] as usize) else {
+            // A next hop outside the enabled ports cannot come from the
+            // tables (rules to disabled ports are not loaded); dropped and
+            // counted rather than trusted.
+            counters.add_invalid(1);
+            continue;
+        };
+        if !rewrite(m.data_mut(), &l3[i], &port.eth) {
+            counters.add_invalid(1);
+            continue;
+        }
+        port.enqueue(m, counters);
+    }
+}

@@ -1,0 +1,210 @@
+//! What the forwarder reads and writes in a frame, as C l3fwd's vector path
+//! does it (`l3fwd_sse.h`, `l3fwd_common.h`), but never past the frame's end.
+//!
+//! The packet type comes from the Ethernet type alone, as `--parse-ptype`
+//! does in the C sample: no reliance on the NIC.
+
+/// Ethernet header length.
+pub const ETH_LEN: usize = 14;
+const ETHERTYPE_IPV4: [u8; 2] = [0x08, 0x00];
+const ETHERTYPE_IPV6: [u8; 2] = [0x86, 0xdd];
+/// Ethernet + fixed IPv4 header: the bytes the IPv4 path reads and writes.
+const IPV4_MIN_FRAME: usize = ETH_LEN + 20;
+const IPV4_DST: usize = ETH_LEN + 16;
+const IPV6_DST: usize = ETH_LEN + 24;
+const IPV4_VER_IHL: usize = ETH_LEN;
+const IPV4_TOTAL_LEN: usize = ETH_LEN + 2;
+const IPV4_TTL: usize = ETH_LEN + 8;
+const IPV4_CHECKSUM: usize = ETH_LEN + 10;
+
+/// The layer-3 header a frame carries, as far as forwarding cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum L3 {
+    /// IPv4, with the destination address in host order.
+    Ipv4(u32),
+    /// IPv6, with the destination address.
+    Ipv6([u8; 16]),
+    /// Neither IPv4 nor IPv6 (ARP, VLAN-tagged, ...): goes back out of the
+    /// input port, as in the C sample.
+    Other,
+    /// Shorter than the headers it announces: dropped and counted.
+    Runt,
+}
+
+/// Reads the layer-3 kind and destination of `frame`.
+#[inline(always)]
+pub fn classify(frame: &[u8]) -> L3 {
+    let Some(ethertype) = frame.get(12..ETH_LEN) else {
+        return L3::Runt;
+    };
+    if ethertype == ETHERTYPE_IPV4 {
+        match frame.get(IPV4_DST..IPV4_DST + 4) {
+            Some(d) => L3::Ipv4(u32::from_be_bytes([d[0], d[1], d[2], d[3]])),
+            None => L3::Runt,
+        }
+    } else if ethertype == ETHERTYPE_IPV6 {
+        match frame.get(IPV6_DST..IPV6_DST + 16) {
+            Some(d) => {
+                let mut dst = [0u8; 16];
+                dst.copy_from_slice(d);
+                L3::Ipv6(dst)
+            }
+            None => L3::Runt,
+        }
+    } else {
+        L3::Other
+    }
+}
+
+/// Destination and source MAC for frames leaving one port: the first 12
+/// bytes of every frame sent there.
+pub type EthRewrite = [u8; 12];
+
+/// Builds the rewrite for a port: `dst` is the next hop (`--eth-dest` or
+/// 02:00:00:00:00:<port>), `src` the port's own MAC.
+pub fn eth_rewrite(dst: [u8; 6], src: [u8; 6]) -> EthRewrite {
+    let mut r = [0u8; 12];
+    r[..6].copy_from_slice(&dst);
+    r[6..].copy_from_slice(&src);
+    r
+}
+
+/// The default next-hop MAC of l3fwd: locally administered, port in the last
+/// byte.
+pub fn default_dest_mac(port: u16) -> [u8; 6] {
+    [0x02, 0, 0, 0, 0, port as u8]
+}
+
+/// Rewrites a classified frame for transmission: MACs for every frame, and
+/// for IPv4 the sample's RFC 1812 handling (TTL - 1, incremental checksum
+/// update). Returns false when the IPv4 header is invalid and the frame must
+/// be dropped. `frame` must have been classified as `l3` (not a runt).
+#[inline(always)]
+pub fn rewrite(frame: &mut [u8], l3: &L3, eth: &EthRewrite) -> bool {
+    if let Some(head) = frame.get_mut(..12) {
+        head.copy_from_slice(eth);
+    }
+    match l3 {
+        L3::Ipv4(_) => rfc1812_process(frame),
+        _ => true,
+    }
+}
+
+/// C l3fwd's `rfc1812_process`, byte for byte: the version/IHL byte must be
+/// 0x45..=0x4F and the total length at least 20; TTL is decremented and the
+/// checksum adjusted by adding one to its first byte (with carry into the
+/// second), which is what the sample's little-endian `hdr_checksum++` does.
+#[inline(always)]
+fn rfc1812_process(frame: &mut [u8]) -> bool {
+    let Some(ip) = frame.get_mut(IPV4_VER_IHL..IPV4_MIN_FRAME) else {
+        return false;
+    };
+    let ihl_diff = ip[IPV4_VER_IHL - ETH_LEN].wrapping_sub(0x45);
+    let total_len = u16::from_be_bytes([ip[IPV4_TOTAL_LEN - ETH_LEN], ip[IPV4_TOTAL_LEN - ETH_LEN + 1]]);
+    let ttl = &mut ip[IPV4_TTL - ETH_LEN];
+    *ttl = ttl.wrapping_sub(1);
+    let c = IPV4_CHECKSUM - ETH_LEN;
+    let sum = u16::from_le_bytes([ip[c], ip[c + 1]]).wrapping_add(1);
+    ip[c..c + 2].copy_from_slice(&sum.to_le_bytes());
+    ihl_diff <= 0x0f - 0x05 && total_len >= 20
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn ipv4_frame(ver_ihl: u8, total_len: u16, ttl: u8, dst: [u8; 4]) -> Vec<u8> {
+        let mut f = vec![0u8; 60];
+        f[12..14].copy_from_slice(&ETHERTYPE_IPV4);
+        f[14] = ver_ihl;
+        f[16..18].copy_from_slice(&total_len.to_be_bytes());
+        f[22] = ttl;
+        f[23] = 17;
+        f[30..34].copy_from_slice(&dst);
+        let sum = ipv4_checksum(&f[14..34]);
+        f[24..26].copy_from_slice(&sum.to_be_bytes());
+        f
+    }
+
+    fn ipv4_checksum(h: &[u8]) -> u16 {
+        let mut s: u32 = 0;
+        for (i, w) in h.chunks(2).enumerate() {
+            if i != 5 {
+                s += u16::from_be_bytes([w[0], w[1]]) as u32;
+            }
+        }
+        while s > 0xffff {
+            s = (s & 0xffff) + (s >> 16);
+        }
+        !(s as u16)
+    }
+
+    #[test]
+    fn classifies_by_ethertype_and_bounds() {
+        let f = ipv4_frame(0x45, 46, 64, [198, 18, 1, 7]);
+        assert_eq!(classify(&f), L3::Ipv4(0xc612_0107));
+        assert_eq!(classify(&f[..33]), L3::Runt);
+        assert_eq!(classify(&f[..34]), L3::Ipv4(0xc612_0107));
+        assert_eq!(classify(&f[..13]), L3::Runt);
+        let mut v6 = vec![0u8; 54];
+        v6[12..14].copy_from_slice(&ETHERTYPE_IPV6);
+        v6[38] = 0x20;
+        v6[53] = 9;
+        let mut dst = [0u8; 16];
+        dst[0] = 0x20;
+        dst[15] = 9;
+        assert_eq!(classify(&v6), L3::Ipv6(dst));
+        assert_eq!(classify(&v6[..53]), L3::Runt);
+        let mut arp = vec![0u8; 14];
+        arp[12..14].copy_from_slice(&[0x08, 0x06]);
+        assert_eq!(classify(&arp), L3::Other);
+    }
+
+    #[test]
+    fn rewrite_sets_macs_ttl_and_keeps_checksum_valid() {
+        let mut f = ipv4_frame(0x45, 46, 64, [198, 18, 1, 7]);
+        let eth = eth_rewrite(default_dest_mac(1), [0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0x01]);
+        assert!(rewrite(&mut f, &classify(&f.clone()), &eth));
+        assert_eq!(&f[..12], &eth);
+        assert_eq!(f[22], 63);
+        assert_eq!(u16::from_be_bytes([f[24], f[25]]), ipv4_checksum(&f[14..34]));
+    }
+
+    #[test]
+    fn invalid_ipv4_headers_are_dropped() {
+        let eth = [0u8; 12];
+        for (ver_ihl, len) in [(0x44, 46), (0x50, 46), (0x35, 46), (0x45, 19), (0x45, 0)] {
+            let mut f = ipv4_frame(ver_ihl, len, 64, [1, 2, 3, 4]);
+            assert!(!rewrite(&mut f, &L3::Ipv4(0), &eth), "{ver_ihl:#x} len {len}");
+        }
+        for (ver_ihl, len) in [(0x45, 20), (0x4f, 60), (0x46, 0x100)] {
+            let mut f = ipv4_frame(ver_ihl, len, 64, [1, 2, 3, 4]);
+            assert!(rewrite(&mut f, &L3::Ipv4(0), &eth), "{ver_ihl:#x} len {len}");
+        }
+    }
+
+    #[test]
+    fn checksum_update_carries_like_the_c_sample() {
+        let mut f = ipv4_frame(0x45, 46, 1, [1, 2, 3, 4]);
+        f[24] = 0xff;
+        f[25] = 0x12;
+        rewrite(&mut f, &L3::Ipv4(0), &[0; 12]);
+        assert_eq!((f[22], f[24], f[25]), (0, 0x00, 0x13));
+    }
+
+    proptest! {
+        #[test]
+        fn touches_only_macs_ttl_and_checksum(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
+            let mut f = bytes.clone();
+            let l3 = classify(&f);
+            prop_assume!(l3 != L3::Runt);
+            rewrite(&mut f, &l3, &[7; 12]);
+            prop_assert_eq!(f.len(), bytes.len());
+            prop_assert_eq!(&f[..12], &[7u8; 12][..]);
+            let changed: Vec<usize> = (12..f.len()).filter(|&i| f[i] != bytes[i]).collect();
+            let allowed: &[usize] = if matches!(l3, L3::Ipv4(_)) { &[IPV4_TTL, IPV4_CHECKSUM, IPV4_CHECKSUM + 1] } else { &[] };
+            prop_assert!(changed.iter().all(|i| allowed.contains(i)), "changed {:?}", changed);
+        }
+    }
+}
