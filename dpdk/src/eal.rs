@@ -1,6 +1,7 @@
 //! EAL start and stop, lcores, and the TSC clock.
 
 use std::ffi::{c_char, CString};
+use std::sync::OnceLock;
 
 use crate::error::{DpdkError, Result};
 use crate::sys;
@@ -33,6 +34,14 @@ impl Eal {
             return Err(DpdkError::from_errno("cannot initialise EAL"));
         }
         Ok(Eal { _private: () })
+    }
+
+    /// Initialises EAL once per process and shares it: for tests and
+    /// benchmarks that need DPDK objects (tables, pools) but not ports. Later
+    /// calls return the first result; the EAL is never cleaned up.
+    pub fn init_shared(args: &[String]) -> Result<&'static Eal> {
+        static SHARED: OnceLock<Result<Eal>> = OnceLock::new();
+        SHARED.get_or_init(|| Eal::init(args)).as_ref().map_err(Clone::clone)
     }
 
     /// The enabled lcores, ascending (main lcore included).

@@ -4,9 +4,10 @@
 //!
 //! Layering: [`sys`] (bindgen + a C shim for DPDK's `static inline`
 //! functions) -> safe types ([`Eal`], [`Mempool`], [`Port`], [`MbufArray`],
-//! [`Lpm`], [`Lpm6`], lcore launch) -> the application.
+//! [`Lpm`], [`Lpm6`], [`Hash`], lcore launch) -> the application.
 
 mod eal;
+mod hash;
 mod error;
 mod launch;
 mod lpm;
@@ -22,6 +23,7 @@ pub mod sys {
 
 pub use eal::{current_lcore, rdtsc, tsc_hz, Eal};
 pub use error::{DpdkError, Result};
+pub use hash::{Hash, HASH_BULK_MAX};
 pub use launch::{launch_on_lcore, spawn_control_thread, wait_lcore, ControlThread};
 pub use lpm::{Lpm, Lpm6};
 pub use mbuf::{prefetch, Mbuf, MbufArray};

@@ -1,0 +1,1 @@
+//! l3fwd exact-match mode.
