@@ -1,1 +1,621 @@
-//! Command line (filled in by the CLI work).
+//! l3fwd's application arguments: everything after EAL's `--`.
+//!
+//! Same spellings and meanings as C l3fwd 22.11 (`parse_args` in its main.c),
+//! so one argument list runs both binaries. Options l3fwd-rs adds are extra
+//! names, never renames. Long options may be abbreviated, as with getopt_long.
+
+use clap::error::ErrorKind;
+use clap::parser::ValueSource;
+use clap::{Arg, ArgAction, ArgMatches, CommandFactory, FromArgMatches, Parser, ValueEnum};
+use lpm::rules::parse_c_ulong;
+use std::fmt;
+use std::path::PathBuf;
+
+/// RTE_MAX_ETHPORTS of the DPDK build: port ids are below it.
+const MAX_PORTS: u16 = 32;
+/// RTE_MAX_QUEUES_PER_PORT: the bound C's parse_config puts on queue ids.
+const MAX_QUEUES_PER_PORT: u16 = 1024;
+/// RTE_MAX_LCORE: lcore ids are below it.
+const MAX_LCORES: u32 = 128;
+
+/// C l3fwd's `lcore_params_array_default`, used when `--config` is absent.
+const DEFAULT_CONFIG: &str = "(0,0,2),(0,1,2),(0,2,2),(1,0,2),(1,1,2),(1,2,2),(2,0,2),(3,0,3),(3,1,3)";
+
+/// C options l3fwd-rs accepts but does not implement, and whether they take a value.
+const UNSUPPORTED: [(&str, bool); 7] = [
+    ("mode", true),
+    ("eventq-sched", true),
+    ("event-eth-rxqs", true),
+    ("event-vector", false),
+    ("event-vector-size", true),
+    ("event-vector-tmo", true),
+    ("alg", true),
+];
+
+/// How routes are looked up.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
+pub enum LookupMode {
+    /// Longest prefix match (rte_lpm / rte_lpm6).
+    #[default]
+    Lpm,
+    /// Exact match on the 5-tuple (rte_hash).
+    Em,
+}
+
+/// One `(port,queue,lcore)` tuple of `--config`: RX queue `queue` of `port`
+/// is polled by `lcore`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConfigEntry {
+    pub port: u16,
+    pub queue: u16,
+    pub lcore: u32,
+}
+
+impl fmt::Display for ConfigEntry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "({},{},{})", self.port, self.queue, self.lcore)
+    }
+}
+
+/// One `--eth-dest`: the destination MAC written into frames sent on `port`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EthDest {
+    pub port: u16,
+    pub mac: [u8; 6],
+}
+
+/// l3fwd's application arguments.
+#[derive(Debug, Clone, Parser)]
+#[command(
+    about = "DPDK's l3fwd sample in Rust: l3fwd-rs [EAL options] -- -p PORTMASK [options]",
+    infer_long_args = true,
+    args_override_self = true
+)]
+pub struct Args {
+    /// Hexadecimal bitmask of the ports to use (with or without 0x)
+    #[arg(short = 'p', value_name = "PORTMASK", value_parser = parse_portmask)]
+    pub portmask: u32,
+
+    /// Put the ports in promiscuous mode
+    #[arg(short = 'P')]
+    pub promiscuous: bool,
+
+    /// RX queues and the lcores polling them: (port,queue,lcore)[,(port,queue,lcore)...]
+    // `::std::vec::Vec` keeps clap from treating the field as a list of values:
+    // the whole option is one value parsed into many entries.
+    #[arg(long, value_name = "CONFIG", value_parser = parse_config, default_value = DEFAULT_CONFIG)]
+    pub config: ::std::vec::Vec<ConfigEntry>,
+
+    /// Exact-match lookup (legacy spelling of --lookup=em)
+    #[arg(short = 'E')]
+    em_flag: bool,
+
+    /// Longest-prefix-match lookup (legacy spelling of --lookup=lpm)
+    #[arg(short = 'L')]
+    lpm_flag: bool,
+
+    /// Lookup method: lpm (default) or em; fib and acl are not implemented
+    #[arg(long = "lookup", value_name = "METHOD", value_parser = parse_lookup)]
+    lookup_arg: Vec<LookupMode>,
+
+    /// The lookup method chosen by -E, -L or --lookup
+    #[arg(skip)]
+    pub lookup: LookupMode,
+
+    /// IPv4 rule file (LPM or EM routes)
+    #[arg(long = "rule_ipv4", value_name = "FILE")]
+    pub rule_ipv4: Option<PathBuf>,
+
+    /// IPv6 rule file (LPM or EM routes)
+    #[arg(long = "rule_ipv6", value_name = "FILE")]
+    pub rule_ipv6: Option<PathBuf>,
+
+    /// Destination MAC for frames sent on port X (repeatable)
+    #[arg(long, value_name = "X,MM:MM:MM:MM:MM:MM", value_parser = parse_eth_dest)]
+    pub eth_dest: Vec<EthDest>,
+
+    /// Exact match: fill the IPv6 table instead of the IPv4 one
+    #[arg(long)]
+    pub ipv6: bool,
+
+    /// Classify packet types in software (for ports that do not)
+    #[arg(long)]
+    pub parse_ptype: bool,
+
+    /// One mbuf pool per port instead of one shared pool
+    #[arg(long)]
+    pub per_port_pool: bool,
+
+    /// Disable NUMA awareness (all memory from socket 0)
+    #[arg(long)]
+    pub no_numa: bool,
+
+    /// Maximum frame length in bytes, 64-9600 (sets the port MTU)
+    #[arg(long, value_name = "PKTLEN", value_parser = clap::value_parser!(u32).range(64..=9600))]
+    pub max_pkt_len: Option<u32>,
+
+    /// Accepted for compatibility; ignored, as by C l3fwd 22.11
+    #[arg(long, value_name = "N")]
+    pub hash_entry_num: Option<String>,
+
+    /// Descriptors per RX queue
+    #[arg(long, value_name = "NPKTS", default_value_t = 1024, value_parser = clap::value_parser!(u16).range(1..))]
+    pub rx_queue_size: u16,
+
+    /// Descriptors per TX queue
+    #[arg(long, value_name = "NPKTS", default_value_t = 1024, value_parser = clap::value_parser!(u16).range(1..))]
+    pub tx_queue_size: u16,
+
+    /// l3fwd-rs: look packets up one by one instead of in groups of 8
+    #[arg(long)]
+    pub sequential_lookup: bool,
+
+    /// l3fwd-rs: print port statistics every SECS seconds (0 = never)
+    #[arg(long, value_name = "SECS", default_value_t = 0)]
+    pub stats_interval: u64,
+
+    /// l3fwd-rs: stop by itself after SECS seconds
+    #[arg(long, value_name = "SECS")]
+    pub duration: Option<u64>,
+
+    /// l3fwd-rs: write final statistics as JSON to FILE
+    #[arg(long, value_name = "FILE")]
+    pub stats_json: Option<PathBuf>,
+}
+
+/// Parses the application arguments: program name first, then what follows
+/// EAL's `--`. Errors are one line; `--help` also comes back as an error, to
+/// `exit()` on like any other.
+pub fn parse(app_args: &[String]) -> Result<Args, clap::Error> {
+    let matches = with_unsupported(Args::command())
+        .try_get_matches_from(app_args)
+        .map_err(one_line)?;
+    if let Some(option) = first_unsupported(&matches) {
+        let message = format!("option --{option} is not supported by l3fwd-rs (eventdev/ACL modes are not mirrored)");
+        return Err(error_line(ErrorKind::UnknownArgument, &message));
+    }
+    let mut args = Args::from_arg_matches(&matches).map_err(one_line)?;
+    args.lookup = args
+        .chosen_lookup()
+        .map_err(|message| error_line(ErrorKind::ArgumentConflict, &message))?;
+    Ok(args)
+}
+
+/// An error printed as `error: <message>` on one line.
+fn error_line(kind: ErrorKind, message: &str) -> clap::Error {
+    clap::Error::raw(kind, format!("{message}\n"))
+}
+
+/// clap spreads an error over several lines (usage, tips); keep its first
+/// paragraph, on one line. Help output is left alone.
+fn one_line(error: clap::Error) -> clap::Error {
+    if !error.use_stderr() {
+        return error;
+    }
+    let rendered = error.render().to_string();
+    let paragraph = rendered.split("\n\n").next().unwrap_or_default();
+    let message = paragraph.lines().map(str::trim).collect::<Vec<_>>().join(" ");
+    error_line(error.kind(), message.strip_prefix("error: ").unwrap_or(&message))
+}
+
+impl Args {
+    /// C accepts one of -E, -L, --lookup, once; none means LPM.
+    fn chosen_lookup(&self) -> Result<LookupMode, String> {
+        let flags = [(self.em_flag, LookupMode::Em), (self.lpm_flag, LookupMode::Lpm)];
+        let chosen: Vec<LookupMode> = flags
+            .into_iter()
+            .filter_map(|(given, mode)| given.then_some(mode))
+            .chain(self.lookup_arg.iter().copied())
+            .collect();
+        match chosen[..] {
+            [] => Ok(LookupMode::default()),
+            [mode] => Ok(mode),
+            _ => Err("only one lookup mode is allowed at a time".to_owned()),
+        }
+    }
+}
+
+/// Declares C's unsupported options (hidden) so that they get a clear error
+/// instead of "unexpected argument".
+fn with_unsupported(command: clap::Command) -> clap::Command {
+    command.args(UNSUPPORTED.map(|(name, takes_value)| {
+        let arg = Arg::new(name).long(name).hide(true);
+        if takes_value {
+            arg.action(ArgAction::Set)
+        } else {
+            arg.action(ArgAction::SetTrue)
+        }
+    }))
+}
+
+/// The first unsupported option given. `--mode poll` is what l3fwd-rs does
+/// (and C's default), so it is accepted.
+fn first_unsupported(matches: &ArgMatches) -> Option<&'static str> {
+    UNSUPPORTED.iter().map(|&(name, _)| name).find(|&name| {
+        matches.value_source(name) == Some(ValueSource::CommandLine)
+            && !(name == "mode" && matches.get_one::<String>(name).is_some_and(|m| m == "poll"))
+    })
+}
+
+/// `-p`: hexadecimal like C's `strtoul(s, &end, 16)`; 0 enables nothing and is refused.
+fn parse_portmask(text: &str) -> Result<u32, String> {
+    parse_c_ulong(text, 16)
+        .and_then(|mask| u32::try_from(mask).ok())
+        .filter(|&mask| mask != 0)
+        .ok_or_else(|| format!("invalid portmask '{text}'"))
+}
+
+/// `--lookup`: C's names; fib and acl exist in C but not here.
+fn parse_lookup(text: &str) -> Result<LookupMode, String> {
+    match text {
+        "lpm" => Ok(LookupMode::Lpm),
+        "em" => Ok(LookupMode::Em),
+        "fib" | "acl" => Err(format!(
+            "l3fwd-rs does not implement {} lookup (use em or lpm)",
+            text.to_uppercase()
+        )),
+        _ => Err(format!("invalid lookup method '{text}' (accepted: em, lpm)")),
+    }
+}
+
+/// `--config`: comma-separated `(port,queue,lcore)` tuples.
+fn parse_config(text: &str) -> Result<Vec<ConfigEntry>, String> {
+    let mut entries = Vec::new();
+    let mut rest = text.trim_start();
+    loop {
+        let (entry, after) = parse_tuple(rest)?;
+        entries.push(entry);
+        rest = after.trim_start();
+        if rest.is_empty() {
+            return Ok(entries);
+        }
+        rest = rest
+            .strip_prefix(',')
+            .ok_or_else(|| format!("invalid --config: expected ',' before '{rest}'"))?
+            .trim_start();
+    }
+}
+
+/// Parses the tuple at the start of `text`; returns it and the text after it.
+fn parse_tuple(text: &str) -> Result<(ConfigEntry, &str), String> {
+    let inner = text
+        .strip_prefix('(')
+        .ok_or_else(|| format!("invalid --config: expected '(' at '{text}'"))?;
+    let (fields, after) = inner
+        .split_once(')')
+        .ok_or_else(|| format!("invalid --config tuple '{text}': missing ')'"))?;
+    let tuple = &text[..fields.len() + 2];
+    let bad = |problem: String| format!("invalid --config tuple '{tuple}': {problem}");
+    let fields: Vec<&str> = fields.split(',').map(str::trim).collect();
+    let [port, queue, lcore] = fields[..] else {
+        return Err(bad(format!("expected 3 fields, found {}", fields.len())));
+    };
+    let entry = ConfigEntry {
+        port: config_field("port", port, MAX_PORTS).map_err(bad)?,
+        queue: config_field("queue", queue, MAX_QUEUES_PER_PORT).map_err(bad)?,
+        lcore: config_field("lcore", lcore, MAX_LCORES).map_err(bad)?,
+    };
+    Ok((entry, after))
+}
+
+/// One number of a tuple, read like C's `strtoul(s, &end, 0)`, below `limit`.
+fn config_field<T>(name: &str, text: &str, limit: T) -> Result<T, String>
+where
+    T: Copy + Into<u64> + TryFrom<u64>,
+{
+    let value = parse_c_ulong(text, 0).ok_or_else(|| format!("{name} '{text}' is not a number"))?;
+    T::try_from(value)
+        .ok()
+        .filter(|&field| field.into() < limit.into())
+        .ok_or_else(|| format!("{name} {value} out of range 0..{}", limit.into()))
+}
+
+/// `--eth-dest=X,MM:MM:MM:MM:MM:MM`: port in decimal, MAC as DPDK's
+/// `rte_ether_unformat_addr` reads it.
+fn parse_eth_dest(text: &str) -> Result<EthDest, String> {
+    let (port, mac_text) = text
+        .split_once(',')
+        .ok_or_else(|| format!("invalid --eth-dest '{text}': expected X,MM:MM:MM:MM:MM:MM"))?;
+    let port =
+        parse_c_ulong(port, 10).ok_or_else(|| format!("invalid --eth-dest '{text}': port '{port}' is not a number"))?;
+    let port = u16::try_from(port)
+        .ok()
+        .filter(|&p| p < MAX_PORTS)
+        .ok_or_else(|| format!("invalid --eth-dest '{text}': port {port} >= {MAX_PORTS}"))?;
+    let mac = parse_mac(mac_text)
+        .ok_or_else(|| format!("invalid --eth-dest '{text}': invalid ethernet address '{mac_text}'"))?;
+    Ok(EthDest { port, mac })
+}
+
+/// A MAC as `XX:XX:XX:XX:XX:XX` or `XXXX:XXXX:XXXX` (hex digits, any case).
+fn parse_mac(text: &str) -> Option<[u8; 6]> {
+    let groups: Vec<&str> = text.split(':').collect();
+    let group_len = match groups.len() {
+        6 => 2,
+        3 => 4,
+        _ => return None,
+    };
+    let mut bytes = Vec::with_capacity(6);
+    for group in groups {
+        if group.len() != group_len || !group.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return None;
+        }
+        let value = u16::from_str_radix(group, 16).ok()?;
+        bytes.extend_from_slice(&value.to_be_bytes()[2 - group_len / 2..]);
+    }
+    bytes.try_into().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn try_parse(args: &str) -> Result<Args, clap::Error> {
+        let argv: Vec<String> = std::iter::once("l3fwd-rs")
+            .chain(args.split_whitespace())
+            .map(String::from)
+            .collect();
+        parse(&argv)
+    }
+
+    fn ok(args: &str) -> Args {
+        try_parse(args).unwrap_or_else(|e| panic!("{args}: {e}"))
+    }
+
+    /// The rendered error, which must be a single line.
+    fn err(args: &str) -> String {
+        let message = try_parse(args).expect_err(args).to_string();
+        let message = message.trim_end();
+        assert!(!message.contains('\n'), "multi-line error: {message}");
+        message.to_owned()
+    }
+
+    fn entry(port: u16, queue: u16, lcore: u32) -> ConfigEntry {
+        ConfigEntry { port, queue, lcore }
+    }
+
+    #[test]
+    fn clap_definition_is_valid() {
+        with_unsupported(Args::command()).debug_assert();
+    }
+
+    #[test]
+    fn defaults_match_c() {
+        let args = ok("-p 3");
+        assert_eq!(args.portmask, 3);
+        assert!(!args.promiscuous);
+        assert_eq!(args.lookup, LookupMode::Lpm);
+        assert_eq!(args.rx_queue_size, 1024);
+        assert_eq!(args.tx_queue_size, 1024);
+        assert_eq!(args.max_pkt_len, None);
+        assert_eq!(args.stats_interval, 0);
+        assert_eq!(args.duration, None);
+        assert!(args.eth_dest.is_empty());
+        let defaults = [(0, 0, 2), (0, 1, 2), (0, 2, 2), (1, 0, 2), (1, 1, 2), (1, 2, 2)];
+        let defaults = defaults.into_iter().chain([(2, 0, 2), (3, 0, 3), (3, 1, 3)]);
+        let expected: Vec<_> = defaults.map(|(p, q, l)| entry(p, q, l)).collect();
+        assert_eq!(args.config, expected);
+    }
+
+    #[test]
+    fn portmask_is_hex_with_or_without_prefix() {
+        assert_eq!(ok("-p ff").portmask, 0xff);
+        assert_eq!(ok("-p 0x10").portmask, 0x10);
+        assert_eq!(ok("-p0X3").portmask, 3);
+        assert_eq!(ok("-p 10").portmask, 0x10);
+    }
+
+    #[test]
+    fn portmask_errors() {
+        for bad in ["0", "0x0", "xyz", "0x", "1g", "100000000"] {
+            assert!(err(&format!("-p {bad}")).contains(&format!("invalid portmask '{bad}'")));
+        }
+        assert!(err("--config (0,0,0)").contains("-p <PORTMASK>"));
+    }
+
+    #[test]
+    fn config_tuples() {
+        let args = ok("-p 1 --config (0,0,1),(0,1,2)");
+        assert_eq!(args.config, vec![entry(0, 0, 1), entry(0, 1, 2)]);
+        let args = ok("-p 1 --config=(0x1,010,0x7f)");
+        assert_eq!(args.config, vec![entry(1, 8, 127)]);
+    }
+
+    #[test]
+    fn config_tolerates_whitespace() {
+        let argv = ["l3fwd-rs", "-p", "1", "--config", " ( 0 , 1 ,2 ) , (1,0, 3) "];
+        let args = parse(&argv.map(String::from)).unwrap();
+        assert_eq!(args.config, vec![entry(0, 1, 2), entry(1, 0, 3)]);
+    }
+
+    #[test]
+    fn config_errors_name_the_bad_token() {
+        let cases = [
+            ("(0,x,1)", "invalid --config tuple '(0,x,1)': queue 'x' is not a number"),
+            ("(0,0,1", "invalid --config tuple '(0,0,1': missing ')'"),
+            ("0,0,1)", "invalid --config: expected '(' at '0,0,1)'"),
+            ("(0,0)", "invalid --config tuple '(0,0)': expected 3 fields, found 2"),
+            (
+                "(0,0,1,2)",
+                "invalid --config tuple '(0,0,1,2)': expected 3 fields, found 4",
+            ),
+            (
+                "(32,0,1)",
+                "invalid --config tuple '(32,0,1)': port 32 out of range 0..32",
+            ),
+            ("(0,1024,1)", "tuple '(0,1024,1)': queue 1024 out of range 0..1024"),
+            ("(0,0,128)", "tuple '(0,0,128)': lcore 128 out of range 0..128"),
+            ("(0,0,-1)", "tuple '(0,0,-1)': lcore '-1' is not a number"),
+            ("(,0,1)", "tuple '(,0,1)': port '' is not a number"),
+            ("(0,0,1)(1,0,1)", "expected ',' before '(1,0,1)'"),
+            ("(0,0,1),", "expected '(' at ''"),
+            ("(0,0,1)x", "expected ',' before 'x'"),
+        ];
+        for (config, expected) in cases {
+            let message = err(&format!("-p 1 --config={config}"));
+            assert!(message.contains(expected), "{config}: {message}");
+        }
+    }
+
+    #[test]
+    fn lookup_modes() {
+        assert_eq!(ok("-p 1 -E").lookup, LookupMode::Em);
+        assert_eq!(ok("-p 1 -L").lookup, LookupMode::Lpm);
+        assert_eq!(ok("-p 1 --lookup=em").lookup, LookupMode::Em);
+        assert_eq!(ok("-p 1 --lookup lpm").lookup, LookupMode::Lpm);
+    }
+
+    #[test]
+    fn only_one_lookup_mode() {
+        for args in [
+            "-E -L",
+            "-EL",
+            "-L --lookup=em",
+            "-L --lookup=lpm",
+            "--lookup em --lookup em",
+        ] {
+            let message = err(&format!("-p 1 {args}"));
+            assert!(message.contains("only one lookup mode is allowed at a time"), "{args}");
+        }
+    }
+
+    #[test]
+    fn lookup_errors() {
+        assert!(err("-p 1 --lookup=fib").contains("does not implement FIB lookup"));
+        assert!(err("-p 1 --lookup=acl").contains("does not implement ACL lookup"));
+        assert!(err("-p 1 --lookup=hash").contains("invalid lookup method 'hash'"));
+    }
+
+    #[test]
+    fn rule_files_and_flags() {
+        let args = ok("-p 1 -P --rule_ipv4=a.cfg --rule_ipv6 b.cfg --ipv6 --parse-ptype \
+                       --per-port-pool --no-numa --sequential-lookup");
+        assert_eq!(args.rule_ipv4, Some(PathBuf::from("a.cfg")));
+        assert_eq!(args.rule_ipv6, Some(PathBuf::from("b.cfg")));
+        assert!(args.promiscuous && args.ipv6 && args.parse_ptype);
+        assert!(args.per_port_pool && args.no_numa && args.sequential_lookup);
+    }
+
+    #[test]
+    fn numbers() {
+        let args = ok("-p 1 --max-pkt-len 9000 --rx-queue-size=512 --tx-queue-size 256 \
+                       --hash-entry-num 0x10 --stats-interval 2 --duration=5 --stats-json s.json");
+        assert_eq!(args.max_pkt_len, Some(9000));
+        assert_eq!((args.rx_queue_size, args.tx_queue_size), (512, 256));
+        assert_eq!(args.hash_entry_num.as_deref(), Some("0x10"));
+        assert_eq!((args.stats_interval, args.duration), (2, Some(5)));
+        assert_eq!(args.stats_json, Some(PathBuf::from("s.json")));
+    }
+
+    #[test]
+    fn number_errors() {
+        assert!(err("-p 1 --max-pkt-len 63").contains("'63'"));
+        assert!(err("-p 1 --max-pkt-len 9601").contains("'9601'"));
+        assert!(err("-p 1 --rx-queue-size 0").contains("'0'"));
+        assert!(err("-p 1 --tx-queue-size 65536").contains("'65536'"));
+        assert!(err("-p 1 --stats-interval x").contains("'x'"));
+    }
+
+    #[test]
+    fn eth_dest() {
+        let args = ok("-p 1 --eth-dest=0,00:11:22:33:44:55 --eth-dest 31,aabb:CCDD:eeff");
+        assert_eq!(
+            args.eth_dest,
+            vec![
+                EthDest {
+                    port: 0,
+                    mac: [0x00, 0x11, 0x22, 0x33, 0x44, 0x55]
+                },
+                EthDest {
+                    port: 31,
+                    mac: [0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff]
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn eth_dest_errors() {
+        let cases = [
+            ("32,00:11:22:33:44:55", "port 32 >= 32"),
+            ("x,00:11:22:33:44:55", "port 'x' is not a number"),
+            ("0", "expected X,MM:MM:MM:MM:MM:MM"),
+            ("0,00:11:22:33:44", "invalid ethernet address '00:11:22:33:44'"),
+            ("0,00-11-22-33-44-55", "invalid ethernet address '00-11-22-33-44-55'"),
+            ("0,0:1:2:3:4:5", "invalid ethernet address '0:1:2:3:4:5'"),
+            ("0,00:11:22:33:44:5g", "invalid ethernet address '00:11:22:33:44:5g'"),
+            ("0,+0:11:22:33:44:55", "invalid ethernet address '+0:11:22:33:44:55'"),
+        ];
+        for (value, expected) in cases {
+            let message = err(&format!("-p 1 --eth-dest={value}"));
+            assert!(message.contains(expected), "{value}: {message}");
+        }
+    }
+
+    #[test]
+    fn unsupported_c_options() {
+        for option in [
+            "--mode=eventdev",
+            "--eventq-sched=atomic",
+            "--event-eth-rxqs 2",
+            "--event-vector",
+            "--event-vector-size 4",
+            "--event-vector-tmo=100",
+            "--alg=scalar",
+        ] {
+            let name = option.split(['=', ' ']).next().unwrap();
+            let message = err(&format!("-p 1 {option}"));
+            let expected = format!("option {name} is not supported by l3fwd-rs (eventdev/ACL modes are not mirrored)");
+            assert!(message.contains(&expected), "{option}: {message}");
+        }
+        assert_eq!(ok("-p 1 --mode poll").lookup, LookupMode::Lpm);
+    }
+
+    #[test]
+    fn long_options_may_be_abbreviated_and_repeated() {
+        let args = ok("-p 1 -p 2 --conf (1,0,0) --max-pkt 128");
+        assert_eq!(args.portmask, 2);
+        assert_eq!(args.config, vec![entry(1, 0, 0)]);
+        assert_eq!(args.max_pkt_len, Some(128));
+    }
+
+    #[test]
+    fn unknown_arguments_are_errors() {
+        assert!(err("-p 1 --bogus").contains("--bogus"));
+        assert!(err("-p 1 stray").contains("stray"));
+    }
+
+    #[test]
+    fn help_lists_every_option() {
+        let help = Args::command().render_help().to_string();
+        for option in [
+            "-p",
+            "-P",
+            "--config",
+            "-E",
+            "-L",
+            "--lookup",
+            "--rule_ipv4",
+            "--rule_ipv6",
+            "--eth-dest",
+            "--ipv6",
+            "--parse-ptype",
+            "--per-port-pool",
+            "--no-numa",
+            "--max-pkt-len",
+            "--hash-entry-num",
+            "--rx-queue-size",
+            "--tx-queue-size",
+            "--sequential-lookup",
+            "--stats-interval",
+            "--duration",
+            "--stats-json",
+            "--help",
+        ] {
+            assert!(help.contains(option), "{option} missing from help:\n{help}");
+        }
+        let error = try_parse("--help").unwrap_err();
+        assert_eq!(error.kind(), ErrorKind::DisplayHelp);
+        assert!(error.to_string().contains("--stats-json"));
+    }
+}

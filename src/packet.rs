@@ -165,7 +165,8 @@ mod tests {
     fn rewrite_sets_macs_ttl_and_keeps_checksum_valid() {
         let mut f = ipv4_frame(0x45, 46, 64, [198, 18, 1, 7]);
         let eth = eth_rewrite(default_dest_mac(1), [0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0x01]);
-        assert!(rewrite(&mut f, &classify(&f.clone()), &eth));
+        let l3 = classify(&f);
+        assert!(rewrite(&mut f, &l3, &eth));
         assert_eq!(&f[..12], &eth);
         assert_eq!(f[22], 63);
         assert_eq!(u16::from_be_bytes([f[24], f[25]]), ipv4_checksum(&f[14..34]));

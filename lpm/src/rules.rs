@@ -1,1 +1,437 @@
-//! LPM rule files.
+//! LPM rule files, as l3fwd's `--rule_ipv4` / `--rule_ipv6` read them.
+//!
+//! Mirrors `lpm_route_parse.c` of DPDK 22.11: one route per line,
+//! `R<prefix>/<depth> <port>`, fields separated by spaces or tabs; lines
+//! starting with `#` and blank lines are skipped; anything else is an error,
+//! and so is a file without any route. Numbers (depth, port) are read like C's
+//! `strtoul(s, &end, 0)` with the whole field consumed, so `0x18` is a depth of 24.
+//!
+//! Unlike the C parser, a field after the port is an error rather than being
+//! silently ignored, and Windows line endings are accepted.
+
+use ipnet::{Ipv4Net, Ipv6Net, PrefixLenError};
+use std::fmt;
+use std::io;
+use std::net::{Ipv4Addr, Ipv6Addr};
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+/// One route of a rule file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Route<N> {
+    /// The prefix as written: host bits are kept, since rte_lpm masks them
+    /// itself (use `prefix.trunc()` for the network).
+    pub prefix: N,
+    /// Output port id.
+    pub port: u8,
+    /// 1-based line number in the file, for messages about this route.
+    pub line: usize,
+}
+
+/// Why one line of a rule file was rejected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LineProblem {
+    /// The line is neither a comment, blank, nor starts with `R`.
+    NotARoute,
+    /// Fewer than two fields after `R`.
+    MissingField,
+    /// A third field after the port.
+    ExtraField(String),
+    /// The prefix has no `/<depth>`.
+    MissingDepth,
+    /// The address does not parse as an address of the file's family.
+    BadAddress(String),
+    /// The depth is not a number.
+    BadDepth(String),
+    /// The depth is larger than the family's address length.
+    DepthOutOfRange { depth: u64, max: u8 },
+    /// The port is not a number.
+    BadPort(String),
+    /// The port does not fit in a `u8` (l3fwd's `if_out`).
+    PortOutOfRange(u64),
+}
+
+impl fmt::Display for LineProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NotARoute => write!(f, "a route must start with 'R'"),
+            Self::MissingField => write!(f, "expected 'R<prefix>/<depth> <port>'"),
+            Self::ExtraField(field) => write!(f, "unexpected field '{field}' after the port"),
+            Self::MissingDepth => write!(f, "prefix has no '/<depth>'"),
+            Self::BadAddress(addr) => write!(f, "'{addr}' is not a valid address"),
+            Self::BadDepth(depth) => write!(f, "depth '{depth}' is not a number"),
+            Self::DepthOutOfRange { depth, max } => {
+                write!(f, "depth {depth} out of range 0..={max}")
+            }
+            Self::BadPort(port) => write!(f, "port '{port}' is not a number"),
+            Self::PortOutOfRange(port) => write!(f, "port {port} out of range 0..=255"),
+        }
+    }
+}
+
+/// A rule file that could not be read or parsed.
+#[derive(Debug)]
+pub enum RuleError {
+    /// The file could not be read.
+    Io { path: PathBuf, source: io::Error },
+    /// A line is not a comment, blank, or valid route.
+    Line {
+        origin: String,
+        line: usize,
+        text: String,
+        problem: LineProblem,
+    },
+    /// The file holds no route (C l3fwd refuses such files too).
+    NoRules { origin: String },
+}
+
+impl fmt::Display for RuleError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Io { path, source } => write!(f, "cannot read {}: {source}", path.display()),
+            Self::Line {
+                origin,
+                line,
+                text,
+                problem,
+            } => write!(f, "{origin}:{line}: '{text}': {problem}"),
+            Self::NoRules { origin } => write!(f, "{origin}: no routes ('R<prefix>/<depth> <port>' lines)"),
+        }
+    }
+}
+
+impl std::error::Error for RuleError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+/// Parses C-style unsigned numbers as `strtoul(s, &end, base)` does when the
+/// whole string must be consumed, so l3fwd's inputs mean the same here.
+///
+/// `base` 0 picks hexadecimal for `0x`, octal for a leading `0`, decimal
+/// otherwise; base 16 accepts an optional `0x`. A leading `+` is allowed, as
+/// in C. `base` must be 0 or 2..=36. Shared with the CLI's `--config` parser.
+pub fn parse_c_ulong(s: &str, base: u32) -> Option<u64> {
+    let s = s.strip_prefix('+').unwrap_or(s);
+    let hex = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X"));
+    let (digits, radix) = match (base, hex) {
+        (0 | 16, Some(rest)) => (rest, 16),
+        (0, None) if s.len() > 1 && s.starts_with('0') => (&s[1..], 8),
+        (0, None) => (s, 10),
+        (base, _) => (s, base),
+    };
+    // from_str_radix alone would also take a sign after the prefix ("0x+1").
+    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
+    u64::from_str_radix(digits, radix).ok()
+}
+
+/// What the parser needs to know about one address family.
+trait Prefix: Sized {
+    type Addr: FromStr;
+    /// Largest depth, for the out-of-range message.
+    const MAX_DEPTH: u8;
+    fn new(addr: Self::Addr, depth: u8) -> Result<Self, PrefixLenError>;
+}
+
+impl Prefix for Ipv4Net {
+    type Addr = Ipv4Addr;
+    const MAX_DEPTH: u8 = 32;
+    fn new(addr: Ipv4Addr, depth: u8) -> Result<Self, PrefixLenError> {
+        Ipv4Net::new(addr, depth)
+    }
+}
+
+impl Prefix for Ipv6Net {
+    type Addr = Ipv6Addr;
+    const MAX_DEPTH: u8 = 128;
+    fn new(addr: Ipv6Addr, depth: u8) -> Result<Self, PrefixLenError> {
+        Ipv6Net::new(addr, depth)
+    }
+}
+
+/// Parses an IPv4 rule file's text; `origin` (usually the path) names it in errors.
+pub fn parse_v4(text: &str, origin: &str) -> Result<Vec<Route<Ipv4Net>>, RuleError> {
+    parse(text, origin)
+}
+
+/// Parses an IPv6 rule file's text; `origin` (usually the path) names it in errors.
+pub fn parse_v6(text: &str, origin: &str) -> Result<Vec<Route<Ipv6Net>>, RuleError> {
+    parse(text, origin)
+}
+
+/// Reads and parses an IPv4 rule file.
+pub fn load_v4(path: impl AsRef<Path>) -> Result<Vec<Route<Ipv4Net>>, RuleError> {
+    load(path.as_ref())
+}
+
+/// Reads and parses an IPv6 rule file.
+pub fn load_v6(path: impl AsRef<Path>) -> Result<Vec<Route<Ipv6Net>>, RuleError> {
+    load(path.as_ref())
+}
+
+fn load<N: Prefix>(path: &Path) -> Result<Vec<Route<N>>, RuleError> {
+    let text = std::fs::read_to_string(path).map_err(|source| RuleError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    parse(&text, &path.display().to_string())
+}
+
+fn parse<N: Prefix>(text: &str, origin: &str) -> Result<Vec<Route<N>>, RuleError> {
+    let mut routes = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        if is_skipped(line) {
+            continue;
+        }
+        let (prefix, port) = parse_line::<N>(line).map_err(|problem| RuleError::Line {
+            origin: origin.to_owned(),
+            line: index + 1,
+            text: line.trim_end().to_owned(),
+            problem,
+        })?;
+        routes.push(Route {
+            prefix,
+            port,
+            line: index + 1,
+        });
+    }
+    if routes.is_empty() {
+        return Err(RuleError::NoRules {
+            origin: origin.to_owned(),
+        });
+    }
+    Ok(routes)
+}
+
+/// Comments only count in the first column, as in C's `is_bypass_line`.
+fn is_skipped(line: &str) -> bool {
+    line.starts_with('#') || line.trim().is_empty()
+}
+
+fn parse_line<N: Prefix>(line: &str) -> Result<(N, u8), LineProblem> {
+    let body = line.strip_prefix('R').ok_or(LineProblem::NotARoute)?;
+    let mut fields = body.split_ascii_whitespace();
+    let (Some(net), Some(port)) = (fields.next(), fields.next()) else {
+        return Err(LineProblem::MissingField);
+    };
+    if let Some(extra) = fields.next() {
+        return Err(LineProblem::ExtraField(extra.to_owned()));
+    }
+    Ok((parse_prefix(net)?, parse_port(port)?))
+}
+
+fn parse_prefix<N: Prefix>(net: &str) -> Result<N, LineProblem> {
+    let (addr, depth) = net.split_once('/').ok_or(LineProblem::MissingDepth)?;
+    let addr = addr.parse().map_err(|_| LineProblem::BadAddress(addr.to_owned()))?;
+    let depth = parse_c_ulong(depth, 0).ok_or_else(|| LineProblem::BadDepth(depth.to_owned()))?;
+    let out_of_range = LineProblem::DepthOutOfRange {
+        depth,
+        max: N::MAX_DEPTH,
+    };
+    let depth = u8::try_from(depth).map_err(|_| out_of_range.clone())?;
+    N::new(addr, depth).map_err(|_| out_of_range)
+}
+
+fn parse_port(port: &str) -> Result<u8, LineProblem> {
+    let value = parse_c_ulong(port, 0).ok_or_else(|| LineProblem::BadPort(port.to_owned()))?;
+    u8::try_from(value).map_err(|_| LineProblem::PortOutOfRange(value))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn v4(text: &str) -> Result<Vec<Route<Ipv4Net>>, RuleError> {
+        parse_v4(text, "t.cfg")
+    }
+
+    fn v6(text: &str) -> Result<Vec<Route<Ipv6Net>>, RuleError> {
+        parse_v6(text, "t.cfg")
+    }
+
+    fn net4(s: &str) -> Ipv4Net {
+        s.parse().unwrap()
+    }
+
+    /// The one-line message of a rejected IPv4 file.
+    fn v4_err(text: &str) -> String {
+        v4(text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn c_ulong_bases() {
+        assert_eq!(parse_c_ulong("24", 0), Some(24));
+        assert_eq!(parse_c_ulong("0x18", 0), Some(24));
+        assert_eq!(parse_c_ulong("0X18", 0), Some(24));
+        assert_eq!(parse_c_ulong("030", 0), Some(24));
+        assert_eq!(parse_c_ulong("0", 0), Some(0));
+        assert_eq!(parse_c_ulong("+7", 0), Some(7));
+        assert_eq!(parse_c_ulong("ff", 16), Some(255));
+        assert_eq!(parse_c_ulong("0xff", 16), Some(255));
+        assert_eq!(parse_c_ulong("12", 10), Some(12));
+    }
+
+    #[test]
+    fn c_ulong_rejects_partial_or_signed_numbers() {
+        for bad in ["", "0x", "08", "1x", "x", "-1", "0x+1", "++1", " 1", "1 "] {
+            assert_eq!(parse_c_ulong(bad, 0), None, "{bad:?}");
+        }
+        assert_eq!(parse_c_ulong("0x10", 10), None);
+        assert_eq!(parse_c_ulong("g", 16), None);
+        assert_eq!(parse_c_ulong("99999999999999999999999", 0), None);
+    }
+
+    #[test]
+    fn parses_v4_routes_with_line_numbers() {
+        let routes = v4("# header\nR10.0.0.0/8 1\n\nR192.168.1.7/24 255\n").unwrap();
+        assert_eq!(
+            routes,
+            vec![
+                Route {
+                    prefix: net4("10.0.0.0/8"),
+                    port: 1,
+                    line: 2
+                },
+                Route {
+                    prefix: net4("192.168.1.7/24"),
+                    port: 255,
+                    line: 4
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn keeps_host_bits_as_written() {
+        let route = v4("R10.1.2.3/8 0").unwrap()[0];
+        assert_eq!(route.prefix.addr(), Ipv4Addr::new(10, 1, 2, 3));
+        assert_eq!(route.prefix.trunc(), net4("10.0.0.0/8"));
+    }
+
+    #[test]
+    fn depth_and_port_accept_c_number_forms() {
+        let route = v4("R10.0.0.0/0x18 010").unwrap()[0];
+        assert_eq!(route.prefix.prefix_len(), 24);
+        assert_eq!(route.port, 8);
+    }
+
+    #[test]
+    fn depth_limits() {
+        assert_eq!(v4("R0.0.0.0/0 3").unwrap()[0].prefix.prefix_len(), 0);
+        assert_eq!(v4("R1.2.3.4/32 3").unwrap()[0].prefix.prefix_len(), 32);
+        assert_eq!(v6("R::/0 3").unwrap()[0].prefix.prefix_len(), 0);
+        assert_eq!(v6("R::1/128 3").unwrap()[0].prefix.prefix_len(), 128);
+    }
+
+    #[test]
+    fn tabs_crlf_and_blank_lines() {
+        let text = "# c\r\n\r\n \t \r\nR10.0.0.0/8\t 1\r\nR 11.0.0.0/8  2 \r\n";
+        let routes = v4(text).unwrap();
+        assert_eq!(routes.len(), 2);
+        assert_eq!((routes[0].port, routes[0].line), (1, 4));
+        assert_eq!((routes[1].prefix, routes[1].line), (net4("11.0.0.0/8"), 5));
+    }
+
+    #[test]
+    fn error_names_origin_line_text_and_problem() {
+        assert_eq!(
+            parse_v4("R10.0.0.0/8 1\n\nR10.0.0.0/33 1\r\n", "configs/x.cfg")
+                .unwrap_err()
+                .to_string(),
+            "configs/x.cfg:3: 'R10.0.0.0/33 1': depth 33 out of range 0..=32"
+        );
+    }
+
+    #[test]
+    fn rejects_lines_not_starting_with_r() {
+        assert!(v4_err("X10.0.0.0/8 1").ends_with("a route must start with 'R'"));
+        // Only first-column '#' is a comment, as in C.
+        assert!(v4_err(" # indented").contains("t.cfg:1:"));
+        assert!(v4_err(" R10.0.0.0/8 1").contains("must start with 'R'"));
+    }
+
+    #[test]
+    fn rejects_missing_and_extra_fields() {
+        assert!(v4_err("R10.0.0.0/8").ends_with("expected 'R<prefix>/<depth> <port>'"));
+        assert!(v4_err("R").ends_with("expected 'R<prefix>/<depth> <port>'"));
+        assert!(v4_err("R10.0.0.0/8 1 2").ends_with("unexpected field '2' after the port"));
+    }
+
+    #[test]
+    fn rejects_bad_prefixes() {
+        assert!(v4_err("R10.0.0.0 1").ends_with("prefix has no '/<depth>'"));
+        assert!(v4_err("R10.0.0.256/8 1").ends_with("'10.0.0.256' is not a valid address"));
+        assert!(v4_err("R::1/8 1").ends_with("'::1' is not a valid address"));
+        assert!(v4_err("R10.0.0.0/x 1").ends_with("depth 'x' is not a number"));
+        assert!(v4_err("R10.0.0.0/ 1").ends_with("depth '' is not a number"));
+        assert!(v4_err("R10.0.0.0/-1 1").ends_with("depth '-1' is not a number"));
+        assert!(v4_err("R10.0.0.0/300 1").ends_with("depth 300 out of range 0..=32"));
+        let v6_msg = v6("R::/129 1").unwrap_err().to_string();
+        assert!(v6_msg.ends_with("depth 129 out of range 0..=128"), "{v6_msg}");
+        let v6_msg = v6("R10.0.0.0/8 1").unwrap_err().to_string();
+        assert!(v6_msg.ends_with("'10.0.0.0' is not a valid address"), "{v6_msg}");
+    }
+
+    #[test]
+    fn rejects_bad_ports() {
+        assert!(v4_err("R10.0.0.0/8 x").ends_with("port 'x' is not a number"));
+        assert!(v4_err("R10.0.0.0/8 256").ends_with("port 256 out of range 0..=255"));
+        assert!(v4_err("R10.0.0.0/8 0x100").ends_with("port 256 out of range 0..=255"));
+    }
+
+    #[test]
+    fn file_without_routes_is_an_error() {
+        for text in ["", "# only a comment\n", "\n \n"] {
+            assert!(matches!(v4(text), Err(RuleError::NoRules { .. })), "{text:?}");
+        }
+        assert_eq!(v4_err("#x\n"), "t.cfg: no routes ('R<prefix>/<depth> <port>' lines)");
+    }
+
+    #[test]
+    fn unreadable_file_names_path_and_os_error() {
+        let err = load_v4("/nonexistent/lpm.cfg").unwrap_err();
+        assert!(matches!(err, RuleError::Io { .. }));
+        let msg = err.to_string();
+        assert!(msg.starts_with("cannot read /nonexistent/lpm.cfg: "), "{msg}");
+        assert!(std::error::Error::source(&err).is_some());
+    }
+
+    #[test]
+    fn default_config_files_parse() {
+        let configs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs");
+        let routes4 = load_v4(configs.join("lpm_v4.cfg")).unwrap();
+        let routes6 = load_v6(configs.join("lpm_v6.cfg")).unwrap();
+        assert_eq!(routes4.len(), 16);
+        assert_eq!(routes6.len(), 16);
+        assert_eq!(routes4[15].prefix, net4("198.18.15.0/24"));
+        assert_eq!(routes4[15].port, 15);
+        assert_eq!(routes6[1].prefix, "2001:200:0:1::/64".parse().unwrap());
+        assert_eq!(routes6[1].port, 1);
+    }
+
+    proptest! {
+        #[test]
+        fn v4_route_round_trips(addr: u32, depth in 0u8..=32, port: u8, tab: bool) {
+            let sep = if tab { "\t" } else { " " };
+            let text = format!("R{}/{depth}{sep}{port}\n", Ipv4Addr::from(addr));
+            let route = v4(&text).unwrap()[0];
+            prop_assert_eq!(route.prefix, Ipv4Net::new(addr.into(), depth).unwrap());
+            prop_assert_eq!(route.port, port);
+        }
+
+        #[test]
+        fn v6_route_round_trips(addr: u128, depth in 0u8..=128, port: u8) {
+            let text = format!("R{}/{depth} {port}\r\n", Ipv6Addr::from(addr));
+            let route = v6(&text).unwrap()[0];
+            prop_assert_eq!(route.prefix, Ipv6Net::new(addr.into(), depth).unwrap());
+            prop_assert_eq!(route.port, port);
+        }
+    }
+}
