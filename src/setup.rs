@@ -2,6 +2,7 @@
 //! up and handed to the lcores that own them, as C l3fwd's
 //! `l3fwd_poll_resource_setup` does.
 
+use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
 
 use dpdk::{Eal, Mempool, Port, PortConfig, RxQueue};
@@ -98,7 +99,7 @@ pub fn build(eal: &Eal, plan: &Plan, args: &Args) -> Result<Dataplane, Box<dyn s
         };
         for l in &plan.lcores {
             let socket = socket_of(l.lcore);
-            if !pools.contains_key(&(key_port, socket)) {
+            if let Entry::Vacant(slot) = pools.entry((key_port, socket)) {
                 let n = mbuf_count(
                     nports,
                     pp.n_rx_queues as u32,
@@ -107,14 +108,9 @@ pub fn build(eal: &Eal, plan: &Plan, args: &Args) -> Result<Dataplane, Box<dyn s
                     txd as u32,
                     n_lcores,
                 );
-                let pool = Mempool::create(
-                    &format!("mbuf_pool_{key_port}_{socket}"),
-                    n,
-                    MEMPOOL_CACHE,
-                    socket as i32,
-                )?;
+                let pool = Mempool::create(&format!("mbuf_pool_{key_port}_{socket}"), n, MEMPOOL_CACHE, socket as i32)?;
                 log::info!("mempool for port key {key_port} socket {socket}: {n} mbufs");
-                pools.insert((key_port, socket), pool);
+                slot.insert(pool);
             }
         }
 
