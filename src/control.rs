@@ -2,10 +2,12 @@
 //! totals printed at exit. It never forwards and runs off the lcores' CPUs.
 
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use dpdk::PortStats;
+use serde::Serialize;
 
 use crate::counters::{LcoreCounters, Totals};
 
@@ -81,24 +83,73 @@ impl Control {
     }
 }
 
-/// Prints per-port and forwarding totals after the lcores stopped; `secs` is
-/// how long forwarding ran.
-pub fn print_summary(ports: &[u16], totals: &Totals, secs: f64) {
-    println!("\n==== l3fwd-rs summary ({secs:.1} s) ====");
-    for (p, s) in ports.iter().zip(snapshot(ports)) {
+/// Totals of one port over the run.
+#[derive(Debug, Serialize)]
+pub struct PortSummary {
+    pub port: u16,
+    pub rx_packets: u64,
+    pub tx_packets: u64,
+    pub rx_mpps: f64,
+    pub tx_mpps: f64,
+    pub rx_missed: u64,
+    pub rx_nombuf: u64,
+    pub tx_errors: u64,
+}
+
+/// What a run did: printed at exit and written by `--stats-json`.
+#[derive(Debug, Serialize)]
+pub struct Summary {
+    pub seconds: f64,
+    pub ports: Vec<PortSummary>,
+    pub tx_mpps: f64,
+    pub forwarded: Totals,
+}
+
+impl Summary {
+    /// Reads the port counters now; `secs` is how long forwarding ran.
+    pub fn collect(ports: &[u16], forwarded: Totals, secs: f64) -> Summary {
+        let ports: Vec<PortSummary> = ports
+            .iter()
+            .zip(snapshot(ports))
+            .map(|(&port, s)| PortSummary {
+                port,
+                rx_packets: s.rx_packets,
+                tx_packets: s.tx_packets,
+                rx_mpps: mpps(s.rx_packets, secs),
+                tx_mpps: mpps(s.tx_packets, secs),
+                rx_missed: s.rx_missed,
+                rx_nombuf: s.rx_nombuf,
+                tx_errors: s.tx_errors,
+            })
+            .collect();
+        let tx_mpps = ports.iter().map(|p| p.tx_mpps).sum();
+        Summary {
+            seconds: secs,
+            ports,
+            tx_mpps,
+            forwarded,
+        }
+    }
+
+    /// The human-readable form.
+    pub fn print(&self) {
+        println!("\n==== l3fwd-rs summary ({:.1} s) ====", self.seconds);
+        for p in &self.ports {
+            println!(
+                "port {}: rx {} tx {} ({:.3} / {:.3} Mpps) rx-missed {} rx-nombuf {} tx-errors {}",
+                p.port, p.rx_packets, p.tx_packets, p.rx_mpps, p.tx_mpps, p.rx_missed, p.rx_nombuf, p.tx_errors
+            );
+        }
+        let t = &self.forwarded;
         println!(
-            "port {p}: rx {} tx {} ({:.3} / {:.3} Mpps) rx-missed {} rx-nombuf {} tx-errors {}",
-            s.rx_packets,
-            s.tx_packets,
-            mpps(s.rx_packets, secs),
-            mpps(s.tx_packets, secs),
-            s.rx_missed,
-            s.rx_nombuf,
-            s.tx_errors
+            "forwarded: rx {} tx {} | dropped: invalid {} runt {} tx-full {} | total tx {:.3} Mpps",
+            t.rx, t.tx, t.dropped_invalid, t.dropped_runt, t.dropped_tx_full, self.tx_mpps
         );
     }
-    println!(
-        "forwarded: rx {} tx {} | dropped: invalid {} runt {} tx-full {}",
-        totals.rx, totals.tx, totals.dropped_invalid, totals.dropped_runt, totals.dropped_tx_full
-    );
+
+    /// Writes the JSON form to `path`.
+    pub fn write_json(&self, path: &Path) -> std::io::Result<()> {
+        let text = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
+        std::fs::write(path, text + "\n")
+    }
 }

@@ -15,7 +15,7 @@ pub struct LcoreCounters {
 }
 
 /// A plain snapshot of counters, summable across lcores.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct Totals {
     /// Packets received.
     pub rx: u64,
@@ -56,6 +56,20 @@ impl LcoreCounters {
     #[inline(always)]
     pub fn add_tx_full(&self, n: u64) {
         bump(&self.dropped_tx_full, n);
+    }
+
+    /// The counters as name/value pairs, for telemetry.
+    pub fn named(t: &Totals) -> Vec<(String, u64)> {
+        [
+            ("rx", t.rx),
+            ("tx", t.tx),
+            ("dropped_invalid", t.dropped_invalid),
+            ("dropped_runt", t.dropped_runt),
+            ("dropped_tx_full", t.dropped_tx_full),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v))
+        .collect()
     }
 
     /// A snapshot, readable from any thread.

@@ -191,6 +191,10 @@ fn forward_until_stopped<L: Lookup>(
         duration: args.duration.map(Duration::from_secs),
     };
     let totals_view = control.counters.clone();
+    let telemetry_view = control.counters.clone();
+    dpdk::register_telemetry("/l3fwd/stats", "l3fwd-rs forwarding counters, summed over lcores", move || {
+        LcoreCounters::named(&telemetry_view.iter().map(|c| c.totals()).sum())
+    })?;
     let control_thread = dpdk::spawn_control_thread("l3fwd-ctrl", move || control.run())?;
     if let Some(task) = main_task {
         task.run();
@@ -203,7 +207,11 @@ fn forward_until_stopped<L: Lookup>(
     control_thread.join();
 
     let totals = totals_view.iter().map(|c| c.totals()).sum();
-    control::print_summary(&port_ids, &totals, secs);
+    let summary = control::Summary::collect(&port_ids, totals, secs);
+    summary.print();
+    if let Some(path) = &args.stats_json {
+        summary.write_json(path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
     for p in ports {
         p.stop_and_close()?;
     }
