@@ -103,6 +103,9 @@ pub struct Summary {
     pub ports: Vec<PortSummary>,
     pub tx_mpps: f64,
     pub forwarded: Totals,
+    /// Mbufs taken from the pools before the ports started and after they
+    /// closed: equal unless something leaked.
+    pub mbufs_in_use: [u64; 2],
 }
 
 impl Summary {
@@ -128,6 +131,7 @@ impl Summary {
             ports,
             tx_mpps,
             forwarded,
+            mbufs_in_use: [0; 2],
         }
     }
 
@@ -144,6 +148,10 @@ impl Summary {
         println!(
             "forwarded: rx {} tx {} | dropped: invalid {} runt {} tx-full {} | total tx {:.3} Mpps",
             t.rx, t.tx, t.dropped_invalid, t.dropped_runt, t.dropped_tx_full, self.tx_mpps
+        );
+        println!(
+            "mbufs in use: {} before start, {} after shutdown",
+            self.mbufs_in_use[0], self.mbufs_in_use[1]
         );
     }
 

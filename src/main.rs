@@ -141,6 +141,8 @@ fn forward_until_stopped<L: Lookup>(
         lcores,
         pools,
     } = dataplane;
+    let in_use = |pools: &[dpdk::Mempool]| pools.iter().map(|p| p.in_use() as u64).sum::<u64>();
+    let mbufs_before = in_use(&pools);
     for p in &mut ports {
         if args.promiscuous {
             p.enable_promiscuous()?;
@@ -207,13 +209,16 @@ fn forward_until_stopped<L: Lookup>(
     control_thread.join();
 
     let totals = totals_view.iter().map(|c| c.totals()).sum();
-    let summary = control::Summary::collect(&port_ids, totals, secs);
+    let mut summary = control::Summary::collect(&port_ids, totals, secs);
+    for p in ports {
+        p.stop_and_close()?;
+    }
+    // Every mbuf must be back in its pool once the ports are closed: any
+    // other count is a leak.
+    summary.mbufs_in_use = [mbufs_before, in_use(&pools)];
     summary.print();
     if let Some(path) = &args.stats_json {
         summary.write_json(path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    }
-    for p in ports {
-        p.stop_and_close()?;
     }
     drop(pools);
     Ok(())
