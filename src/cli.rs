@@ -134,9 +134,9 @@ pub struct Args {
     #[arg(long, value_name = "PKTLEN", value_parser = clap::value_parser!(u32).range(64..=9600))]
     pub max_pkt_len: Option<u32>,
 
-    /// Accepted for compatibility; ignored, as by C l3fwd 22.11
-    #[arg(long, value_name = "N")]
-    pub hash_entry_num: Option<String>,
+    /// Exact-match table size in keys (decimal or 0x hex; default 4M, as the C sample's table)
+    #[arg(long, value_name = "N", value_parser = parse_hash_entry_num)]
+    pub hash_entry_num: Option<u32>,
 
     /// Descriptors per RX queue
     #[arg(long, value_name = "NPKTS", default_value_t = 1024, value_parser = clap::value_parser!(u16).range(1..))]
@@ -243,6 +243,15 @@ fn parse_portmask(text: &str) -> Result<u32, String> {
         .and_then(|mask| u32::try_from(mask).ok())
         .filter(|&mask| mask != 0)
         .ok_or_else(|| format!("invalid portmask '{text}'"))
+}
+
+/// `--hash-entry-num`: a positive table size; C 22.11 accepts and ignores it,
+/// l3fwd-rs sizes its exact-match tables with it.
+fn parse_hash_entry_num(text: &str) -> Result<u32, String> {
+    parse_c_ulong(text, 0)
+        .and_then(|n| u32::try_from(n).ok())
+        .filter(|&n| n > 0)
+        .ok_or_else(|| format!("invalid hash entry number '{text}'"))
 }
 
 /// `--lookup`: C's names; fib and acl exist in C but not here.
@@ -502,7 +511,7 @@ mod tests {
                        --hash-entry-num 0x10 --stats-interval 2 --duration=5 --stats-json s.json");
         assert_eq!(args.max_pkt_len, Some(9000));
         assert_eq!((args.rx_queue_size, args.tx_queue_size), (512, 256));
-        assert_eq!(args.hash_entry_num.as_deref(), Some("0x10"));
+        assert_eq!(args.hash_entry_num, Some(16));
         assert_eq!((args.stats_interval, args.duration), (2, Some(5)));
         assert_eq!(args.stats_json, Some(PathBuf::from("s.json")));
     }

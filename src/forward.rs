@@ -8,7 +8,7 @@ use std::sync::Arc;
 use dpdk::{Mbuf, MbufArray, RxQueue, TxQueue};
 
 use crate::counters::LcoreCounters;
-use crate::lookup::Lookup;
+use crate::lookup::{Lookup, RUNT};
 use crate::packet::{classify, rewrite, EthRewrite, L3};
 use crate::BURST;
 
@@ -154,7 +154,7 @@ fn forward_burst<L: Lookup>(in_port: u16, burst: &mut MbufArray<BURST>, lookup: 
 
     let counters = &out.counters;
     for (i, mut m) in burst.drain().enumerate() {
-        if l3[i] == L3::Runt {
+        if dst[i] == RUNT {
             counters.add_runt(1);
             continue;
         }

@@ -3,14 +3,20 @@
 //! input port.
 
 use dpdk::Mbuf;
+use em::{EmKey, EmTables, Ipv4Key, Ipv6Key};
 use lpm::LpmTables;
 
 use crate::packet::L3;
 use crate::BURST;
 
+/// Output "port" of a frame too short for what its lookup must read: the
+/// forwarder drops and counts it.
+pub const RUNT: u16 = u16::MAX;
+
 /// Decides the output port of every packet of a burst.
 pub trait Lookup: Send + Sync + 'static {
-    /// Writes to `out[i]` the port for `pkts[i]`, whose header is `l3[i]`.
+    /// Writes to `out[i]` the port for `pkts[i]`, whose header is `l3[i]`,
+    /// or [`RUNT`].
     fn route(&self, in_port: u16, pkts: &[Mbuf], l3: &[L3], out: &mut [u16]);
 }
 
@@ -28,12 +34,12 @@ impl Lookup for LpmLookup {
         let default = u32::from(in_port);
         if self.sequential {
             for (o, h) in out.iter_mut().zip(l3) {
-                let hop = match h {
-                    L3::Ipv4(d) => self.tables.lookup_v4(*d),
-                    L3::Ipv6(d) => self.tables.lookup_v6(d),
-                    L3::Other | L3::Runt => None,
+                *o = match h {
+                    L3::Ipv4(d) => self.tables.lookup_v4(*d).unwrap_or(default) as u16,
+                    L3::Ipv6(d) => self.tables.lookup_v6(d).unwrap_or(default) as u16,
+                    L3::Other => in_port,
+                    L3::Runt => RUNT,
                 };
-                *o = hop.unwrap_or(default) as u16;
             }
             return;
         }
@@ -44,14 +50,56 @@ impl Lookup for LpmLookup {
             match h {
                 L3::Ipv4(d) => v4.push(i, *d),
                 L3::Ipv6(d) => v6.push(i, *d),
-                L3::Other | L3::Runt => {}
+                L3::Other => {}
+                L3::Runt => *o = RUNT,
             }
         }
         let mut hops = [0u32; BURST];
         self.tables.lookup_v4_bulk(v4.keys(), &mut hops, default);
-        v4.scatter(&hops, out);
+        v4.scatter(hops.iter().map(|&h| h as u16), out);
         self.tables.lookup_v6_bulk(v6.keys(), &mut hops, default);
-        v6.scatter(&hops, out);
+        v6.scatter(hops.iter().map(|&h| h as u16), out);
+    }
+}
+
+/// Exact match on the 5-tuple: the keys of the burst's IPv4 and IPv6
+/// TCP/UDP packets go to rte_hash 8 at a time (one bulk lookup per group),
+/// or one by one with `sequential`. Each key is extracted once and serves
+/// both hashing and comparison.
+pub struct EmLookup {
+    pub tables: EmTables,
+    pub sequential: bool,
+}
+
+impl Lookup for EmLookup {
+    #[inline(always)]
+    fn route(&self, in_port: u16, pkts: &[Mbuf], _l3: &[L3], out: &mut [u16]) {
+        let mut v4 = Gather::<Ipv4Key>::new();
+        let mut v6 = Gather::<Ipv6Key>::new();
+        for (i, (o, p)) in out.iter_mut().zip(pkts).enumerate() {
+            *o = in_port;
+            match em::key_of(p.data()) {
+                EmKey::V4(k) => v4.push(i, k),
+                EmKey::V6(k) => v6.push(i, k),
+                EmKey::NotEligible => {}
+                EmKey::Runt => *o = RUNT,
+            }
+        }
+        let mut hops = [0u16; BURST];
+        let n4 = v4.keys().len();
+        if self.sequential {
+            self.tables.lookup_v4_sequential(v4.keys(), in_port, &mut hops);
+        } else {
+            self.tables.lookup_v4_multi(v4.keys(), in_port, &mut hops);
+        }
+        v4.scatter(hops[..n4].iter().copied(), out);
+        let n6 = v6.keys().len();
+        if self.sequential {
+            self.tables.lookup_v6_sequential(v6.keys(), in_port, &mut hops);
+        } else {
+            self.tables.lookup_v6_multi(v6.keys(), in_port, &mut hops);
+        }
+        v6.scatter(hops[..n6].iter().copied(), out);
     }
 }
 
@@ -88,8 +136,8 @@ impl<K: Copy + Default> Gather<K> {
     }
 
     #[inline(always)]
-    fn scatter(&self, hops: &[u32], out: &mut [u16]) {
-        for (&i, &h) in self.from[..self.len].iter().zip(hops) {
+    fn scatter(&self, hops: impl Iterator<Item = u16>, out: &mut [u16]) {
+        for (&i, h) in self.from[..self.len].iter().zip(hops) {
             if let Some(o) = out.get_mut(i as usize) {
                 *o = h as u16;
             }

@@ -23,7 +23,7 @@ use crate::cli::{Args, LookupMode};
 use crate::control::Control;
 use crate::counters::LcoreCounters;
 use crate::forward::{LcoreTask, MAX_PORTS};
-use crate::lookup::{Lookup, LpmLookup};
+use crate::lookup::{EmLookup, Lookup, LpmLookup};
 use crate::plan::{PortCaps, Topology};
 
 /// Packets per RX burst and per TX buffer (the C sample's MAX_PKT_BURST).
@@ -85,18 +85,31 @@ fn rule_file(given: &Option<PathBuf>, default: &str) -> PathBuf {
 }
 
 fn run(eal_args: &[String], args: &Args) -> Result<(), Box<dyn Error>> {
-    if args.lookup == LookupMode::Em {
-        return Err("exact-match lookup (-E / --lookup=em) is not implemented yet".into());
+    match args.lookup {
+        LookupMode::Lpm => run_lpm(eal_args, args),
+        LookupMode::Em => run_em(eal_args, args),
     }
-    // Rule files are read before EAL starts: a typo costs no EAL start-up.
-    let v4 = lpm::rules::load_v4(rule_file(&args.rule_ipv4, "lpm_v4.cfg"))?;
-    let v6 = lpm::rules::load_v6(rule_file(&args.rule_ipv6, "lpm_v6.cfg"))?;
+}
 
+/// Whether rules to `port` are loaded: the port is enabled in `-p`.
+fn port_enabled(args: &Args, port: u8) -> bool {
+    (port as usize) < MAX_PORTS && args.portmask & (1 << port) != 0
+}
+
+/// EAL start and the port/queue/lcore plan: common to both modes.
+fn start(eal_args: &[String], args: &Args) -> Result<(Eal, plan::Plan), Box<dyn Error>> {
     let eal = Eal::init(eal_args)?;
     let topology = topology(&eal)?;
     let plan = plan::Plan::build(&args.config, args.portmask, &topology)?;
-    let enabled = |p: u8| (p as usize) < MAX_PORTS && args.portmask & (1 << p) != 0;
-    let (tables, report) = lpm::LpmTables::build("l3fwd", 0, &v4, &v6, enabled)?;
+    Ok((eal, plan))
+}
+
+fn run_lpm(eal_args: &[String], args: &Args) -> Result<(), Box<dyn Error>> {
+    // Rule files are read before EAL starts: a typo costs no EAL start-up.
+    let v4 = lpm::rules::load_v4(rule_file(&args.rule_ipv4, "lpm_v4.cfg"))?;
+    let v6 = lpm::rules::load_v6(rule_file(&args.rule_ipv6, "lpm_v6.cfg"))?;
+    let (eal, plan) = start(eal_args, args)?;
+    let (tables, report) = lpm::LpmTables::build("l3fwd", 0, &v4, &v6, |p| port_enabled(args, p))?;
     log::info!(
         "LPM: {} IPv4 and {} IPv6 routes added, {} to disabled ports skipped",
         report.v4_added,
@@ -104,6 +117,26 @@ fn run(eal_args: &[String], args: &Args) -> Result<(), Box<dyn Error>> {
         report.skipped
     );
     let lookup = Arc::new(LpmLookup {
+        tables,
+        sequential: args.sequential_lookup,
+    });
+    forward_until_stopped(&eal, &plan, args, lookup)
+}
+
+fn run_em(eal_args: &[String], args: &Args) -> Result<(), Box<dyn Error>> {
+    let mut v4 = em::rules::load_v4(rule_file(&args.rule_ipv4, "em_v4.cfg"))?;
+    let mut v6 = em::rules::load_v6(rule_file(&args.rule_ipv6, "em_v6.cfg"))?;
+    // As in the C sample, exact match populates one family only: IPv6 with
+    // --ipv6, IPv4 without; the other family's packets all miss.
+    if args.ipv6 {
+        v4.clear();
+    } else {
+        v6.clear();
+    }
+    let (eal, plan) = start(eal_args, args)?;
+    let entries = args.hash_entry_num.unwrap_or(em::DEFAULT_HASH_ENTRIES);
+    let tables = em::EmTables::new(entries, 0, &v4, &v6, |p| port_enabled(args, p))?;
+    let lookup = Arc::new(EmLookup {
         tables,
         sequential: args.sequential_lookup,
     });

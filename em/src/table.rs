@@ -1,0 +1,450 @@
+//! The exact-match tables: rte_hash from key to a position, and per
+//! position the output port (the sample's `ipv4_l3fwd_out_if`).
+
+use std::fmt;
+use std::net::{Ipv4Addr, Ipv6Addr};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Instant;
+
+use dpdk::{DpdkError, Hash};
+
+use crate::key::{FiveTuple, Ipv4Key, Ipv6Key};
+use crate::rules::Rule;
+
+/// Keys per bulk lookup: l3fwd's `EM_HASH_LOOKUP_COUNT` on x86.
+pub const EM_HASH_LOOKUP_COUNT: usize = 8;
+
+/// l3fwd's table size (`L3FWD_HASH_ENTRIES` on 64-bit). 22.11 uses it
+/// whatever `--hash-entry-num` says ("Hash entry number will be ignored").
+pub const DEFAULT_HASH_ENTRIES: u32 = 4 * 1024 * 1024;
+
+/// `RTE_MAX_ETHPORTS`: a hit on a port at or above it goes back to the input port.
+pub const MAX_PORTS: u8 = 32;
+
+/// rte_hash refuses tables smaller than one bucket.
+const MIN_ENTRIES: u32 = 8;
+
+/// Stored for rules whose port is disabled or out of range: the packet
+/// returns to its input port. Never a real port, since it is >= `MAX_PORTS`.
+const NO_ROUTE: u8 = u8::MAX;
+
+/// IPv4 and IPv6 exact-match tables, read-only once built.
+pub struct EmTables {
+    v4: Table<16>,
+    v6: Table<48>,
+}
+
+/// A table could not be created or a rule not added.
+#[derive(Debug)]
+pub enum TableError {
+    /// rte_hash_create failed.
+    Create {
+        /// `"IPv4"` or `"IPv6"`.
+        family: &'static str,
+        /// DPDK's error.
+        source: DpdkError,
+    },
+    /// rte_hash_add_key failed (the table is full).
+    Add {
+        /// `"IPv4"` or `"IPv6"`.
+        family: &'static str,
+        /// The rule's line.
+        line: usize,
+        /// DPDK's error.
+        source: DpdkError,
+    },
+}
+
+impl fmt::Display for TableError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Create { family, source } => write!(f, "{family} exact-match table: {source}"),
+            Self::Add { family, line, source } => {
+                write!(f, "{family} exact-match table: rule of line {line}: {source}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for TableError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Create { source, .. } | Self::Add { source, .. } => Some(source),
+        }
+    }
+}
+
+impl EmTables {
+    /// Builds both tables on `socket`, each sized for `entries` keys (or
+    /// its rule count, if larger; an empty family gets a minimal table).
+    ///
+    /// As in the C sample, a rule is loaded only if `enabled` accepts its
+    /// port modulo 32 (C tests `1 << if_out`, whose shift count x86 takes
+    /// modulo 32), so a later duplicate to a disabled port leaves an earlier
+    /// one in place; a later duplicate that is loaded replaces the earlier
+    /// one (and is logged). A hit on a loaded rule whose port is >= 32 or
+    /// not enabled returns the input port, like a miss.
+    pub fn new(
+        entries: u32,
+        socket: i32,
+        v4: &[Rule<Ipv4Addr>],
+        v6: &[Rule<Ipv6Addr>],
+        enabled: impl Fn(u8) -> bool,
+    ) -> Result<EmTables, TableError> {
+        Ok(EmTables {
+            v4: Table::build::<_, Ipv4Key>("IPv4", entries, socket, v4, &enabled)?,
+            v6: Table::build::<_, Ipv6Key>("IPv6", entries, socket, v6, &enabled)?,
+        })
+    }
+
+    /// Output ports of IPv4 keys, looked up [`EM_HASH_LOOKUP_COUNT`] at a
+    /// time (the last group may be smaller); `in_port` on a miss.
+    /// `out` must hold at least `keys.len()` ports.
+    #[inline]
+    pub fn lookup_v4_multi(&self, keys: &[Ipv4Key], in_port: u16, out: &mut [u16]) {
+        self.v4.lookup_multi(keys, in_port, out);
+    }
+
+    /// Output ports of IPv4 keys, looked up one by one; same results as
+    /// [`Self::lookup_v4_multi`].
+    #[inline]
+    pub fn lookup_v4_sequential(&self, keys: &[Ipv4Key], in_port: u16, out: &mut [u16]) {
+        self.v4.lookup_sequential(keys, in_port, out);
+    }
+
+    /// Output ports of IPv6 keys, looked up [`EM_HASH_LOOKUP_COUNT`] at a
+    /// time (the last group may be smaller); `in_port` on a miss.
+    /// `out` must hold at least `keys.len()` ports.
+    #[inline]
+    pub fn lookup_v6_multi(&self, keys: &[Ipv6Key], in_port: u16, out: &mut [u16]) {
+        self.v6.lookup_multi(keys, in_port, out);
+    }
+
+    /// Output ports of IPv6 keys, looked up one by one; same results as
+    /// [`Self::lookup_v6_multi`].
+    #[inline]
+    pub fn lookup_v6_sequential(&self, keys: &[Ipv6Key], in_port: u16, out: &mut [u16]) {
+        self.v6.lookup_sequential(keys, in_port, out);
+    }
+}
+
+/// One family's table, of `N`-byte keys.
+struct Table<const N: usize> {
+    hash: Hash<N>,
+    /// Output port per position, or [`NO_ROUTE`].
+    ports: Vec<u8>,
+}
+
+impl<const N: usize> Table<N> {
+    fn build<A, K>(
+        family: &'static str,
+        entries: u32,
+        socket: i32,
+        rules: &[Rule<A>],
+        enabled: &impl Fn(u8) -> bool,
+    ) -> Result<Self, TableError>
+    where
+        K: for<'a> From<&'a FiveTuple<A>> + AsRef<[u8; N]>,
+    {
+        // rte_hash names must be unique in the process.
+        static TABLES: AtomicU32 = AtomicU32::new(0);
+        let start = Instant::now();
+        let rule_count = u32::try_from(rules.len()).unwrap_or(u32::MAX);
+        let capacity = if rules.is_empty() {
+            MIN_ENTRIES
+        } else {
+            entries.max(rule_count).max(MIN_ENTRIES)
+        };
+        let name = format!("em_{family}_{}", TABLES.fetch_add(1, Ordering::Relaxed));
+        let create = |source| TableError::Create { family, source };
+        let mut hash = Hash::<N>::new(&name, capacity, socket).map_err(create)?;
+        let mut ports = Vec::new();
+        // Line of the rule at each position, to report duplicates.
+        let mut lines: Vec<Option<usize>> = Vec::new();
+        let mut skipped = 0;
+        for rule in rules {
+            if !enabled(rule.port % MAX_PORTS) {
+                skipped += 1;
+                continue;
+            }
+            let key = K::from(&rule.tuple);
+            let add = |source| TableError::Add {
+                family,
+                line: rule.line,
+                source,
+            };
+            let pos = hash.add(key.as_ref()).map_err(add)? as usize;
+            if pos >= ports.len() {
+                ports.resize(pos + 1, NO_ROUTE);
+                lines.resize(pos + 1, None);
+            }
+            if let Some(earlier) = lines[pos].replace(rule.line) {
+                let later = rule.line;
+                log::warn!(
+                    "EM: {family} rules of lines {earlier} and {later} have the same 5-tuple; line {later} wins"
+                );
+            }
+            ports[pos] = if rule.port < MAX_PORTS && enabled(rule.port) {
+                rule.port
+            } else {
+                NO_ROUTE
+            };
+        }
+        log::info!(
+            "EM: {family}: added {} rules ({skipped} to disabled ports skipped) to a {capacity}-entry table in {:.1?}",
+            rules.len() - skipped,
+            start.elapsed()
+        );
+        Ok(Self { hash, ports })
+    }
+
+    #[inline(always)]
+    fn port_of(&self, position: Option<u32>, in_port: u16) -> u16 {
+        match position.map(|p| self.ports[p as usize]) {
+            None | Some(NO_ROUTE) => in_port,
+            Some(port) => port.into(),
+        }
+    }
+
+    #[inline(always)]
+    fn lookup_multi<K: AsRef<[u8; N]>>(&self, keys: &[K], in_port: u16, out: &mut [u16]) {
+        let out = &mut out[..keys.len()];
+        for (keys, out) in keys
+            .chunks(EM_HASH_LOOKUP_COUNT)
+            .zip(out.chunks_mut(EM_HASH_LOOKUP_COUNT))
+        {
+            let mut group = [[0u8; N]; EM_HASH_LOOKUP_COUNT];
+            for (slot, key) in group.iter_mut().zip(keys) {
+                *slot = *key.as_ref();
+            }
+            let mut positions = [-1i32; EM_HASH_LOOKUP_COUNT];
+            self.hash
+                .lookup_bulk(&group[..keys.len()], &mut positions[..keys.len()]);
+            for (port, &pos) in out.iter_mut().zip(&positions) {
+                *port = self.port_of(u32::try_from(pos).ok(), in_port);
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn lookup_sequential<K: AsRef<[u8; N]>>(&self, keys: &[K], in_port: u16, out: &mut [u16]) {
+        for (port, key) in out[..keys.len()].iter_mut().zip(keys) {
+            *port = self.port_of(self.hash.lookup(key.as_ref()), in_port);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::{load_v4, load_v6};
+    use proptest::prelude::*;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+    use std::collections::HashMap;
+    use std::path::Path;
+
+    /// One EAL per test binary, with its own file prefix.
+    fn eal() {
+        let args: Vec<String> = [
+            "em-tests",
+            "--no-huge",
+            "-m",
+            "2048",
+            "--no-pci",
+            "--file-prefix",
+            &format!("em-tests-{}", std::process::id()),
+            "-l",
+            "0",
+            "--log-level",
+            "error",
+        ]
+        .map(String::from)
+        .into();
+        dpdk::Eal::init_shared(&args).expect("EAL init");
+    }
+
+    const IN_PORT: u16 = 7;
+
+    fn all_ports(_: u8) -> bool {
+        true
+    }
+
+    fn v4_rule(n: u32, port: u8, line: usize) -> Rule<Ipv4Addr> {
+        Rule {
+            tuple: FiveTuple {
+                dst: Ipv4Addr::from(n),
+                src: Ipv4Addr::from(!n),
+                dst_port: n as u16,
+                src_port: (n >> 16) as u16,
+                proto: if n & 1 == 0 { 6 } else { 17 },
+            },
+            port,
+            line,
+        }
+    }
+
+    fn v6_rule(n: u32, port: u8, line: usize) -> Rule<Ipv6Addr> {
+        let t = v4_rule(n, port, line).tuple;
+        Rule {
+            tuple: FiveTuple {
+                dst: t.dst.to_ipv6_mapped(),
+                src: Ipv6Addr::from(u128::from(n) << 64),
+                dst_port: t.dst_port,
+                src_port: t.src_port,
+                proto: t.proto,
+            },
+            port,
+            line,
+        }
+    }
+
+    fn v4_keys(rules: &[Rule<Ipv4Addr>]) -> Vec<Ipv4Key> {
+        rules.iter().map(|r| Ipv4Key::from(&r.tuple)).collect()
+    }
+
+    fn v6_keys(rules: &[Rule<Ipv6Addr>]) -> Vec<Ipv6Key> {
+        rules.iter().map(|r| Ipv6Key::from(&r.tuple)).collect()
+    }
+
+    /// IPv4 lookups both ways, checked equal.
+    fn lookup_v4(t: &EmTables, keys: &[Ipv4Key]) -> Vec<u16> {
+        let (mut multi, mut seq) = (vec![0; keys.len()], vec![0; keys.len()]);
+        t.lookup_v4_multi(keys, IN_PORT, &mut multi);
+        t.lookup_v4_sequential(keys, IN_PORT, &mut seq);
+        assert_eq!(multi, seq);
+        multi
+    }
+
+    /// IPv6 lookups both ways, checked equal.
+    fn lookup_v6(t: &EmTables, keys: &[Ipv6Key]) -> Vec<u16> {
+        let (mut multi, mut seq) = (vec![0; keys.len()], vec![0; keys.len()]);
+        t.lookup_v6_multi(keys, IN_PORT, &mut multi);
+        t.lookup_v6_sequential(keys, IN_PORT, &mut seq);
+        assert_eq!(multi, seq);
+        multi
+    }
+
+    #[test]
+    fn default_rules_route_to_their_ports() {
+        eal();
+        let configs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs");
+        let v4 = load_v4(configs.join("em_v4.cfg")).unwrap();
+        let v6 = load_v6(configs.join("em_v6.cfg")).unwrap();
+        let t = EmTables::new(DEFAULT_HASH_ENTRIES, 0, &v4, &v6, |p| p < 4).unwrap();
+        let expected: Vec<u16> = (0..16).map(|p| if p < 4 { p } else { IN_PORT }).collect();
+        assert_eq!(lookup_v4(&t, &v4_keys(&v4)), expected);
+        assert_eq!(lookup_v6(&t, &v6_keys(&v6)), expected);
+        let miss = Ipv4Key::from(&FiveTuple {
+            proto: 6,
+            ..v4[0].tuple
+        });
+        assert_eq!(lookup_v4(&t, &[miss]), [IN_PORT]);
+    }
+
+    #[test]
+    fn duplicates_and_disabled_ports_follow_the_load_order() {
+        eal();
+        let key = |n| Ipv4Key::from(&v4_rule(n, 0, 0).tuple);
+        let rules = [
+            v4_rule(1, 2, 1),
+            v4_rule(1, 3, 2), // later duplicate wins
+            v4_rule(2, 2, 3),
+            v4_rule(2, 5, 4), // disabled: not loaded, line 3 stays
+            v4_rule(3, 2, 5),
+            v4_rule(3, 34, 6), // 34 % 32 = 2 is enabled: loaded, then >= 32 at lookup
+            v4_rule(4, 33, 7), // 33 % 32 = 1 is disabled: not loaded
+            v4_rule(5, 255, 8),
+        ];
+        let t = EmTables::new(64, 0, &rules, &[], |p| matches!(p, 2 | 3 | 31)).unwrap();
+        let ports = lookup_v4(&t, &[key(1), key(2), key(3), key(4), key(5)]);
+        assert_eq!(ports, [3, 2, IN_PORT, IN_PORT, IN_PORT]);
+    }
+
+    #[test]
+    fn empty_rule_sets_miss() {
+        eal();
+        let t = EmTables::new(0, 0, &[], &[], all_ports).unwrap();
+        assert_eq!(lookup_v4(&t, &v4_keys(&[v4_rule(1, 0, 1)])), [IN_PORT]);
+        assert_eq!(lookup_v6(&t, &v6_keys(&[v6_rule(1, 0, 1)])), [IN_PORT]);
+    }
+
+    #[test]
+    fn create_error_names_the_family() {
+        eal();
+        let err = EmTables::new(u32::MAX, 0, &[v4_rule(1, 0, 1)], &[], all_ports)
+            .err()
+            .unwrap();
+        assert!(
+            err.to_string()
+                .starts_with("IPv4 exact-match table: cannot create hash table"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn multi_equals_sequential_for_every_burst_length() {
+        eal();
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let ports: Vec<u8> = (0..200).map(|_| rng.gen_range(0..40)).collect();
+        let v4: Vec<_> = (0..200)
+            .map(|n| v4_rule(n, ports[n as usize], n as usize + 1))
+            .collect();
+        let v6: Vec<_> = (0..200)
+            .map(|n| v6_rule(n, ports[n as usize], n as usize + 1))
+            .collect();
+        let t = EmTables::new(1024, 0, &v4, &v6, |p| p % 3 != 0).unwrap();
+        for len in 1..=32 {
+            // Rules 0..400: half hit, half miss; a third of hits to disabled ports.
+            let picks: Vec<u32> = (0..len).map(|_| rng.gen_range(0..400)).collect();
+            let k4: Vec<_> = picks.iter().map(|&n| Ipv4Key::from(&v4_rule(n, 0, 0).tuple)).collect();
+            let k6: Vec<_> = picks.iter().map(|&n| Ipv6Key::from(&v6_rule(n, 0, 0).tuple)).collect();
+            let expected: Vec<u16> = picks
+                .iter()
+                .map(|&n| match v4.get(n as usize) {
+                    Some(r) if r.port < MAX_PORTS && r.port % 3 != 0 => r.port.into(),
+                    _ => IN_PORT,
+                })
+                .collect();
+            assert_eq!(lookup_v4(&t, &k4), expected, "IPv4, {len} keys");
+            assert_eq!(lookup_v6(&t, &k6), expected, "IPv6, {len} keys");
+        }
+    }
+
+    /// What the C sample answers, as a plain map built in load order.
+    fn model(rules: &[Rule<Ipv4Addr>], mask: u32) -> HashMap<Ipv4Key, u8> {
+        let enabled = |p: u8| mask & (1 << (p % 32)) != 0;
+        let mut map = HashMap::new();
+        for r in rules.iter().filter(|r| enabled(r.port)) {
+            map.insert(Ipv4Key::from(&r.tuple), r.port);
+        }
+        map.retain(|_, &mut p| p < 32 && enabled(p));
+        map
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        #[test]
+        fn tables_answer_like_a_hash_map(
+            // A small key space, so duplicates and hits are common.
+            rules in prop::collection::vec((0u32..64, 0u8..40), 0..80),
+            probes in prop::collection::vec(0u32..96, 0..40),
+            mask: u32,
+        ) {
+            eal();
+            let v4: Vec<_> = rules.iter().enumerate().map(|(i, &(n, p))| v4_rule(n, p, i + 1)).collect();
+            let v6: Vec<_> = rules.iter().enumerate().map(|(i, &(n, p))| v6_rule(n, p, i + 1)).collect();
+            let t = EmTables::new(16, 0, &v4, &v6, |p| mask & (1 << p) != 0).unwrap();
+            let map = model(&v4, mask);
+            let expected: Vec<u16> = probes
+                .iter()
+                .map(|&n| map.get(&Ipv4Key::from(&v4_rule(n, 0, 0).tuple)).map_or(IN_PORT, |&p| p.into()))
+                .collect();
+            let k4: Vec<_> = probes.iter().map(|&n| Ipv4Key::from(&v4_rule(n, 0, 0).tuple)).collect();
+            let k6: Vec<_> = probes.iter().map(|&n| Ipv6Key::from(&v6_rule(n, 0, 0).tuple)).collect();
+            prop_assert_eq!(lookup_v4(&t, &k4), expected.clone());
+            prop_assert_eq!(lookup_v6(&t, &k6), expected);
+        }
+    }
+}
