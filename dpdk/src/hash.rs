@@ -1,6 +1,7 @@
 //! rte_hash exact-match tables with fixed-size keys and CRC hashing.
 
 use std::ffi::{c_void, CString};
+use std::mem::MaybeUninit;
 use std::ptr::NonNull;
 
 use crate::error::{DpdkError, Result};
@@ -60,20 +61,24 @@ impl<const N: usize> Hash<N> {
 
     /// Positions of up to [`HASH_BULK_MAX`] keys in one call: hashes and
     /// probes them together so their memory latencies overlap. `out[i]` is
-    /// the position of `keys[i]`, or negative for a miss.
+    /// the position of `keys[i]`, or negative for a miss. Keys are passed by
+    /// reference, never copied.
     #[inline(always)]
-    pub fn lookup_bulk(&self, keys: &[[u8; N]], out: &mut [i32]) {
+    pub fn lookup_bulk<K: AsRef<[u8; N]>>(&self, keys: &[K], out: &mut [i32]) {
         let n = keys.len().min(out.len()).min(HASH_BULK_MAX);
         if n == 0 {
             return;
         }
-        let mut ptrs = [std::ptr::null::<c_void>(); HASH_BULK_MAX];
+        let mut ptrs = [MaybeUninit::<*const c_void>::uninit(); HASH_BULK_MAX];
         for (p, k) in ptrs.iter_mut().zip(&keys[..n]) {
-            *p = k.as_ptr() as *const c_void;
+            p.write(k.as_ref().as_ptr() as *const c_void);
         }
-        // SAFETY: the first n pointers point at key_len-byte keys that live
-        // for the call; out holds n slots; the table is only read.
-        unsafe { sys::rte_hash_lookup_bulk(self.0.as_ptr(), ptrs.as_mut_ptr(), n as u32, out.as_mut_ptr()) };
+        // SAFETY: the first n pointers are initialised and point at
+        // key_len-byte keys that live for the call (rte_hash reads only
+        // those n); out holds n slots; the table is only read.
+        unsafe {
+            sys::rte_hash_lookup_bulk(self.0.as_ptr(), ptrs.as_mut_ptr() as *mut *const c_void, n as u32, out.as_mut_ptr())
+        };
     }
 }
 

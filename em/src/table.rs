@@ -213,13 +213,8 @@ impl<const N: usize> Table<N> {
             .chunks(EM_HASH_LOOKUP_COUNT)
             .zip(out.chunks_mut(EM_HASH_LOOKUP_COUNT))
         {
-            let mut group = [[0u8; N]; EM_HASH_LOOKUP_COUNT];
-            for (slot, key) in group.iter_mut().zip(keys) {
-                *slot = *key.as_ref();
-            }
             let mut positions = [-1i32; EM_HASH_LOOKUP_COUNT];
-            self.hash
-                .lookup_bulk(&group[..keys.len()], &mut positions[..keys.len()]);
+            self.hash.lookup_bulk(keys, &mut positions[..keys.len()]);
             for (port, &pos) in out.iter_mut().zip(&positions) {
                 *port = self.port_of(u32::try_from(pos).ok(), in_port);
             }
