@@ -12,7 +12,7 @@ RUN_SECS ?= 10
 RUN_FRAMES ?= 1024
 EAL_VIRT := --no-huge -m 1024 --no-pci
 
-.PHONY: all deps build run test lint c-l3fwd clean
+.PHONY: all deps build run test lint c-l3fwd bench clean
 
 all: build
 
@@ -46,6 +46,15 @@ run: build $(OUT)/demo0.pcap $(OUT)/demo1.pcap
 # DPDK's own C l3fwd, built from dpdk-doc: the behavioural reference.
 c-l3fwd: deps
 	scripts/build-c-l3fwd.sh target/c-l3fwd
+
+# Forwarding rates side by side (C l3fwd, l3fwd-rs, testpmd io), alternating
+# runs; BASELINE=old.json exits 2 if a ratio fell by more than 5%.
+# BENCH_ARGS e.g. "--only lpm,io --rounds 5".
+BASELINE ?=
+BENCH_ARGS ?=
+bench: c-l3fwd
+	$(CARGO) build --release -p l3fwd-rs -p trafficgen -p l3fwd-bench
+	$(RELEASE)/l3fwd-bench $(if $(BASELINE),--baseline $(BASELINE)) $(BENCH_ARGS)
 
 test: deps
 	$(CARGO) test --workspace

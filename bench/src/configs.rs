@@ -1,0 +1,113 @@
+//! The configurations the benchmark compares, and how a user selects them.
+
+/// One forwarder setup whose rate is measured.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+pub enum Config {
+    CLpm,
+    RsLpm,
+    CEm,
+    RsEm,
+    RsEmSeq,
+    Io,
+}
+
+/// Every configuration, in the order each round runs them.
+pub const ALL: [Config; 6] = [
+    Config::CLpm,
+    Config::RsLpm,
+    Config::CEm,
+    Config::RsEm,
+    Config::RsEmSeq,
+    Config::Io,
+];
+
+impl Config {
+    /// Stable name, used in `--only` and as the key in the JSON file.
+    pub fn id(self) -> &'static str {
+        match self {
+            Config::CLpm => "c-lpm",
+            Config::RsLpm => "rs-lpm",
+            Config::CEm => "c-em",
+            Config::RsEm => "rs-em",
+            Config::RsEmSeq => "rs-em-seq",
+            Config::Io => "io",
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Config::CLpm => "C l3fwd LPM",
+            Config::RsLpm => "l3fwd-rs LPM",
+            Config::CEm => "C l3fwd EM",
+            Config::RsEm => "l3fwd-rs EM",
+            Config::RsEmSeq => "l3fwd-rs EM seq",
+            Config::Io => "testpmd io",
+        }
+    }
+
+    /// Exact-match runs need exact-match traffic and rule files.
+    pub fn is_em(self) -> bool {
+        matches!(self, Config::CEm | Config::RsEm | Config::RsEmSeq)
+    }
+
+    /// The C sample in the same lookup mode: what this configuration is judged against.
+    pub fn reference(self) -> Option<Config> {
+        match self {
+            Config::RsLpm => Some(Config::CLpm),
+            Config::RsEm | Config::RsEmSeq => Some(Config::CEm),
+            _ => None,
+        }
+    }
+}
+
+/// Resolves `--only` items (ids or the groups all, lpm, em, io, c, rs) into configurations in run order.
+pub fn select(items: &[String]) -> Result<Vec<Config>, String> {
+    let mut chosen = Vec::new();
+    for item in items.iter().map(|s| s.trim()).filter(|s| !s.is_empty()) {
+        let group: Vec<Config> = match item {
+            "all" => ALL.to_vec(),
+            "lpm" => vec![Config::CLpm, Config::RsLpm],
+            "em" => vec![Config::CEm, Config::RsEm, Config::RsEmSeq],
+            "c" => vec![Config::CLpm, Config::CEm],
+            "rs" => vec![Config::RsLpm, Config::RsEm, Config::RsEmSeq],
+            id => match ALL.iter().find(|c| c.id() == id) {
+                Some(&c) => vec![c],
+                None => {
+                    let ids: Vec<_> = ALL.iter().map(|c| c.id()).collect();
+                    return Err(format!(
+                        "unknown configuration '{id}': use all, lpm, em, io, c, rs or {}",
+                        ids.join(", ")
+                    ));
+                }
+            },
+        };
+        chosen.extend(group);
+    }
+    if chosen.is_empty() {
+        return Err("--only selects no configuration".into());
+    }
+    chosen.sort();
+    chosen.dedup();
+    Ok(chosen)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sel(s: &str) -> Result<Vec<Config>, String> {
+        select(&s.split(',').map(String::from).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn groups_and_ids_resolve_in_run_order() {
+        assert_eq!(sel("io,lpm").unwrap(), vec![Config::CLpm, Config::RsLpm, Config::Io]);
+        assert_eq!(
+            sel("rs-em-seq,c-em,em").unwrap(),
+            vec![Config::CEm, Config::RsEm, Config::RsEmSeq]
+        );
+        assert_eq!(sel("all").unwrap(), ALL.to_vec());
+        assert!(sel("fib").is_err());
+        assert!(sel("").is_err());
+    }
+}

@@ -1,0 +1,214 @@
+//! The benchmark's result: every run, per-configuration summaries and the ratios;
+//! written as JSON and printed as a table.
+
+use crate::configs::Config;
+use crate::machine::Machine;
+use crate::stats::{self, RATIOS};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+#[derive(Serialize, Deserialize, PartialEq, Debug)]
+pub struct Report {
+    pub timestamp: String,
+    pub machine: Machine,
+    pub settings: Settings,
+    pub runs: Vec<RunRecord>,
+    pub configs: Vec<ConfigSummary>,
+    /// See `stats::RATIOS`; keys like "rs-lpm/c-lpm".
+    pub ratios: BTreeMap<String, f64>,
+}
+
+#[derive(Serialize, Deserialize, PartialEq, Debug)]
+pub struct Settings {
+    pub rounds: u32,
+    pub warmup_secs: f64,
+    pub window_secs: f64,
+    pub frames: usize,
+    pub selected: Vec<String>,
+}
+
+#[derive(Serialize, Deserialize, PartialEq, Debug)]
+pub struct RunRecord {
+    pub config: String,
+    pub round: u32,
+    pub mpps: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+#[derive(Serialize, Deserialize, PartialEq, Debug)]
+pub struct ConfigSummary {
+    pub config: String,
+    pub label: String,
+    pub runs: usize,
+    pub ok_runs: usize,
+    pub median_mpps: Option<f64>,
+    pub min_mpps: Option<f64>,
+    pub max_mpps: Option<f64>,
+    /// Median over the median of the C sample in the same mode.
+    pub vs_c: Option<f64>,
+    /// Median over testpmd's (the I/O ceiling).
+    pub of_io: Option<f64>,
+    /// The last failure, if any run failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// One run's outcome: a rate in Mpps or why there is none.
+pub struct Run {
+    pub config: Config,
+    pub round: u32,
+    pub result: Result<f64, String>,
+}
+
+pub fn build(settings: Settings, machine: Machine, timestamp: String, selected: &[Config], runs: &[Run]) -> Report {
+    let rates = |c: Config| -> Vec<f64> {
+        runs.iter()
+            .filter(|r| r.config == c)
+            .filter_map(|r| r.result.as_ref().ok().copied())
+            .collect()
+    };
+    let spreads: BTreeMap<Config, stats::Spread> = selected
+        .iter()
+        .filter_map(|&c| Some((c, stats::spread(&rates(c))?)))
+        .collect();
+    let medians: BTreeMap<Config, f64> = spreads.iter().map(|(&c, s)| (c, s.median)).collect();
+    let over = |num: Config, den: Option<Config>| Some(medians.get(&num)? / medians.get(&den?)?);
+
+    let configs = selected
+        .iter()
+        .map(|&c| {
+            let spread = spreads.get(&c);
+            let mine: Vec<&Run> = runs.iter().filter(|r| r.config == c).collect();
+            ConfigSummary {
+                config: c.id().into(),
+                label: c.label().into(),
+                runs: mine.len(),
+                ok_runs: mine.iter().filter(|r| r.result.is_ok()).count(),
+                median_mpps: spread.map(|s| s.median),
+                min_mpps: spread.map(|s| s.min),
+                max_mpps: spread.map(|s| s.max),
+                vs_c: over(c, c.reference()),
+                of_io: over(c, (c != Config::Io).then_some(Config::Io)),
+                error: mine.iter().rev().find_map(|r| r.result.as_ref().err().cloned()),
+            }
+        })
+        .collect();
+    let runs = runs
+        .iter()
+        .map(|r| RunRecord {
+            config: r.config.id().into(),
+            round: r.round,
+            mpps: r.result.as_ref().ok().copied(),
+            error: r.result.as_ref().err().cloned(),
+        })
+        .collect();
+    Report {
+        timestamp,
+        machine,
+        settings,
+        runs,
+        configs,
+        ratios: stats::ratios(&medians),
+    }
+}
+
+pub fn print_table(report: &Report) {
+    println!();
+    println!(
+        "{:<16} {:>11} {:>15} {:>5} {:>7} {:>7}",
+        "configuration", "median Mpps", "min..max", "runs", "vs C", "of I/O"
+    );
+    for c in &report.configs {
+        let runs = format!("{}/{}", c.ok_runs, c.runs);
+        let (Some(median), Some(min), Some(max)) = (c.median_mpps, c.min_mpps, c.max_mpps) else {
+            let why = c.error.as_deref().unwrap_or("");
+            println!("{:<16} {:>11} {:>15} {:>5}   {why}", c.label, "failed", "", runs);
+            continue;
+        };
+        let vs_c = c.vs_c.map_or("-".into(), |r| format!("{r:.3}"));
+        let of_io = c.of_io.map_or("-".into(), |r| format!("{:.1}%", r * 100.0));
+        let range = format!("{min:.2}..{max:.2}");
+        println!(
+            "{:<16} {median:>11.2} {range:>15} {runs:>5} {vs_c:>7} {of_io:>7}",
+            c.label
+        );
+        if let (true, Some(e)) = (c.ok_runs < c.runs, &c.error) {
+            println!("{:<16} some runs failed: {e}", "");
+        }
+    }
+    println!();
+    println!("key ratios (of medians):");
+    if report.ratios.is_empty() {
+        println!("  none: every ratio needs both of its configurations measured");
+    }
+    for &(num, den) in &RATIOS {
+        if let Some(r) = report.ratios.get(&stats::ratio_key(num, den)) {
+            let name = format!("{} / {}", num.label(), den.label());
+            println!("  {name:<32} {r:.3}  ({:+.1}%)", (r - 1.0) * 100.0);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Report {
+        let runs = [
+            Run {
+                config: Config::CLpm,
+                round: 1,
+                result: Ok(20.0),
+            },
+            Run {
+                config: Config::RsLpm,
+                round: 1,
+                result: Ok(25.0),
+            },
+            Run {
+                config: Config::Io,
+                round: 1,
+                result: Ok(40.0),
+            },
+            Run {
+                config: Config::RsEm,
+                round: 1,
+                result: Err("exited early".into()),
+            },
+        ];
+        let settings = Settings {
+            rounds: 1,
+            warmup_secs: 2.0,
+            window_secs: 3.0,
+            frames: 1024,
+            selected: vec![],
+        };
+        let machine = Machine {
+            nproc: 2,
+            cpu_model: "test".into(),
+        };
+        let selected = [Config::CLpm, Config::RsLpm, Config::RsEm, Config::Io];
+        build(settings, machine, "2025-01-01T00:00:00Z".into(), &selected, &runs)
+    }
+
+    #[test]
+    fn summaries_and_ratios() {
+        let r = sample();
+        assert_eq!(r.ratios.get("rs-lpm/c-lpm"), Some(&1.25));
+        assert_eq!(r.ratios.get("rs-lpm/io"), Some(&0.625));
+        assert!(!r.ratios.contains_key("rs-em/io"));
+        let em = &r.configs[2];
+        assert_eq!((em.ok_runs, em.runs, em.median_mpps), (0, 1, None));
+        assert_eq!(em.error.as_deref(), Some("exited early"));
+        assert_eq!(r.configs[1].vs_c, Some(1.25));
+        assert_eq!(r.configs[3].of_io, None);
+    }
+
+    #[test]
+    fn json_round_trip() {
+        let r = sample();
+        let text = serde_json::to_string_pretty(&r).unwrap();
+        assert_eq!(serde_json::from_str::<Report>(&text).unwrap(), r);
+    }
+}

@@ -1,0 +1,164 @@
+//! One measured run: start a forwarder, wait until it forwards, count its TX packets
+//! over a window, stop it.
+
+use crate::telemetry::{self, Telemetry};
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+const PORTS: u16 = 2;
+/// EAL init with --no-huge and pcap setup take a few seconds; more means something is wrong.
+const START_TIMEOUT: Duration = Duration::from_secs(30);
+const STOP_TIMEOUT: Duration = Duration::from_secs(10);
+const POLL: Duration = Duration::from_millis(100);
+
+pub struct Timing {
+    pub warmup: Duration,
+    pub window: Duration,
+}
+
+/// How a process is asked to stop.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    Sigint,
+    /// testpmd (not interactive) waits for a line on stdin, then exits cleanly.
+    CloseStdin,
+}
+
+/// Runs `cmd` (output into `log`) and returns its forwarding rate in Mpps, or why there is none.
+pub fn measure(mut cmd: Command, stop: Stop, prefix: &str, log: &Path, timing: &Timing) -> Result<f64, String> {
+    let out = File::create(log).map_err(|e| format!("cannot create {}: {e}", log.display()))?;
+    let err = out.try_clone().map_err(|e| e.to_string())?;
+    let stdin = if stop == Stop::CloseStdin {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    };
+    let child = cmd.stdin(stdin).stdout(out).stderr(err).spawn();
+    let mut child = child.map_err(|e| format!("cannot start {}: {e}", cmd.get_program().to_string_lossy()))?;
+    let mut proc = Proc {
+        stdin: child.stdin.take(),
+        child,
+        log: log.to_path_buf(),
+    };
+
+    let rate = sample(&mut proc, prefix, timing);
+    let stopped = proc.stop();
+    // EAL leaves its runtime files behind; one directory per run would pile up.
+    let _ = std::fs::remove_dir_all(telemetry::runtime_dir(prefix));
+    let rate = rate?;
+    match stopped {
+        Ok(_) => Ok(rate),
+        Err(e) => Err(format!("measured {rate:.2} Mpps, but {e}")),
+    }
+}
+
+fn sample(proc: &mut Proc, prefix: &str, timing: &Timing) -> Result<f64, String> {
+    let deadline = Instant::now() + START_TIMEOUT;
+    let path = telemetry::socket_path(prefix);
+    let telemetry = loop {
+        proc.check_alive()?;
+        if let Ok(t) = Telemetry::connect(&path) {
+            break t;
+        }
+        wait_until(deadline, "no telemetry socket")?;
+    };
+    let mut count = || telemetry.opackets(PORTS).map_err(|e| proc.why_lost(e));
+    // Warm-up starts once packets flow, so slow start-up does not eat into it.
+    while count()?.unwrap_or(0) == 0 {
+        wait_until(deadline, "forwarded nothing")?;
+    }
+    sleep(timing.warmup);
+    let (before, start) = (count()?, Instant::now());
+    sleep(timing.window);
+    let (after, end) = (count()?, Instant::now());
+    match (before, after) {
+        (Some(b), Some(a)) => Ok(a.saturating_sub(b) as f64 / (end - start).as_secs_f64() / 1e6),
+        _ => Err("ports disappeared from telemetry".into()),
+    }
+}
+
+fn wait_until(deadline: Instant, what: &str) -> Result<(), String> {
+    if Instant::now() > deadline {
+        return Err(format!("{what} after {}s", START_TIMEOUT.as_secs()));
+    }
+    sleep(POLL);
+    Ok(())
+}
+
+/// A running forwarder; killed if dropped while still running (an error path or a panic).
+struct Proc {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    log: PathBuf,
+}
+
+impl Proc {
+    fn check_alive(&mut self) -> Result<(), String> {
+        match self.child.try_wait() {
+            Ok(None) => Ok(()),
+            Ok(Some(status)) => Err(format!("exited early ({status}): {}", exit_reason(&self.log))),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    /// Telemetry fails when the process exits; its own error then says more than ours.
+    fn why_lost(&mut self, err: std::io::Error) -> String {
+        let deadline = Instant::now() + STOP_TIMEOUT;
+        while Instant::now() < deadline {
+            if let Err(exited) = self.check_alive() {
+                return exited;
+            }
+            sleep(POLL);
+        }
+        format!("telemetry: {err}")
+    }
+
+    /// Asks the process to stop and waits for it; kills it if it does not go in time.
+    fn stop(&mut self) -> Result<ExitStatus, String> {
+        if let Ok(Some(status)) = self.child.try_wait() {
+            return Ok(status);
+        }
+        if self.stdin.take().is_none() {
+            let pid = rustix::process::Pid::from_child(&self.child);
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::INT);
+        }
+        let deadline = Instant::now() + STOP_TIMEOUT;
+        while Instant::now() < deadline {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Ok(status);
+            }
+            sleep(POLL);
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        Err(format!(
+            "it ignored the stop request for {}s and was killed",
+            STOP_TIMEOUT.as_secs()
+        ))
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// The error that made a program exit: rte_exit's "Cause:" line (EAL may log more after
+/// it while cleaning up), else the last non-empty line.
+fn exit_reason(log: &Path) -> String {
+    let Ok(file) = File::open(log) else {
+        return String::new();
+    };
+    let lines: Vec<String> = BufReader::new(file).lines().map_while(Result::ok).collect();
+    let cause = lines.iter().rev().find(|l| l.trim_start().starts_with("Cause:"));
+    let last = || lines.iter().rev().find(|l| !l.trim().is_empty());
+    cause.or_else(last).map_or_else(String::new, |l| l.trim().to_string())
+}

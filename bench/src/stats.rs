@@ -1,0 +1,85 @@
+//! Summaries over rounds and the ratios that make rates comparable across runs.
+
+use crate::configs::Config;
+use std::collections::BTreeMap;
+
+/// The ratios reported and compared against a baseline: l3fwd-rs against the C sample
+/// of the same mode, and against the I/O ceiling. Absolute rates drift on a shared
+/// machine; these move only when one side gets faster or slower than the other.
+pub const RATIOS: [(Config, Config); 6] = [
+    (Config::RsLpm, Config::CLpm),
+    (Config::RsEm, Config::CEm),
+    (Config::RsEmSeq, Config::CEm),
+    (Config::RsLpm, Config::Io),
+    (Config::RsEm, Config::Io),
+    (Config::RsEmSeq, Config::Io),
+];
+
+pub fn ratio_key(num: Config, den: Config) -> String {
+    format!("{}/{}", num.id(), den.id())
+}
+
+pub fn median(values: &[f64]) -> Option<f64> {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(v[n / 2]),
+        _ => Some((v[n / 2 - 1] + v[n / 2]) / 2.0),
+    }
+}
+
+/// Median, min and max of the rates of one configuration's successful runs.
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub struct Spread {
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+pub fn spread(rates: &[f64]) -> Option<Spread> {
+    let median = median(rates)?;
+    let min = rates.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = rates.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    Some(Spread { median, min, max })
+}
+
+/// Every ratio of RATIOS whose two medians exist.
+pub fn ratios(medians: &BTreeMap<Config, f64>) -> BTreeMap<String, f64> {
+    RATIOS
+        .iter()
+        .filter_map(|&(num, den)| {
+            let (n, d) = (medians.get(&num)?, medians.get(&den)?);
+            (*d > 0.0).then(|| (ratio_key(num, den), n / d))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_of_odd_even_and_empty() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), Some(2.5));
+        assert_eq!(median(&[]), None);
+        assert_eq!(
+            spread(&[5.0, 1.0, 3.0]),
+            Some(Spread {
+                median: 3.0,
+                min: 1.0,
+                max: 5.0
+            })
+        );
+    }
+
+    #[test]
+    fn ratios_need_both_medians() {
+        let medians = BTreeMap::from([(Config::CLpm, 20.0), (Config::RsLpm, 22.0), (Config::RsEm, 10.0)]);
+        let r = ratios(&medians);
+        assert_eq!(r.len(), 1);
+        assert!((r["rs-lpm/c-lpm"] - 1.1).abs() < 1e-12);
+    }
+}

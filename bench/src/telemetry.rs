@@ -1,0 +1,69 @@
+//! Client for DPDK's telemetry socket, to read port counters of a running forwarder.
+
+use serde_json::Value;
+use socket2::{Domain, SockAddr, Socket, Type};
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Replies are at most `max_output_len` (16 KiB in 22.11); a SEQPACKET read truncates, so leave room.
+const REPLY_BUF: usize = 64 * 1024;
+
+/// The socket of the DPDK process started with `--file-prefix prefix`, where EAL puts it:
+/// /var/run/dpdk for root, else $XDG_RUNTIME_DIR/dpdk or /tmp/dpdk.
+pub fn runtime_dir(prefix: &str) -> PathBuf {
+    let base = if rustix::process::getuid().is_root() {
+        PathBuf::from("/var/run")
+    } else {
+        std::env::var_os("XDG_RUNTIME_DIR").map_or_else(|| PathBuf::from("/tmp"), PathBuf::from)
+    };
+    base.join("dpdk").join(prefix)
+}
+
+pub fn socket_path(prefix: &str) -> PathBuf {
+    runtime_dir(prefix).join("dpdk_telemetry.v2")
+}
+
+pub struct Telemetry {
+    socket: Socket,
+}
+
+impl Telemetry {
+    /// Connects and consumes the greeting the server sends first.
+    pub fn connect(path: &Path) -> io::Result<Self> {
+        // std's UnixStream cannot connect to a SOCK_SEQPACKET socket.
+        let socket = Socket::new(Domain::UNIX, Type::SEQPACKET, None)?;
+        socket.connect(&SockAddr::unix(path)?)?;
+        socket.set_read_timeout(Some(Duration::from_secs(2)))?;
+        let telemetry = Telemetry { socket };
+        telemetry.read_json()?;
+        Ok(telemetry)
+    }
+
+    fn read_json(&self) -> io::Result<Value> {
+        let mut buf = vec![0; REPLY_BUF];
+        let n = (&self.socket).read(&mut buf)?;
+        if n == 0 {
+            return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "telemetry socket closed"));
+        }
+        serde_json::from_slice(&buf[..n]).map_err(io::Error::other)
+    }
+
+    fn query(&self, command: &str) -> io::Result<Value> {
+        (&self.socket).write_all(command.as_bytes())?;
+        self.read_json()
+    }
+
+    /// Packets sent, summed over ports 0..ports; None while a port is not set up yet.
+    pub fn opackets(&self, ports: u16) -> io::Result<Option<u64>> {
+        let mut total = 0;
+        for port in 0..ports {
+            let reply = self.query(&format!("/ethdev/stats,{port}"))?;
+            match reply["/ethdev/stats"]["opackets"].as_u64() {
+                Some(n) => total += n,
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(total))
+    }
+}
