@@ -95,6 +95,7 @@ impl<L: Lookup> LcoreTask<L> {
         } = self;
         let mut out = TxSide { tx, tx_ports, counters };
         let mut burst = MbufArray::<BURST>::new();
+        let mut work = BurstWork::<L>::default();
         let mut last_drain = dpdk::rdtsc();
         while !quit.load(Relaxed) {
             let now = dpdk::rdtsc();
@@ -107,7 +108,7 @@ impl<L: Lookup> LcoreTask<L> {
                     continue;
                 }
                 out.counters.add_rx(burst.len() as u64);
-                forward_burst(q.port(), &mut burst, lookup.as_ref(), &mut out);
+                forward_burst(q.port(), &mut burst, lookup.as_ref(), &mut work, &mut out);
             }
         }
         out.drain();
@@ -133,12 +134,35 @@ impl TxSide {
     }
 }
 
+/// Per-burst results, kept for the life of the lcore so no burst pays for
+/// initialising them.
+struct BurstWork<L: Lookup> {
+    l3: [L3; BURST],
+    dst: [u16; BURST],
+    lookup: L::Scratch,
+}
+
+impl<L: Lookup> Default for BurstWork<L> {
+    fn default() -> Self {
+        Self {
+            l3: [L3::Other; BURST],
+            dst: [0; BURST],
+            lookup: L::Scratch::default(),
+        }
+    }
+}
+
 /// Classifies, looks up, rewrites and buffers one burst received on
 /// `in_port`; leaves `burst` empty.
 #[inline(always)]
-fn forward_burst<L: Lookup>(in_port: u16, burst: &mut MbufArray<BURST>, lookup: &L, out: &mut TxSide) {
-    let mut l3 = [L3::Other; BURST];
-    let mut dst = [0u16; BURST];
+fn forward_burst<L: Lookup>(
+    in_port: u16,
+    burst: &mut MbufArray<BURST>,
+    lookup: &L,
+    work: &mut BurstWork<L>,
+    out: &mut TxSide,
+) {
+    let BurstWork { l3, dst, lookup: scratch } = work;
     let pkts = burst.as_slice();
     let n = pkts.len();
     for p in pkts.iter().take(PREFETCH_AHEAD) {
@@ -150,7 +174,7 @@ fn forward_burst<L: Lookup>(in_port: u16, burst: &mut MbufArray<BURST>, lookup: 
         }
         l3[i] = classify(p.data());
     }
-    lookup.route(in_port, pkts, &l3[..n], &mut dst[..n]);
+    lookup.route(scratch, in_port, pkts, &l3[..n], &mut dst[..n]);
 
     let counters = &out.counters;
     for (i, mut m) in burst.drain().enumerate() {

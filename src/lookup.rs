@@ -15,9 +15,13 @@ pub const RUNT: u16 = u16::MAX;
 
 /// Decides the output port of every packet of a burst.
 pub trait Lookup: Send + Sync + 'static {
+    /// Per-lcore working memory, made once and reused for every burst (no
+    /// per-burst initialisation of key arrays).
+    type Scratch: Default + Send;
+
     /// Writes to `out[i]` the port for `pkts[i]`, whose header is `l3[i]`,
     /// or [`RUNT`].
-    fn route(&self, in_port: u16, pkts: &[Mbuf], l3: &[L3], out: &mut [u16]);
+    fn route(&self, scratch: &mut Self::Scratch, in_port: u16, pkts: &[Mbuf], l3: &[L3], out: &mut [u16]);
 }
 
 /// Longest-prefix match: IPv4 destinations of the burst go to rte_lpm in one
@@ -28,9 +32,19 @@ pub struct LpmLookup {
     pub sequential: bool,
 }
 
+/// Keys and results of one burst in LPM mode.
+#[derive(Default)]
+pub struct LpmScratch {
+    v4: Gather<u32>,
+    v6: Gather<[u8; 16]>,
+    hops: [u32; BURST],
+}
+
 impl Lookup for LpmLookup {
+    type Scratch = LpmScratch;
+
     #[inline(always)]
-    fn route(&self, in_port: u16, _pkts: &[Mbuf], l3: &[L3], out: &mut [u16]) {
+    fn route(&self, scratch: &mut LpmScratch, in_port: u16, _pkts: &[Mbuf], l3: &[L3], out: &mut [u16]) {
         let default = u32::from(in_port);
         if self.sequential {
             for (o, h) in out.iter_mut().zip(l3) {
@@ -43,8 +57,9 @@ impl Lookup for LpmLookup {
             }
             return;
         }
-        let mut v4 = Gather::<u32>::new();
-        let mut v6 = Gather::<[u8; 16]>::new();
+        let LpmScratch { v4, v6, hops } = scratch;
+        v4.clear();
+        v6.clear();
         for (i, (o, h)) in out.iter_mut().zip(l3).enumerate() {
             *o = in_port;
             match h {
@@ -54,10 +69,9 @@ impl Lookup for LpmLookup {
                 L3::Runt => *o = RUNT,
             }
         }
-        let mut hops = [0u32; BURST];
-        self.tables.lookup_v4_bulk(v4.keys(), &mut hops, default);
+        self.tables.lookup_v4_bulk(v4.keys(), hops, default);
         v4.scatter(hops.iter().map(|&h| h as u16), out);
-        self.tables.lookup_v6_bulk(v6.keys(), &mut hops, default);
+        self.tables.lookup_v6_bulk(v6.keys(), hops, default);
         v6.scatter(hops.iter().map(|&h| h as u16), out);
     }
 }
@@ -71,11 +85,22 @@ pub struct EmLookup {
     pub sequential: bool,
 }
 
+/// Keys and results of one burst in exact-match mode.
+#[derive(Default)]
+pub struct EmScratch {
+    v4: Gather<Ipv4Key>,
+    v6: Gather<Ipv6Key>,
+    hops: [u16; BURST],
+}
+
 impl Lookup for EmLookup {
+    type Scratch = EmScratch;
+
     #[inline(always)]
-    fn route(&self, in_port: u16, pkts: &[Mbuf], _l3: &[L3], out: &mut [u16]) {
-        let mut v4 = Gather::<Ipv4Key>::new();
-        let mut v6 = Gather::<Ipv6Key>::new();
+    fn route(&self, scratch: &mut EmScratch, in_port: u16, pkts: &[Mbuf], _l3: &[L3], out: &mut [u16]) {
+        let EmScratch { v4, v6, hops } = scratch;
+        v4.clear();
+        v6.clear();
         for (i, (o, p)) in out.iter_mut().zip(pkts).enumerate() {
             *o = in_port;
             match em::key_of(p.data()) {
@@ -85,19 +110,18 @@ impl Lookup for EmLookup {
                 EmKey::Runt => *o = RUNT,
             }
         }
-        let mut hops = [0u16; BURST];
         let n4 = v4.keys().len();
         if self.sequential {
-            self.tables.lookup_v4_sequential(v4.keys(), in_port, &mut hops);
+            self.tables.lookup_v4_sequential(v4.keys(), in_port, hops);
         } else {
-            self.tables.lookup_v4_multi(v4.keys(), in_port, &mut hops);
+            self.tables.lookup_v4_multi(v4.keys(), in_port, hops);
         }
         v4.scatter(hops[..n4].iter().copied(), out);
         let n6 = v6.keys().len();
         if self.sequential {
-            self.tables.lookup_v6_sequential(v6.keys(), in_port, &mut hops);
+            self.tables.lookup_v6_sequential(v6.keys(), in_port, hops);
         } else {
-            self.tables.lookup_v6_multi(v6.keys(), in_port, &mut hops);
+            self.tables.lookup_v6_multi(v6.keys(), in_port, hops);
         }
         v6.scatter(hops[..n6].iter().copied(), out);
     }
@@ -111,14 +135,21 @@ struct Gather<K: Copy + Default> {
     len: usize,
 }
 
-impl<K: Copy + Default> Gather<K> {
-    #[inline(always)]
-    fn new() -> Self {
+impl<K: Copy + Default> Default for Gather<K> {
+    fn default() -> Self {
         Self {
             keys: [K::default(); BURST],
             from: [0; BURST],
             len: 0,
         }
+    }
+}
+
+impl<K: Copy + Default> Gather<K> {
+    /// Forgets the previous burst's keys (without touching them).
+    #[inline(always)]
+    fn clear(&mut self) {
+        self.len = 0;
     }
 
     #[inline(always)]
