@@ -7,7 +7,7 @@
 use clap::error::ErrorKind;
 use clap::parser::ValueSource;
 use clap::{Arg, ArgAction, ArgMatches, CommandFactory, FromArgMatches, Parser, ValueEnum};
-use lpm::rules::parse_c_ulong;
+use rulefile::parse_c_ulong;
 use std::fmt;
 use std::path::PathBuf;
 

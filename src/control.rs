@@ -1,8 +1,8 @@
 //! The control thread: periodic rate lines, the `--duration` timer, and the
 //! totals printed at exit. It never forwards and runs off the lcores' CPUs.
 
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

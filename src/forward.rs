@@ -162,7 +162,11 @@ fn forward_burst<L: Lookup>(
     work: &mut BurstWork<L>,
     out: &mut TxSide,
 ) {
-    let BurstWork { l3, dst, lookup: scratch } = work;
+    let BurstWork {
+        l3,
+        dst,
+        lookup: scratch,
+    } = work;
     let pkts = burst.as_slice();
     let n = pkts.len();
     for p in pkts.iter().take(PREFETCH_AHEAD) {

@@ -227,9 +227,11 @@ fn forward_until_stopped<L: Lookup>(
     };
     let totals_view = control.counters.clone();
     let telemetry_view = control.counters.clone();
-    dpdk::register_telemetry("/l3fwd/stats", "l3fwd-rs forwarding counters, summed over lcores", move || {
-        LcoreCounters::named(&telemetry_view.iter().map(|c| c.totals()).sum())
-    })?;
+    dpdk::register_telemetry(
+        "/l3fwd/stats",
+        "l3fwd-rs forwarding counters, summed over lcores",
+        move || LcoreCounters::named(&telemetry_view.iter().map(|c| c.totals()).sum()),
+    )?;
     let control_thread = dpdk::spawn_control_thread("l3fwd-ctrl", move || control.run())?;
     if let Some(task) = main_task {
         task.run();
@@ -251,7 +253,9 @@ fn forward_until_stopped<L: Lookup>(
     summary.mbufs_in_use = [mbufs_before, in_use(&pools)];
     summary.print();
     if let Some(path) = &args.stats_json {
-        summary.write_json(path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        summary
+            .write_json(path)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
     drop(pools);
     Ok(())

@@ -108,7 +108,12 @@ pub fn build(eal: &Eal, plan: &Plan, args: &Args) -> Result<Dataplane, Box<dyn s
                     txd as u32,
                     n_lcores,
                 );
-                let pool = Mempool::create(&format!("mbuf_pool_{key_port}_{socket}"), n, MEMPOOL_CACHE, socket as i32)?;
+                let pool = Mempool::create(
+                    &format!("mbuf_pool_{key_port}_{socket}"),
+                    n,
+                    MEMPOOL_CACHE,
+                    socket as i32,
+                )?;
                 log::info!("mempool for port key {key_port} socket {socket}: {n} mbufs");
                 slot.insert(pool);
             }

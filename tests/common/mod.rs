@@ -1,0 +1,437 @@
+//! Integration-test harness: runs a forwarder (l3fwd-rs or DPDK's C l3fwd)
+//! as a child process on pcap ports and collects what it transmitted.
+//!
+//! ```ignore
+//! let out = Run::new(c_l3fwd())
+//!     .port(frames0)
+//!     .port(frames1)
+//!     .args(&["-p", "0x3", "--config", "(0,0,0),(1,0,0)", "--parse-ptype"])
+//!     .run();
+//! out.assert_success();
+//! let sent = out.per_port();
+//! ```
+// Each tests/*.rs uses a different part of this module.
+#![allow(dead_code)]
+
+use std::fs::{self, File};
+use std::io;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// A run is over once its files have not moved for this long...
+const QUIET: Duration = Duration::from_millis(300);
+/// ...but not before this: EAL init alone takes a few hundred ms.
+const MIN_RUN: Duration = Duration::from_secs(1);
+/// A forwarder still busy after this is stuck.
+const MAX_RUN: Duration = Duration::from_secs(20);
+/// Time to exit after SIGINT, or for a CLI run to finish.
+const EXIT_TIMEOUT: Duration = Duration::from_secs(10);
+const POLL: Duration = Duration::from_millis(50);
+
+pub fn workspace() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Our forwarder.
+pub fn l3fwd_rs() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_l3fwd-rs"))
+}
+
+/// DPDK's C l3fwd, built (once per test process) by scripts/build-c-l3fwd.sh.
+pub fn c_l3fwd() -> PathBuf {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let out = workspace().join("target/c-l3fwd");
+        let status = Command::new(workspace().join("scripts/build-c-l3fwd.sh"))
+            .arg(&out)
+            .status()
+            .expect("run scripts/build-c-l3fwd.sh");
+        assert!(status.success(), "scripts/build-c-l3fwd.sh: {status}");
+        out.join("dpdk-l3fwd")
+    })
+    .clone()
+}
+
+/// A forwarder run on pcap ports: port P is `net_pcapP`, reading the frames
+/// given to the P-th [`Run::port`] call.
+pub struct Run {
+    bin: PathBuf,
+    inputs: Vec<Vec<Vec<u8>>>,
+    lcores: String,
+    tx_files: Option<usize>,
+    memory_mb: u32,
+    eal_args: Vec<String>,
+    app_args: Vec<String>,
+}
+
+impl Run {
+    /// A run of `bin` on EAL lcore 0 and no ports yet.
+    pub fn new(bin: impl Into<PathBuf>) -> Self {
+        Run {
+            bin: bin.into(),
+            inputs: Vec::new(),
+            lcores: "0".into(),
+            tx_files: None,
+            memory_mb: 512,
+            eal_args: Vec::new(),
+            app_args: Vec::new(),
+        }
+    }
+
+    /// Adds the next port, receiving `frames` once.
+    pub fn port(mut self, frames: Vec<Vec<u8>>) -> Self {
+        self.inputs.push(frames);
+        self
+    }
+
+    /// The EAL lcore list (`-l`), e.g. "0" or "0-1".
+    pub fn lcores(mut self, list: &str) -> Self {
+        self.lcores = list.into();
+        self
+    }
+
+    /// TX pcap files (= TX queues) per port. The default is the number of
+    /// lcores in the `-l` list: l3fwd sets up one TX queue per lcore on
+    /// every port, and a pcap port has one TX queue per `tx_pcap=` file.
+    pub fn tx_files(mut self, count: usize) -> Self {
+        self.tx_files = Some(count);
+        self
+    }
+
+    /// EAL memory (`-m`) in MB; 512 unless a test needs large tables.
+    pub fn memory_mb(mut self, mb: u32) -> Self {
+        self.memory_mb = mb;
+        self
+    }
+
+    /// More EAL arguments, after the harness's own.
+    pub fn eal_args(mut self, args: &[&str]) -> Self {
+        self.eal_args.extend(args.iter().map(|&a| a.into()));
+        self
+    }
+
+    /// Application arguments (after `--`).
+    pub fn args(mut self, args: &[&str]) -> Self {
+        self.app_args.extend(args.iter().map(|&a| a.into()));
+        self
+    }
+
+    /// Runs the forwarder until it has been idle for a while, stops it with
+    /// SIGINT and collects what it sent. Panics if it does not settle or stop.
+    pub fn run(self) -> Outcome {
+        let scratch = Scratch::new();
+        let tx_files = self.tx_files.unwrap_or_else(|| lcore_count(&self.lcores));
+        let mut args = scratch.eal_args(self.memory_mb);
+        args.extend(["-l".into(), self.lcores.clone()]);
+        args.extend(self.eal_args.iter().cloned());
+        let mut outputs = Vec::new();
+        for (port, frames) in self.inputs.iter().enumerate() {
+            let input = scratch.dir.join(format!("in_{port}.pcap"));
+            trafficgen::write_pcap(&input, frames).expect("write input pcap");
+            let files: Vec<_> = (0..tx_files)
+                .map(|queue| scratch.dir.join(format!("out_{port}_{queue}.pcap")))
+                .collect();
+            args.push(pcap_vdev(port, &input, &files));
+            outputs.push(files);
+        }
+        args.push("--".into());
+        args.extend(self.app_args.iter().cloned());
+
+        let mut child = scratch.spawn(&self.bin, &args);
+        let mut before_stop = Vec::new();
+        let status = match child.wait_until_idle(&scratch.dir) {
+            Some(status) => status,
+            None => {
+                // What was sent while forwarding, before shutdown flushes.
+                before_stop = scratch.read_outputs(&outputs);
+                child.interrupt();
+                child
+                    .wait_timeout(EXIT_TIMEOUT)
+                    .unwrap_or_else(|| panic!("{}: no exit within {EXIT_TIMEOUT:?} of SIGINT", scratch.describe()))
+            }
+        };
+        let mut outcome = scratch.outcome(status, &outputs);
+        outcome.before_stop = before_stop;
+        outcome
+    }
+}
+
+/// Runs `bin` with the harness's EAL arguments, `eal_args`, `--`, `app_args`,
+/// and waits for it to exit by itself (for command-line error tests).
+pub fn run_cli(bin: &Path, eal_args: &[&str], app_args: &[&str]) -> Outcome {
+    let scratch = Scratch::new();
+    let mut args = scratch.eal_args(512);
+    args.extend(eal_args.iter().map(|&a| a.into()));
+    args.push("--".into());
+    args.extend(app_args.iter().map(|&a| a.into()));
+    let mut child = scratch.spawn(bin, &args);
+    let status = child
+        .wait_timeout(EXIT_TIMEOUT)
+        .unwrap_or_else(|| panic!("{}: still running after {EXIT_TIMEOUT:?}", scratch.describe()));
+    scratch.outcome(status, &[])
+}
+
+/// What a forwarder did.
+pub struct Outcome {
+    pub status: ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+    /// Per port, per TX file (queue), the frames written there.
+    pub outputs: Vec<Vec<Vec<Vec<u8>>>>,
+    /// The same, read while the forwarder still ran, just before SIGINT
+    /// (empty if it exited by itself).
+    pub before_stop: Vec<Vec<Vec<Vec<u8>>>>,
+}
+
+impl Outcome {
+    /// Frames sent by each port, its TX files concatenated in queue order
+    /// (so in sending order only with one TX file per port).
+    pub fn per_port(&self) -> Vec<Vec<Vec<u8>>> {
+        self.outputs.iter().map(|files| files.concat()).collect()
+    }
+
+    /// Panics with the forwarder's output unless it exited successfully.
+    pub fn assert_success(&self) -> &Self {
+        assert!(
+            self.status.success(),
+            "forwarder failed: {}\n--- stdout\n{}\n--- stderr\n{}",
+            self.status,
+            self.stdout,
+            self.stderr
+        );
+        self
+    }
+}
+
+/// `--vdev` for pcap port `port`: one RX file, one TX queue per TX file.
+fn pcap_vdev(port: usize, input: &Path, outputs: &[PathBuf]) -> String {
+    let mut vdev = format!("--vdev=net_pcap{port},rx_pcap={}", input.display());
+    for output in outputs {
+        vdev += &format!(",tx_pcap={}", output.display());
+    }
+    vdev
+}
+
+/// Number of lcores in an EAL `-l` list such as "0-1,3".
+fn lcore_count(list: &str) -> usize {
+    list.split(',')
+        .map(|range| match range.split_once('-') {
+            Some((first, last)) => lcore_id(last) - lcore_id(first) + 1,
+            None => 1,
+        })
+        .sum()
+}
+
+fn lcore_id(id: &str) -> usize {
+    id.trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("lcore list: bad id {id:?}"))
+}
+
+/// Per-run resources: a directory under target/test-runs for pcaps and
+/// logs, a unique EAL file prefix, and the right to run a forwarder (one
+/// at a time per test process: on two cores, parallel busy-polling
+/// forwarders starve each other and the timing heuristics).
+struct Scratch {
+    dir: PathBuf,
+    prefix: String,
+    _one_at_a_time: MutexGuard<'static, ()>,
+}
+
+impl Scratch {
+    fn new() -> Self {
+        static RUNNING: Mutex<()> = Mutex::new(());
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        // A panicking test poisons the lock; the next run is unaffected.
+        let guard = RUNNING.lock().unwrap_or_else(PoisonError::into_inner);
+        let name = format!("{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
+        let dir = workspace().join("target/test-runs").join(&name);
+        fs::create_dir_all(&dir).expect("create test run directory");
+        // Canonical, to compare with the paths in /proc/PID/fd.
+        let dir = fs::canonicalize(dir).expect("canonicalize test run directory");
+        Scratch {
+            dir,
+            prefix: format!("l3fwd-test-{name}"),
+            _one_at_a_time: guard,
+        }
+    }
+
+    fn eal_args(&self, memory_mb: u32) -> Vec<String> {
+        [
+            "--no-huge",
+            "-m",
+            &memory_mb.to_string(),
+            "--no-pci",
+            "--file-prefix",
+            &self.prefix,
+        ]
+        .map(String::from)
+        .to_vec()
+    }
+
+    /// Starts `bin` in the workspace (for relative rule paths), its output
+    /// going to files in the run directory (pipes could fill up and block it).
+    fn spawn(&self, bin: &Path, args: &[String]) -> Running {
+        let log = |name| File::create(self.dir.join(name)).expect("create log file");
+        let child = Command::new(bin)
+            .args(args)
+            .current_dir(workspace())
+            .stdin(Stdio::null())
+            .stdout(log("stdout"))
+            .stderr(log("stderr"))
+            .spawn()
+            .unwrap_or_else(|err| panic!("spawn {}: {err}", bin.display()));
+        Running(child)
+    }
+
+    fn log(&self, name: &str) -> String {
+        fs::read_to_string(self.dir.join(name)).unwrap_or_default()
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "run {}\n--- stdout\n{}\n--- stderr\n{}",
+            self.dir.display(),
+            self.log("stdout"),
+            self.log("stderr")
+        )
+    }
+
+    /// Reads the TX files (a missing one, e.g. after a failed start, reads
+    /// as empty).
+    fn read_outputs(&self, outputs: &[Vec<PathBuf>]) -> Vec<Vec<Vec<Vec<u8>>>> {
+        let read = |path: &PathBuf| match trafficgen::read_pcap(path) {
+            Ok(frames) => frames,
+            Err(err) if err.kind() == io::ErrorKind::NotFound => Vec::new(),
+            Err(err) => panic!("{}: {err}", path.display()),
+        };
+        outputs.iter().map(|files| files.iter().map(read).collect()).collect()
+    }
+
+    /// Collects logs and TX files.
+    fn outcome(&self, status: ExitStatus, outputs: &[Vec<PathBuf>]) -> Outcome {
+        Outcome {
+            status,
+            stdout: self.log("stdout"),
+            stderr: self.log("stderr"),
+            outputs: self.read_outputs(outputs),
+            before_stop: Vec::new(),
+        }
+    }
+}
+
+impl Drop for Scratch {
+    /// Removes EAL's runtime files (several MB per prefix, never reused) and,
+    /// unless the test is failing, the run directory.
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(eal_runtime_dir(&self.prefix));
+        if !thread::panicking() {
+            let _ = fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+/// Where EAL keeps a file prefix's runtime files (see eal_get_runtime_dir).
+fn eal_runtime_dir(prefix: &str) -> PathBuf {
+    let is_root = fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0);
+    let base = if is_root {
+        PathBuf::from("/var/run")
+    } else {
+        std::env::var_os("XDG_RUNTIME_DIR").map_or_else(|| PathBuf::from("/tmp"), PathBuf::from)
+    };
+    base.join("dpdk").join(prefix)
+}
+
+/// A forwarder process, killed if dropped while still running so that a
+/// failing test leaves no busy-polling process behind.
+struct Running(Child);
+
+impl Running {
+    /// Waits until the process has left the files in `dir` (its inputs and
+    /// outputs) untouched for [`QUIET`], after at least [`MIN_RUN`]. Returns
+    /// its status if it exited meanwhile.
+    fn wait_until_idle(&mut self, dir: &Path) -> Option<ExitStatus> {
+        let start = Instant::now();
+        let mut last = Vec::new();
+        let mut last_change = start;
+        loop {
+            if let Some(status) = self.0.try_wait().expect("wait for forwarder") {
+                return Some(status);
+            }
+            let now = Instant::now();
+            let offsets = open_file_offsets(self.0.id(), dir);
+            if offsets != last {
+                last = offsets;
+                last_change = now;
+            }
+            if now - start >= MIN_RUN && now - last_change >= QUIET {
+                return None;
+            }
+            assert!(
+                now - start < MAX_RUN,
+                "forwarder still busy after {MAX_RUN:?} in {}",
+                dir.display()
+            );
+            thread::sleep(POLL);
+        }
+    }
+
+    fn interrupt(&self) {
+        let status = Command::new("kill")
+            .args(["-INT", &self.0.id().to_string()])
+            .status()
+            .expect("run kill");
+        assert!(status.success(), "kill -INT {}: {status}", self.0.id());
+    }
+
+    fn wait_timeout(&mut self, timeout: Duration) -> Option<ExitStatus> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(status) = self.0.try_wait().expect("wait for forwarder") {
+                return Some(status);
+            }
+            if Instant::now() >= deadline {
+                return None;
+            }
+            thread::sleep(POLL);
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Ok(None) = self.0.try_wait() {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
+/// The file offsets of the files under `dir` that process `pid` has open,
+/// sorted. They move while the forwarder reads its pcap inputs (libpcap
+/// reads ahead by blocks) and writes its outputs (the pcap PMD flushes
+/// after every TX burst).
+fn open_file_offsets(pid: u32, dir: &Path) -> Vec<(PathBuf, u64)> {
+    let Ok(fds) = fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return Vec::new();
+    };
+    let mut offsets: Vec<_> = fds
+        .flatten()
+        .filter_map(|fd| {
+            let target = fs::read_link(fd.path()).ok()?;
+            if !target.starts_with(dir) {
+                return None;
+            }
+            let info = fs::read_to_string(format!("/proc/{pid}/fdinfo/{}", fd.file_name().to_str()?)).ok()?;
+            let pos = info.lines().find_map(|line| line.strip_prefix("pos:"))?;
+            Some((target, pos.trim().parse().ok()?))
+        })
+        .collect();
+    offsets.sort();
+    offsets
+}
