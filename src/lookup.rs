@@ -170,7 +170,7 @@ impl<K: Copy + Default> Gather<K> {
     fn scatter(&self, hops: impl Iterator<Item = u16>, out: &mut [u16]) {
         for (&i, h) in self.from[..self.len].iter().zip(hops) {
             if let Some(o) = out.get_mut(i as usize) {
-                *o = h as u16;
+                *o = h;
             }
         }
     }
