@@ -77,7 +77,12 @@ impl<const N: usize> Hash<N> {
         // key_len-byte keys that live for the call (rte_hash reads only
         // those n); out holds n slots; the table is only read.
         unsafe {
-            sys::rte_hash_lookup_bulk(self.0.as_ptr(), ptrs.as_mut_ptr() as *mut *const c_void, n as u32, out.as_mut_ptr())
+            sys::rte_hash_lookup_bulk(
+                self.0.as_ptr(),
+                ptrs.as_mut_ptr() as *mut *const c_void,
+                n as u32,
+                out.as_mut_ptr(),
+            )
         };
     }
 }

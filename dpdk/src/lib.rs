@@ -7,8 +7,8 @@
 //! [`Lpm`], [`Lpm6`], [`Hash`], lcore launch) -> the application.
 
 mod eal;
-mod hash;
 mod error;
+mod hash;
 mod launch;
 mod lpm;
 mod mbuf;

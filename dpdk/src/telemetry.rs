@@ -26,12 +26,18 @@ where
 {
     let c_cmd = CString::new(cmd).map_err(|_| DpdkError::invalid("telemetry command", "contains a NUL byte"))?;
     let c_help = CString::new(help).map_err(|_| DpdkError::invalid("telemetry help", "contains a NUL byte"))?;
-    sources().lock().unwrap_or_else(|e| e.into_inner()).insert(cmd.to_owned(), Box::new(source));
+    sources()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(cmd.to_owned(), Box::new(source));
     // SAFETY: DPDK copies the command name and help text; the callback is a
     // plain function valid for the life of the process.
     let ret = unsafe { sys::rte_telemetry_register_cmd(c_cmd.as_ptr(), Some(answer), c_help.as_ptr()) };
     if ret != 0 {
-        return Err(DpdkError::from_code(format!("cannot register telemetry command {cmd}"), ret));
+        return Err(DpdkError::from_code(
+            format!("cannot register telemetry command {cmd}"),
+            ret,
+        ));
     }
     Ok(())
 }

@@ -24,21 +24,9 @@ const MAX_PROBES: usize = 1 << 20;
 const SIZES: [(&str, u32); 4] = [("16", 16), ("64K", 1 << 16), ("1M", 1 << 20), ("4M", 4_000_000)];
 
 fn eal() {
-    let args: Vec<String> = [
-        "em-bench",
-        "--no-huge",
-        "-m",
-        "4096",
-        "--no-pci",
-        "--file-prefix",
-        &format!("em-bench-{}", std::process::id()),
-        "-l",
-        "0",
-        "--log-level",
-        "error",
-    ]
-    .map(String::from)
-    .into();
+    let pid = std::process::id();
+    let args = format!("em-bench --no-huge -m 4096 --no-pci --file-prefix em-bench-{pid} -l 0 --log-level error");
+    let args: Vec<String> = args.split(' ').map(String::from).collect();
     dpdk::Eal::init_shared(&args).expect("EAL init");
 }
 

@@ -13,10 +13,11 @@
 //! accepted.
 
 use std::fmt;
-use std::io;
 use std::net::{Ipv4Addr, Ipv6Addr};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::str::FromStr;
+
+use rulefile::{parse_c_ulong, Line};
 
 use crate::key::FiveTuple;
 
@@ -95,121 +96,34 @@ impl fmt::Display for LineProblem {
 }
 
 /// A rule file that could not be read or parsed.
-#[derive(Debug)]
-pub enum RuleError {
-    /// The file could not be read.
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// The OS error.
-        source: io::Error,
-    },
-    /// A line is not a comment, blank, or valid rule.
-    Line {
-        /// The file (its path, usually).
-        origin: String,
-        /// 1-based line number.
-        line: usize,
-        /// The line, without its line ending.
-        text: String,
-        /// What is wrong with it.
-        problem: LineProblem,
-    },
-    /// The file holds no rule (C l3fwd refuses such files too).
-    NoRules {
-        /// The file.
-        origin: String,
-    },
-}
+pub type RuleError = rulefile::Error<LineProblem>;
 
-impl fmt::Display for RuleError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Io { path, source } => write!(f, "cannot read {}: {source}", path.display()),
-            Self::Line {
-                origin,
-                line,
-                text,
-                problem,
-            } => write!(f, "{origin}:{line}: '{text}': {problem}"),
-            Self::NoRules { origin } => write!(
-                f,
-                "{origin}: no rules ('R<dst> <src> <dst port> <src port> <proto> <port>' lines)"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for RuleError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            Self::Io { source, .. } => Some(source),
-            _ => None,
-        }
-    }
+impl rulefile::Problem for LineProblem {
+    const RULES: &'static str = "rules ('R<dst> <src> <dst port> <src port> <proto> <port>' lines)";
 }
 
 /// Parses an IPv4 rule file's text; `origin` (usually the path) names it in errors.
 pub fn parse_v4(text: &str, origin: &str) -> Result<Vec<Rule<Ipv4Addr>>, RuleError> {
-    parse(text, origin)
+    rulefile::parse(text, origin, rule)
 }
 
 /// Parses an IPv6 rule file's text; `origin` (usually the path) names it in errors.
 pub fn parse_v6(text: &str, origin: &str) -> Result<Vec<Rule<Ipv6Addr>>, RuleError> {
-    parse(text, origin)
+    rulefile::parse(text, origin, rule)
 }
 
 /// Reads and parses an IPv4 rule file.
 pub fn load_v4(path: impl AsRef<Path>) -> Result<Vec<Rule<Ipv4Addr>>, RuleError> {
-    load(path.as_ref())
+    rulefile::load(path, rule)
 }
 
 /// Reads and parses an IPv6 rule file.
 pub fn load_v6(path: impl AsRef<Path>) -> Result<Vec<Rule<Ipv6Addr>>, RuleError> {
-    load(path.as_ref())
+    rulefile::load(path, rule)
 }
 
-fn load<A: FromStr>(path: &Path) -> Result<Vec<Rule<A>>, RuleError> {
-    let text = std::fs::read_to_string(path).map_err(|source| RuleError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    parse(&text, &path.display().to_string())
-}
-
-fn parse<A: FromStr>(text: &str, origin: &str) -> Result<Vec<Rule<A>>, RuleError> {
-    let mut rules = Vec::new();
-    for (index, line) in text.lines().enumerate() {
-        if is_skipped(line) {
-            continue;
-        }
-        let (tuple, port) = parse_line(line).map_err(|problem| RuleError::Line {
-            origin: origin.to_owned(),
-            line: index + 1,
-            text: line.trim_end().to_owned(),
-            problem,
-        })?;
-        rules.push(Rule {
-            tuple,
-            port,
-            line: index + 1,
-        });
-    }
-    if rules.is_empty() {
-        return Err(RuleError::NoRules {
-            origin: origin.to_owned(),
-        });
-    }
-    Ok(rules)
-}
-
-/// Comments only count in the first column, as in C's `is_bypass_line`.
-fn is_skipped(line: &str) -> bool {
-    line.starts_with('#') || line.trim().is_empty()
-}
-
-fn parse_line<A: FromStr>(line: &str) -> Result<(FiveTuple<A>, u8), LineProblem> {
-    let body = line.strip_prefix('R').ok_or(LineProblem::NotARule)?;
+fn rule<A: FromStr>(line: Line<'_>) -> Result<Rule<A>, LineProblem> {
+    let body = line.text.strip_prefix('R').ok_or(LineProblem::NotARule)?;
     let mut fields = body.split_ascii_whitespace();
     let mut f = [""; FIELDS.len()];
     for (found, slot) in f.iter_mut().enumerate() {
@@ -225,7 +139,11 @@ fn parse_line<A: FromStr>(line: &str) -> Result<(FiveTuple<A>, u8), LineProblem>
         src_port: number(f[3], FIELDS[3], u16::MAX.into())? as u16,
         proto: number(f[4], FIELDS[4], u8::MAX.into())? as u8,
     };
-    Ok((tuple, number(f[5], FIELDS[5], u8::MAX.into())? as u8))
+    Ok(Rule {
+        tuple,
+        port: number(f[5], FIELDS[5], u8::MAX.into())? as u8,
+        line: line.number,
+    })
 }
 
 fn address<A: FromStr>(text: &str, field: &'static str) -> Result<A, LineProblem> {
@@ -237,7 +155,7 @@ fn address<A: FromStr>(text: &str, field: &'static str) -> Result<A, LineProblem
 
 /// `GET_CB_FIELD(text, value, 0, max, 0)`.
 fn number(text: &str, field: &'static str, max: u64) -> Result<u64, LineProblem> {
-    let value = parse_c_ulong(text).ok_or_else(|| LineProblem::BadNumber {
+    let value = parse_c_ulong(text, 0).ok_or_else(|| LineProblem::BadNumber {
         field,
         text: text.to_owned(),
     })?;
@@ -247,25 +165,10 @@ fn number(text: &str, field: &'static str, max: u64) -> Result<u64, LineProblem>
     Ok(value)
 }
 
-/// `strtoul(s, &end, 0)` with the whole string consumed: `0x` picks
-/// hexadecimal, a leading `0` octal, anything else decimal; an optional `+`.
-fn parse_c_ulong(s: &str) -> Option<u64> {
-    let s = s.strip_prefix('+').unwrap_or(s);
-    let (digits, radix) = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-        Some(hex) => (hex, 16),
-        None if s.len() > 1 && s.starts_with('0') => (&s[1..], 8),
-        None => (s, 10),
-    };
-    // from_str_radix alone would also take a sign after the prefix ("0x+1").
-    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
-        return None;
-    }
-    u64::from_str_radix(digits, radix).ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
     fn v4_err(text: &str) -> String {
         parse_v4(text, "t.cfg").unwrap_err().to_string()
@@ -303,10 +206,6 @@ mod tests {
         let t = rule.tuple;
         assert_eq!((t.dst_port, t.src_port, t.proto, rule.port), (16, 8, 6, 255));
         assert_eq!((t.dst, t.src), (Ipv4Addr::new(1, 2, 3, 4), Ipv4Addr::new(5, 6, 7, 8)));
-        for bad in ["", "0x", "08", "1x", "-1", "0x+1", "++1"] {
-            assert_eq!(parse_c_ulong(bad), None, "{bad:?}");
-        }
-        assert_eq!(parse_c_ulong("99999999999999999999999"), None);
     }
 
     #[test]

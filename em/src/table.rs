@@ -241,21 +241,9 @@ mod tests {
 
     /// One EAL per test binary, with its own file prefix.
     fn eal() {
-        let args: Vec<String> = [
-            "em-tests",
-            "--no-huge",
-            "-m",
-            "2048",
-            "--no-pci",
-            "--file-prefix",
-            &format!("em-tests-{}", std::process::id()),
-            "-l",
-            "0",
-            "--log-level",
-            "error",
-        ]
-        .map(String::from)
-        .into();
+        let pid = std::process::id();
+        let args = format!("em-tests --no-huge -m 2048 --no-pci --file-prefix em-tests-{pid} -l 0 --log-level error");
+        let args: Vec<String> = args.split(' ').map(String::from).collect();
         dpdk::Eal::init_shared(&args).expect("EAL init");
     }
 

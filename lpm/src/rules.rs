@@ -10,10 +10,10 @@
 //! silently ignored, and Windows line endings are accepted.
 
 use ipnet::{Ipv4Net, Ipv6Net, PrefixLenError};
+use rulefile::{parse_c_ulong, Line};
 use std::fmt;
-use std::io;
 use std::net::{Ipv4Addr, Ipv6Addr};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::str::FromStr;
 
 /// One route of a rule file.
@@ -70,65 +70,10 @@ impl fmt::Display for LineProblem {
 }
 
 /// A rule file that could not be read or parsed.
-#[derive(Debug)]
-pub enum RuleError {
-    /// The file could not be read.
-    Io { path: PathBuf, source: io::Error },
-    /// A line is not a comment, blank, or valid route.
-    Line {
-        origin: String,
-        line: usize,
-        text: String,
-        problem: LineProblem,
-    },
-    /// The file holds no route (C l3fwd refuses such files too).
-    NoRules { origin: String },
-}
+pub type RuleError = rulefile::Error<LineProblem>;
 
-impl fmt::Display for RuleError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Io { path, source } => write!(f, "cannot read {}: {source}", path.display()),
-            Self::Line {
-                origin,
-                line,
-                text,
-                problem,
-            } => write!(f, "{origin}:{line}: '{text}': {problem}"),
-            Self::NoRules { origin } => write!(f, "{origin}: no routes ('R<prefix>/<depth> <port>' lines)"),
-        }
-    }
-}
-
-impl std::error::Error for RuleError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            Self::Io { source, .. } => Some(source),
-            _ => None,
-        }
-    }
-}
-
-/// Parses C-style unsigned numbers as `strtoul(s, &end, base)` does when the
-/// whole string must be consumed, so l3fwd's inputs mean the same here.
-///
-/// `base` 0 picks hexadecimal for `0x`, octal for a leading `0`, decimal
-/// otherwise; base 16 accepts an optional `0x`. A leading `+` is allowed, as
-/// in C. `base` must be 0 or 2..=36. Shared with the CLI's `--config` parser.
-pub fn parse_c_ulong(s: &str, base: u32) -> Option<u64> {
-    let s = s.strip_prefix('+').unwrap_or(s);
-    let hex = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X"));
-    let (digits, radix) = match (base, hex) {
-        (0 | 16, Some(rest)) => (rest, 16),
-        (0, None) if s.len() > 1 && s.starts_with('0') => (&s[1..], 8),
-        (0, None) => (s, 10),
-        (base, _) => (s, base),
-    };
-    // from_str_radix alone would also take a sign after the prefix ("0x+1").
-    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
-        return None;
-    }
-    u64::from_str_radix(digits, radix).ok()
+impl rulefile::Problem for LineProblem {
+    const RULES: &'static str = "routes ('R<prefix>/<depth> <port>' lines)";
 }
 
 /// What the parser needs to know about one address family.
@@ -157,65 +102,26 @@ impl Prefix for Ipv6Net {
 
 /// Parses an IPv4 rule file's text; `origin` (usually the path) names it in errors.
 pub fn parse_v4(text: &str, origin: &str) -> Result<Vec<Route<Ipv4Net>>, RuleError> {
-    parse(text, origin)
+    rulefile::parse(text, origin, route)
 }
 
 /// Parses an IPv6 rule file's text; `origin` (usually the path) names it in errors.
 pub fn parse_v6(text: &str, origin: &str) -> Result<Vec<Route<Ipv6Net>>, RuleError> {
-    parse(text, origin)
+    rulefile::parse(text, origin, route)
 }
 
 /// Reads and parses an IPv4 rule file.
 pub fn load_v4(path: impl AsRef<Path>) -> Result<Vec<Route<Ipv4Net>>, RuleError> {
-    load(path.as_ref())
+    rulefile::load(path, route)
 }
 
 /// Reads and parses an IPv6 rule file.
 pub fn load_v6(path: impl AsRef<Path>) -> Result<Vec<Route<Ipv6Net>>, RuleError> {
-    load(path.as_ref())
+    rulefile::load(path, route)
 }
 
-fn load<N: Prefix>(path: &Path) -> Result<Vec<Route<N>>, RuleError> {
-    let text = std::fs::read_to_string(path).map_err(|source| RuleError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    parse(&text, &path.display().to_string())
-}
-
-fn parse<N: Prefix>(text: &str, origin: &str) -> Result<Vec<Route<N>>, RuleError> {
-    let mut routes = Vec::new();
-    for (index, line) in text.lines().enumerate() {
-        if is_skipped(line) {
-            continue;
-        }
-        let (prefix, port) = parse_line::<N>(line).map_err(|problem| RuleError::Line {
-            origin: origin.to_owned(),
-            line: index + 1,
-            text: line.trim_end().to_owned(),
-            problem,
-        })?;
-        routes.push(Route {
-            prefix,
-            port,
-            line: index + 1,
-        });
-    }
-    if routes.is_empty() {
-        return Err(RuleError::NoRules {
-            origin: origin.to_owned(),
-        });
-    }
-    Ok(routes)
-}
-
-/// Comments only count in the first column, as in C's `is_bypass_line`.
-fn is_skipped(line: &str) -> bool {
-    line.starts_with('#') || line.trim().is_empty()
-}
-
-fn parse_line<N: Prefix>(line: &str) -> Result<(N, u8), LineProblem> {
-    let body = line.strip_prefix('R').ok_or(LineProblem::NotARoute)?;
+fn route<N: Prefix>(line: Line<'_>) -> Result<Route<N>, LineProblem> {
+    let body = line.text.strip_prefix('R').ok_or(LineProblem::NotARoute)?;
     let mut fields = body.split_ascii_whitespace();
     let (Some(net), Some(port)) = (fields.next(), fields.next()) else {
         return Err(LineProblem::MissingField);
@@ -223,7 +129,11 @@ fn parse_line<N: Prefix>(line: &str) -> Result<(N, u8), LineProblem> {
     if let Some(extra) = fields.next() {
         return Err(LineProblem::ExtraField(extra.to_owned()));
     }
-    Ok((parse_prefix(net)?, parse_port(port)?))
+    Ok(Route {
+        prefix: parse_prefix(net)?,
+        port: parse_port(port)?,
+        line: line.number,
+    })
 }
 
 fn parse_prefix<N: Prefix>(net: &str) -> Result<N, LineProblem> {
@@ -263,29 +173,6 @@ mod tests {
     /// The one-line message of a rejected IPv4 file.
     fn v4_err(text: &str) -> String {
         v4(text).unwrap_err().to_string()
-    }
-
-    #[test]
-    fn c_ulong_bases() {
-        assert_eq!(parse_c_ulong("24", 0), Some(24));
-        assert_eq!(parse_c_ulong("0x18", 0), Some(24));
-        assert_eq!(parse_c_ulong("0X18", 0), Some(24));
-        assert_eq!(parse_c_ulong("030", 0), Some(24));
-        assert_eq!(parse_c_ulong("0", 0), Some(0));
-        assert_eq!(parse_c_ulong("+7", 0), Some(7));
-        assert_eq!(parse_c_ulong("ff", 16), Some(255));
-        assert_eq!(parse_c_ulong("0xff", 16), Some(255));
-        assert_eq!(parse_c_ulong("12", 10), Some(12));
-    }
-
-    #[test]
-    fn c_ulong_rejects_partial_or_signed_numbers() {
-        for bad in ["", "0x", "08", "1x", "x", "-1", "0x+1", "++1", " 1", "1 "] {
-            assert_eq!(parse_c_ulong(bad, 0), None, "{bad:?}");
-        }
-        assert_eq!(parse_c_ulong("0x10", 10), None);
-        assert_eq!(parse_c_ulong("g", 16), None);
-        assert_eq!(parse_c_ulong("99999999999999999999999", 0), None);
     }
 
     #[test]

@@ -1,0 +1,284 @@
+//! Line-oriented rule files as DPDK 22.11's l3fwd reads them (`--rule_ipv4`,
+//! `--rule_ipv6`), whatever the rule syntax: one rule per line, lines starting
+//! with `#` and blank lines skipped, numbers read like C's `strtoul`, and
+//! errors naming the file and the line. The LPM and exact-match parsers each
+//! bring their own line syntax.
+//!
+//! Unlike C l3fwd, Windows line endings are accepted.
+
+#![warn(missing_docs)]
+
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// Parses C-style unsigned numbers as `strtoul(s, &end, base)` does when the
+/// whole string must be consumed, so l3fwd's inputs mean the same here.
+///
+/// `base` 0 picks hexadecimal for `0x`, octal for a leading `0`, decimal
+/// otherwise; base 16 accepts an optional `0x`. A leading `+` is allowed, as
+/// in C. `base` must be 0 or 2..=36.
+///
+/// ```
+/// use rulefile::parse_c_ulong;
+///
+/// assert_eq!(parse_c_ulong("0x18", 0), Some(24));
+/// assert_eq!(parse_c_ulong("030", 0), Some(24));
+/// assert_eq!(parse_c_ulong("+24", 0), Some(24));
+/// assert_eq!(parse_c_ulong("ff", 16), Some(255));
+/// assert_eq!(parse_c_ulong("24 ", 0), None); // not wholly a number
+/// assert_eq!(parse_c_ulong("-1", 0), None);
+/// ```
+pub fn parse_c_ulong(s: &str, base: u32) -> Option<u64> {
+    let s = s.strip_prefix('+').unwrap_or(s);
+    let hex = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X"));
+    let (digits, radix) = match (base, hex) {
+        (0 | 16, Some(rest)) => (rest, 16),
+        (0, None) if s.len() > 1 && s.starts_with('0') => (&s[1..], 8),
+        (0, None) => (s, 10),
+        (base, _) => (s, base),
+    };
+    // from_str_radix alone would also take a sign after the prefix ("0x+1").
+    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
+    u64::from_str_radix(digits, radix).ok()
+}
+
+/// One rule line of a file: neither a comment nor blank.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Line<'a> {
+    /// 1-based line number in the file.
+    pub number: usize,
+    /// The line, without its line ending (`\n` or `\r\n`).
+    pub text: &'a str,
+}
+
+/// The rule lines of a file's text, in order. Comments only count in the
+/// first column, as in C's `is_bypass_line`; a line that is empty or all
+/// white space is skipped too.
+///
+/// ```
+/// use rulefile::{lines, Line};
+///
+/// let text = "# routes\r\nR10.0.0.0/8 1\r\n \t\r\n  # not a comment\n";
+/// assert_eq!(
+///     lines(text).collect::<Vec<_>>(),
+///     [
+///         Line { number: 2, text: "R10.0.0.0/8 1" },
+///         Line { number: 4, text: "  # not a comment" },
+///     ]
+/// );
+/// ```
+pub fn lines(text: &str) -> impl Iterator<Item = Line<'_>> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, text)| !text.starts_with('#') && !text.trim().is_empty())
+        .map(|(index, text)| Line {
+            number: index + 1,
+            text,
+        })
+}
+
+/// The problems a rule syntax finds in a line; its [`Display`](fmt::Display)
+/// ends the message of an [`Error::Line`].
+pub trait Problem: fmt::Display {
+    /// What the syntax calls its rules, with their form, for the message
+    /// about a file without any (`"<origin>: no <RULES>"`), e.g.
+    /// `"routes ('R<prefix>/<depth> <port>' lines)"`.
+    const RULES: &'static str;
+}
+
+/// A rule file that could not be read or parsed; `P` says what is wrong
+/// with a line.
+#[derive(Debug)]
+pub enum Error<P> {
+    /// The file could not be read.
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        source: io::Error,
+    },
+    /// A line is not a comment, blank, or valid rule.
+    Line {
+        /// The file (its path, usually).
+        origin: String,
+        /// 1-based line number.
+        line: usize,
+        /// The line, without trailing white space.
+        text: String,
+        /// What is wrong with it.
+        problem: P,
+    },
+    /// The file holds no rule (C l3fwd refuses such files too).
+    NoRules {
+        /// The file.
+        origin: String,
+    },
+}
+
+impl<P: Problem> fmt::Display for Error<P> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Io { path, source } => write!(f, "cannot read {}: {source}", path.display()),
+            Self::Line {
+                origin,
+                line,
+                text,
+                problem,
+            } => write!(f, "{origin}:{line}: '{text}': {problem}"),
+            Self::NoRules { origin } => write!(f, "{origin}: no {}", P::RULES),
+        }
+    }
+}
+
+impl<P: Problem + fmt::Debug> std::error::Error for Error<P> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+/// Parses every rule line of `text` with `parse_line`, in order; `origin`
+/// (usually the path) names the file in errors. The first line
+/// `parse_line` rejects is an [`Error::Line`]; a text without rule lines is
+/// [`Error::NoRules`].
+pub fn parse<R, P>(
+    text: &str,
+    origin: &str,
+    mut parse_line: impl FnMut(Line<'_>) -> Result<R, P>,
+) -> Result<Vec<R>, Error<P>> {
+    let rules = lines(text)
+        .map(|line| {
+            parse_line(line).map_err(|problem| Error::Line {
+                origin: origin.to_owned(),
+                line: line.number,
+                text: line.text.trim_end().to_owned(),
+                problem,
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    if rules.is_empty() {
+        return Err(Error::NoRules {
+            origin: origin.to_owned(),
+        });
+    }
+    Ok(rules)
+}
+
+/// Reads the file at `path` and [`parse`]s it, the path naming it in errors.
+pub fn load<R, P>(
+    path: impl AsRef<Path>,
+    parse_line: impl FnMut(Line<'_>) -> Result<R, P>,
+) -> Result<Vec<R>, Error<P>> {
+    let path = path.as_ref();
+    let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    parse(&text, &path.display().to_string(), parse_line)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A syntax of single numbers.
+    #[derive(Debug, PartialEq)]
+    struct NotANumber;
+
+    impl fmt::Display for NotANumber {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            write!(f, "not a number")
+        }
+    }
+
+    impl Problem for NotANumber {
+        const RULES: &'static str = "numbers";
+    }
+
+    fn number(line: Line<'_>) -> Result<(usize, u64), NotANumber> {
+        let value = parse_c_ulong(line.text.trim(), 0).ok_or(NotANumber)?;
+        Ok((line.number, value))
+    }
+
+    fn numbers(text: &str) -> Result<Vec<(usize, u64)>, Error<NotANumber>> {
+        parse(text, "t.cfg", number)
+    }
+
+    #[test]
+    fn c_ulong_bases() {
+        assert_eq!(parse_c_ulong("24", 0), Some(24));
+        assert_eq!(parse_c_ulong("0x18", 0), Some(24));
+        assert_eq!(parse_c_ulong("0X18", 0), Some(24));
+        assert_eq!(parse_c_ulong("030", 0), Some(24));
+        assert_eq!(parse_c_ulong("0", 0), Some(0));
+        assert_eq!(parse_c_ulong("+7", 0), Some(7));
+        assert_eq!(parse_c_ulong("ff", 16), Some(255));
+        assert_eq!(parse_c_ulong("0xff", 16), Some(255));
+        assert_eq!(parse_c_ulong("12", 10), Some(12));
+    }
+
+    #[test]
+    fn c_ulong_rejects_partial_or_signed_numbers() {
+        for bad in ["", "0x", "08", "1x", "x", "-1", "0x+1", "++1", " 1", "1 "] {
+            assert_eq!(parse_c_ulong(bad, 0), None, "{bad:?}");
+        }
+        assert_eq!(parse_c_ulong("0x10", 10), None);
+        assert_eq!(parse_c_ulong("g", 16), None);
+        assert_eq!(parse_c_ulong("99999999999999999999999", 0), None);
+    }
+
+    #[test]
+    fn lines_skip_first_column_comments_and_blank_lines() {
+        let text = "#c\n\n \t\r\n1\r\n #x\n\r\n2 \r\n3";
+        let found: Vec<_> = lines(text).map(|l| (l.number, l.text)).collect();
+        assert_eq!(found, [(4, "1"), (5, " #x"), (7, "2 "), (8, "3")]);
+    }
+
+    #[test]
+    fn parse_keeps_order_and_line_numbers() {
+        assert_eq!(numbers("# n\n0x10\n\n010\n").unwrap(), [(2, 16), (4, 8)]);
+    }
+
+    #[test]
+    fn line_error_names_origin_line_trimmed_text_and_problem() {
+        let err = numbers("1\n\nx \t\r\n").unwrap_err();
+        assert!(matches!(
+            err,
+            Error::Line {
+                line: 3,
+                problem: NotANumber,
+                ..
+            }
+        ));
+        assert_eq!(err.to_string(), "t.cfg:3: 'x': not a number");
+        assert!(std::error::Error::source(&err).is_none());
+    }
+
+    #[test]
+    fn text_without_rules_is_an_error() {
+        for text in ["", "# only a comment\n", "\n \n"] {
+            let err = numbers(text).unwrap_err();
+            assert_eq!(err.to_string(), "t.cfg: no numbers", "{text:?}");
+        }
+    }
+
+    #[test]
+    fn load_names_the_path() {
+        let err = load("/nonexistent/rules.cfg", number).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "cannot read /nonexistent/rules.cfg: No such file or directory (os error 2)"
+        );
+        assert!(std::error::Error::source(&err).is_some());
+        let path = std::env::temp_dir().join(format!("rulefile-{}.cfg", std::process::id()));
+        std::fs::write(&path, "1\nx\n").unwrap();
+        let err = load(&path, number).unwrap_err().to_string();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(err, format!("{}:2: 'x': not a number", path.display()));
+    }
+}
