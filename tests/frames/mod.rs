@@ -18,9 +18,20 @@ pub fn next_hop_mac(p: u8) -> [u8; 6] {
 
 /// An Ethernet/IPv4/UDP frame with a valid checksum and `payload` bytes.
 pub fn udp4(src: [u8; 4], dst: [u8; 4], ttl: u8, payload: usize) -> Vec<u8> {
+    udp4_ports(src, dst, (1024, 9), ttl, payload)
+}
+
+/// The flow of the default exact-match rule of port `n`
+/// (`R198.18.n.0 198.18.n.1 9 9 0x11 n`).
+pub fn em_flow4(n: u8) -> Vec<u8> {
+    udp4_ports([198, 18, n, 1], [198, 18, n, 0], (9, 9), 64, 26)
+}
+
+/// As [`udp4`], with UDP ports `(source, destination)`.
+pub fn udp4_ports(src: [u8; 4], dst: [u8; 4], ports: (u16, u16), ttl: u8, payload: usize) -> Vec<u8> {
     let b = PacketBuilder::ethernet2(CLIENT_MAC, port_mac(0))
         .ipv4(src, dst, ttl)
-        .udp(1024, 9);
+        .udp(ports.0, ports.1);
     let mut f = Vec::new();
     b.write(&mut f, &vec![0xab; payload]).expect("build frame");
     f
