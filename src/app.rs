@@ -1,0 +1,210 @@
+//! The application: from parsed arguments to forwarding and back. Loads the
+//! rule files, starts EAL, checks the port/queue/lcore plan, builds the
+//! lookup tables, sets up the ports and runs the lcores until a signal or
+//! `--duration` stops them.
+
+use std::error::Error;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use dpdk::{Eal, Port};
+
+use crate::cli::{Args, LookupMode};
+use crate::control::{self, Control};
+use crate::counters::LcoreCounters;
+use crate::forward::{LcoreTask, MAX_PORTS};
+use crate::lookup::{EmLookup, Lookup, LpmLookup};
+use crate::plan::{self, PortCaps, Topology};
+use crate::setup;
+
+/// TX buffers are flushed at least this often.
+const DRAIN_US: u64 = 100;
+
+/// The rule file given, or the copy shipped in `configs/`.
+fn rule_file(given: &Option<PathBuf>, default: &str) -> PathBuf {
+    given
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("configs").join(default))
+}
+
+/// Runs l3fwd-rs with EAL arguments `eal_args` (program name first) and the
+/// application's parsed `args`; returns when forwarding has stopped and the
+/// ports are closed.
+pub fn run(eal_args: &[String], args: &Args) -> Result<(), Box<dyn Error>> {
+    match args.lookup {
+        LookupMode::Lpm => run_lpm(eal_args, args),
+        LookupMode::Em => run_em(eal_args, args),
+    }
+}
+
+/// Whether rules to `port` are loaded: the port is enabled in `-p`.
+fn port_enabled(args: &Args, port: u8) -> bool {
+    (port as usize) < MAX_PORTS && args.portmask & (1 << port) != 0
+}
+
+/// EAL start and the port/queue/lcore plan: common to both modes.
+fn start(eal_args: &[String], args: &Args) -> Result<(Eal, plan::Plan), Box<dyn Error>> {
+    let eal = Eal::init(eal_args)?;
+    let topology = topology(&eal)?;
+    let plan = plan::Plan::build(&args.config, args.portmask, &topology)?;
+    Ok((eal, plan))
+}
+
+fn run_lpm(eal_args: &[String], args: &Args) -> Result<(), Box<dyn Error>> {
+    // Rule files are read before EAL starts: a typo costs no EAL start-up.
+    let v4 = lpm::rules::load_v4(rule_file(&args.rule_ipv4, "lpm_v4.cfg"))?;
+    let v6 = lpm::rules::load_v6(rule_file(&args.rule_ipv6, "lpm_v6.cfg"))?;
+    let (eal, plan) = start(eal_args, args)?;
+    let (tables, report) = lpm::LpmTables::build("l3fwd", 0, &v4, &v6, |p| port_enabled(args, p))?;
+    log::info!(
+        "LPM: {} IPv4 and {} IPv6 routes added, {} to disabled ports skipped",
+        report.v4_added,
+        report.v6_added,
+        report.skipped
+    );
+    let lookup = Arc::new(LpmLookup {
+        tables,
+        sequential: args.sequential_lookup,
+    });
+    forward_until_stopped(&eal, &plan, args, lookup)
+}
+
+fn run_em(eal_args: &[String], args: &Args) -> Result<(), Box<dyn Error>> {
+    let mut v4 = em::rules::load_v4(rule_file(&args.rule_ipv4, "em_v4.cfg"))?;
+    let mut v6 = em::rules::load_v6(rule_file(&args.rule_ipv6, "em_v6.cfg"))?;
+    // As in the C sample, exact match populates one family only: IPv6 with
+    // --ipv6, IPv4 without; the other family's packets all miss.
+    if args.ipv6 {
+        v4.clear();
+    } else {
+        v6.clear();
+    }
+    let (eal, plan) = start(eal_args, args)?;
+    let entries = args.hash_entry_num.unwrap_or(em::DEFAULT_HASH_ENTRIES);
+    let tables = em::EmTables::new(entries, 0, &v4, &v6, |p| port_enabled(args, p))?;
+    let lookup = Arc::new(EmLookup {
+        tables,
+        sequential: args.sequential_lookup,
+    });
+    forward_until_stopped(&eal, &plan, args, lookup)
+}
+
+/// What EAL created: ports with their queue limits, and the lcores.
+fn topology(eal: &Eal) -> Result<Topology, Box<dyn Error>> {
+    let mut ports = Vec::new();
+    for id in 0..eal.port_count() {
+        let info = Port::new(id)?.info()?;
+        ports.push(PortCaps {
+            max_rx_queues: info.max_rx_queues,
+            max_tx_queues: info.max_tx_queues,
+        });
+    }
+    Ok(Topology {
+        ports,
+        lcores: eal.lcores(),
+        main_lcore: eal.main_lcore(),
+    })
+}
+
+/// Sets up the ports, forwards on every lcore with RX queues until SIGINT,
+/// SIGTERM or `--duration`, then flushes, prints totals and closes the ports.
+fn forward_until_stopped<L: Lookup>(
+    eal: &Eal,
+    plan: &plan::Plan,
+    args: &Args,
+    lookup: Arc<L>,
+) -> Result<(), Box<dyn Error>> {
+    let dataplane = setup::build(eal, plan, args)?;
+    let setup::Dataplane {
+        mut ports,
+        lcores,
+        pools,
+    } = dataplane;
+    let in_use = |pools: &[dpdk::Mempool]| pools.iter().map(|p| p.in_use() as u64).sum::<u64>();
+    let mbufs_before = in_use(&pools);
+    for p in &mut ports {
+        if args.promiscuous {
+            p.enable_promiscuous()?;
+        }
+        p.start()?;
+    }
+
+    let quit = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, Arc::clone(&quit))?;
+    }
+    let drain_ticks = dpdk::tsc_hz().div_ceil(1_000_000) * DRAIN_US;
+    let port_ids: Vec<u16> = ports.iter().map(Port::id).collect();
+    let mut all_counters = Vec::new();
+    let mut main_task = None;
+    let mut workers = Vec::new();
+    let started = Instant::now();
+    for lq in lcores {
+        if lq.rx.is_empty() {
+            log::info!("lcore {} has nothing to do", lq.lcore);
+            continue;
+        }
+        let counters = Arc::new(LcoreCounters::default());
+        all_counters.push(Arc::clone(&counters));
+        let task = LcoreTask {
+            rx: lq.rx,
+            tx: lq.tx,
+            tx_ports: lq.tx_ports,
+            lookup: Arc::clone(&lookup),
+            counters,
+            quit: Arc::clone(&quit),
+            drain_ticks,
+        };
+        log::info!("lcore {}: forwarding", lq.lcore);
+        if lq.lcore == eal.main_lcore() {
+            main_task = Some(task);
+        } else {
+            dpdk::launch_on_lcore(lq.lcore, move || task.run())?;
+            workers.push(lq.lcore);
+        }
+    }
+
+    let control = Control {
+        ports: port_ids.clone(),
+        counters: all_counters,
+        quit: Arc::clone(&quit),
+        interval: (args.stats_interval > 0).then(|| Duration::from_secs(args.stats_interval)),
+        duration: args.duration.map(Duration::from_secs),
+    };
+    let totals_view = control.counters.clone();
+    let telemetry_view = control.counters.clone();
+    dpdk::register_telemetry(
+        "/l3fwd/stats",
+        "l3fwd-rs forwarding counters, summed over lcores",
+        move || LcoreCounters::named(&telemetry_view.iter().map(|c| c.totals()).sum()),
+    )?;
+    let control_thread = dpdk::spawn_control_thread("l3fwd-ctrl", move || control.run())?;
+    if let Some(task) = main_task {
+        task.run();
+    }
+    for w in workers {
+        dpdk::wait_lcore(w);
+    }
+    let secs = started.elapsed().as_secs_f64();
+    quit.store(true, Relaxed);
+    control_thread.join();
+
+    let totals = totals_view.iter().map(|c| c.totals()).sum();
+    let mut summary = control::Summary::collect(&port_ids, totals, secs);
+    for p in ports {
+        p.stop_and_close()?;
+    }
+    // Every mbuf must be back in its pool once the ports are closed: any
+    // other count is a leak.
+    summary.mbufs_in_use = [mbufs_before, in_use(&pools)];
+    summary.print();
+    if let Some(path) = &args.stats_json {
+        summary
+            .write_json(path)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    drop(pools);
+    Ok(())
+}
