@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use dpdk::{Eal, Port};
 
 use crate::cli::{Args, LookupMode};
-use crate::control::{self, Control};
+use crate::control::{self, Control, LcoreView};
 use crate::counters::LcoreCounters;
 use crate::forward::{LcoreTask, MAX_PORTS};
 use crate::lookup::{EmLookup, Lookup, LpmLookup};
@@ -47,6 +47,7 @@ fn port_enabled(args: &Args, port: u8) -> bool {
 /// EAL start and the port/queue/lcore plan: common to both modes.
 fn start(eal_args: &[String], args: &Args) -> Result<(Eal, plan::Plan), Box<dyn Error>> {
     let eal = Eal::init(eal_args)?;
+    check_vdevs(eal_args)?;
     let topology = topology(&eal)?;
     let plan = plan::Plan::build(&args.config, args.portmask, &topology)?;
     Ok((eal, plan))
@@ -91,6 +92,28 @@ fn run_em(eal_args: &[String], args: &Args) -> Result<(), Box<dyn Error>> {
     forward_until_stopped(&eal, &plan, args, lookup)
 }
 
+/// Fails if a `--vdev=net_...` of `eal_args` is not a port: its driver
+/// refused it, and EAL carried on without it, which would silently shift
+/// the ids of the ports after it.
+fn check_vdevs(eal_args: &[String]) -> Result<(), String> {
+    let mut args = eal_args.iter();
+    while let Some(arg) = args.next() {
+        let spec = match arg.strip_prefix("--vdev") {
+            Some("") => args.next().map(String::as_str),
+            Some(rest) => rest.strip_prefix('='),
+            None => None,
+        };
+        let Some(spec) = spec else { continue };
+        let name = spec.split(',').next().unwrap_or_default();
+        if name.starts_with("net_") && Port::id_by_name(name).is_none() {
+            return Err(format!(
+                "--vdev {spec}: the driver could not create port {name} (its message above says why)"
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// What EAL created: ports with their queue limits, and the lcores.
 fn topology(eal: &Eal) -> Result<Topology, Box<dyn Error>> {
     let mut ports = Vec::new();
@@ -110,21 +133,20 @@ fn topology(eal: &Eal) -> Result<Topology, Box<dyn Error>> {
 
 /// Sets up the ports, forwards on every lcore with RX queues until SIGINT,
 /// SIGTERM or `--duration`, then flushes, prints totals and closes the ports.
+/// On an error the ports set up so far are closed (dropping `Dataplane`)
+/// and nothing is left running.
 fn forward_until_stopped<L: Lookup>(
     eal: &Eal,
     plan: &plan::Plan,
     args: &Args,
     lookup: Arc<L>,
 ) -> Result<(), Box<dyn Error>> {
-    let dataplane = setup::build(eal, plan, args)?;
-    let setup::Dataplane {
-        mut ports,
-        lcores,
-        pools,
-    } = dataplane;
+    let mut dataplane = setup::build(eal, plan, args)?;
     let in_use = |pools: &[dpdk::Mempool]| pools.iter().map(|p| p.in_use() as u64).sum::<u64>();
-    let mbufs_before = in_use(&pools);
-    for p in &mut ports {
+    // What the drivers hold before forwarding (a pcap port with infinite_rx
+    // keeps a copy of its file): the count to come back to.
+    let mbufs_before = in_use(&dataplane.pools);
+    for p in &mut dataplane.ports {
         if args.promiscuous {
             p.enable_promiscuous()?;
         }
@@ -136,18 +158,20 @@ fn forward_until_stopped<L: Lookup>(
         signal_hook::flag::register(sig, Arc::clone(&quit))?;
     }
     let drain_ticks = dpdk::tsc_hz().div_ceil(1_000_000) * DRAIN_US;
-    let port_ids: Vec<u16> = ports.iter().map(Port::id).collect();
-    let mut all_counters = Vec::new();
-    let mut main_task = None;
-    let mut workers = Vec::new();
-    let started = Instant::now();
-    for lq in lcores {
+    let port_ids: Vec<u16> = dataplane.ports.iter().map(Port::id).collect();
+    let mut views = Vec::new();
+    let mut tasks = Vec::new();
+    for lq in std::mem::take(&mut dataplane.lcores) {
         if lq.rx.is_empty() {
             log::info!("lcore {} has nothing to do", lq.lcore);
             continue;
         }
         let counters = Arc::new(LcoreCounters::default());
-        all_counters.push(Arc::clone(&counters));
+        views.push(LcoreView {
+            lcore: lq.lcore,
+            rx_queues: lq.rx.iter().map(|q| (q.port(), q.queue())).collect(),
+            counters: Arc::clone(&counters),
+        });
         let task = LcoreTask {
             rx: lq.rx,
             tx: lq.tx,
@@ -157,54 +181,80 @@ fn forward_until_stopped<L: Lookup>(
             quit: Arc::clone(&quit),
             drain_ticks,
         };
-        log::info!("lcore {}: forwarding", lq.lcore);
-        if lq.lcore == eal.main_lcore() {
-            main_task = Some(task);
-        } else {
-            dpdk::launch_on_lcore(lq.lcore, move || task.run())?;
-            workers.push(lq.lcore);
-        }
+        tasks.push((lq.lcore, task));
     }
 
+    // Telemetry and the control thread start before any lcore forwards, so
+    // that their failure leaves nothing to stop.
+    let telemetry_view = views.clone();
+    dpdk::register_telemetry(
+        "/l3fwd/stats",
+        "l3fwd-rs forwarding counters, summed over lcores",
+        move || LcoreCounters::named(&telemetry_view.iter().map(|l| l.counters.totals()).sum()),
+    )?;
     let control = Control {
         ports: port_ids.clone(),
-        counters: all_counters,
+        lcores: views.clone(),
         quit: Arc::clone(&quit),
         interval: (args.stats_interval > 0).then(|| Duration::from_secs(args.stats_interval)),
         duration: args.duration.map(Duration::from_secs),
     };
-    let totals_view = control.counters.clone();
-    let telemetry_view = control.counters.clone();
-    dpdk::register_telemetry(
-        "/l3fwd/stats",
-        "l3fwd-rs forwarding counters, summed over lcores",
-        move || LcoreCounters::named(&telemetry_view.iter().map(|c| c.totals()).sum()),
-    )?;
     let control_thread = dpdk::spawn_control_thread("l3fwd-ctrl", move || control.run())?;
-    if let Some(task) = main_task {
-        task.run();
-    }
-    for w in workers {
-        dpdk::wait_lcore(w);
-    }
+    let started = Instant::now();
+    let ran = run_lcores(eal, tasks, &quit);
     let secs = started.elapsed().as_secs_f64();
-    quit.store(true, Relaxed);
     control_thread.join();
+    ran?;
 
-    let totals = totals_view.iter().map(|c| c.totals()).sum();
-    let mut summary = control::Summary::collect(&port_ids, totals, secs);
-    for p in ports {
-        p.stop_and_close()?;
+    let mut summary = control::Summary::collect(&port_ids, &views, secs);
+    for p in &mut dataplane.ports {
+        p.stop()?;
     }
-    // Every mbuf must be back in its pool once the ports are closed: any
-    // other count is a leak.
-    summary.mbufs_in_use = [mbufs_before, in_use(&pools)];
+    // Stopped ports hold what they held before they started: every mbuf
+    // taken since must be back in its pool, or it leaked.
+    summary.mbufs_in_use = [mbufs_before, in_use(&dataplane.pools)];
+    for p in std::mem::take(&mut dataplane.ports) {
+        p.close()?;
+    }
     summary.print();
     if let Some(path) = &args.stats_json {
         summary
             .write_json(path)
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
-    drop(pools);
     Ok(())
+}
+
+/// Runs each task on its lcore (the main lcore's on this thread) until
+/// `quit`, and returns once every one has stopped and flushed. If a worker
+/// cannot be launched, those already running are stopped before the error
+/// is returned; `quit` is set on return either way (it also stops the
+/// control thread).
+fn run_lcores<L: Lookup>(eal: &Eal, tasks: Vec<(u32, LcoreTask<L>)>, quit: &AtomicBool) -> dpdk::Result<()> {
+    let mut main_task = None;
+    let mut workers = Vec::new();
+    let mut launched = Ok(());
+    for (lcore, task) in tasks {
+        log::info!("lcore {lcore}: forwarding");
+        if lcore == eal.main_lcore() {
+            main_task = Some(task);
+        } else if let Err(e) = dpdk::launch_on_lcore(lcore, move || task.run()) {
+            launched = Err(e);
+            break;
+        } else {
+            workers.push(lcore);
+        }
+    }
+    match (&launched, main_task) {
+        (Ok(()), Some(task)) => {
+            task.run();
+        }
+        (Ok(()), None) => {}
+        (Err(_), _) => quit.store(true, Relaxed),
+    }
+    for w in workers {
+        dpdk::wait_lcore(w);
+    }
+    quit.store(true, Relaxed);
+    launched
 }

@@ -6,15 +6,24 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use dpdk::PortStats;
+use dpdk::{Port, PortStats, QUEUE_STATS};
 use serde::Serialize;
 
 use crate::counters::{LcoreCounters, Totals};
 
+/// One forwarding lcore as the control thread sees it.
+#[derive(Clone)]
+pub struct LcoreView {
+    pub lcore: u32,
+    /// The `(port, queue)` pairs it polls.
+    pub rx_queues: Vec<(u16, u16)>,
+    pub counters: Arc<LcoreCounters>,
+}
+
 /// What the control thread watches.
 pub struct Control {
     pub ports: Vec<u16>,
-    pub counters: Vec<Arc<LcoreCounters>>,
+    pub lcores: Vec<LcoreView>,
     pub quit: Arc<AtomicBool>,
     /// Print rates every this often (None: never).
     pub interval: Option<Duration>,
@@ -38,7 +47,7 @@ fn mpps(packets: u64, secs: f64) -> f64 {
 impl Control {
     /// Sum of the lcores' counters.
     pub fn totals(&self) -> Totals {
-        self.counters.iter().map(|c| c.totals()).sum()
+        self.lcores.iter().map(|l| l.counters.totals()).sum()
     }
 
     /// Runs until `quit` is set (by a signal or by the duration).
@@ -94,6 +103,20 @@ pub struct PortSummary {
     pub rx_missed: u64,
     pub rx_nombuf: u64,
     pub tx_errors: u64,
+    /// Packets received per RX queue (the first 16 queues).
+    pub rx_queue_packets: Vec<u64>,
+    /// Packets sent per TX queue (the first 16 queues).
+    pub tx_queue_packets: Vec<u64>,
+}
+
+/// What one forwarding lcore did.
+#[derive(Debug, Serialize)]
+pub struct LcoreSummary {
+    pub lcore: u32,
+    /// The `(port, queue)` pairs it polled.
+    pub rx_queues: Vec<(u16, u16)>,
+    #[serde(flatten)]
+    pub counters: Totals,
 }
 
 /// What a run did: printed at exit and written by `--stats-json`.
@@ -102,27 +125,45 @@ pub struct Summary {
     pub seconds: f64,
     pub ports: Vec<PortSummary>,
     pub tx_mpps: f64,
+    /// The sum over the lcores.
     pub forwarded: Totals,
+    pub lcores: Vec<LcoreSummary>,
     /// Mbufs taken from the pools before the ports started and after they
-    /// closed: equal unless something leaked.
+    /// stopped: equal unless something leaked (or a port's peer, such as a
+    /// net_ring, still holds what was sent to it).
     pub mbufs_in_use: [u64; 2],
 }
 
 impl Summary {
-    /// Reads the port counters now; `secs` is how long forwarding ran.
-    pub fn collect(ports: &[u16], forwarded: Totals, secs: f64) -> Summary {
+    /// Reads the port and lcore counters now; `secs` is how long
+    /// forwarding ran.
+    pub fn collect(ports: &[u16], lcores: &[LcoreView], secs: f64) -> Summary {
         let ports: Vec<PortSummary> = ports
             .iter()
             .zip(snapshot(ports))
-            .map(|(&port, s)| PortSummary {
-                port,
-                rx_packets: s.rx_packets,
-                tx_packets: s.tx_packets,
-                rx_mpps: mpps(s.rx_packets, secs),
-                tx_mpps: mpps(s.tx_packets, secs),
-                rx_missed: s.rx_missed,
-                rx_nombuf: s.rx_nombuf,
-                tx_errors: s.tx_errors,
+            .map(|(&port, s)| {
+                let info = Port::new(port).and_then(|p| p.info());
+                let (rxq, txq) = info.map_or((0, 0), |i| (i.rx_queues as usize, i.tx_queues as usize));
+                PortSummary {
+                    port,
+                    rx_packets: s.rx_packets,
+                    tx_packets: s.tx_packets,
+                    rx_mpps: mpps(s.rx_packets, secs),
+                    tx_mpps: mpps(s.tx_packets, secs),
+                    rx_missed: s.rx_missed,
+                    rx_nombuf: s.rx_nombuf,
+                    tx_errors: s.tx_errors,
+                    rx_queue_packets: s.rx_queue_packets[..rxq.min(QUEUE_STATS)].to_vec(),
+                    tx_queue_packets: s.tx_queue_packets[..txq.min(QUEUE_STATS)].to_vec(),
+                }
+            })
+            .collect();
+        let lcores: Vec<LcoreSummary> = lcores
+            .iter()
+            .map(|l| LcoreSummary {
+                lcore: l.lcore,
+                rx_queues: l.rx_queues.clone(),
+                counters: l.counters.totals(),
             })
             .collect();
         let tx_mpps = ports.iter().map(|p| p.tx_mpps).sum();
@@ -130,7 +171,8 @@ impl Summary {
             seconds: secs,
             ports,
             tx_mpps,
-            forwarded,
+            forwarded: lcores.iter().map(|l| l.counters).sum(),
+            lcores,
             mbufs_in_use: [0; 2],
         }
     }
@@ -140,15 +182,26 @@ impl Summary {
         println!("\n==== l3fwd-rs summary ({:.1} s) ====", self.seconds);
         for p in &self.ports {
             println!(
-                "port {}: rx {} tx {} ({:.3} / {:.3} Mpps) rx-missed {} rx-nombuf {} tx-errors {}",
-                p.port, p.rx_packets, p.tx_packets, p.rx_mpps, p.tx_mpps, p.rx_missed, p.rx_nombuf, p.tx_errors
+                "port {}: rx {} tx {} ({:.3} / {:.3} Mpps) rx-missed {} rx-nombuf {} tx-errors {}{}",
+                p.port,
+                p.rx_packets,
+                p.tx_packets,
+                p.rx_mpps,
+                p.tx_mpps,
+                p.rx_missed,
+                p.rx_nombuf,
+                p.tx_errors,
+                per_queue(" | rx per queue", &p.rx_queue_packets)
             );
         }
-        let t = &self.forwarded;
-        println!(
-            "forwarded: rx {} tx {} | dropped: invalid {} runt {} tx-full {} | total tx {:.3} Mpps",
-            t.rx, t.tx, t.dropped_invalid, t.dropped_runt, t.dropped_tx_full, self.tx_mpps
-        );
+        // With one lcore its line would repeat the total.
+        if self.lcores.len() > 1 {
+            for l in &self.lcores {
+                let queues: Vec<String> = l.rx_queues.iter().map(|(p, q)| format!("({p},{q})")).collect();
+                println!("lcore {} polling {}: {}", l.lcore, queues.join(" "), counts(&l.counters));
+            }
+        }
+        println!("forwarded: {} | total tx {:.3} Mpps", counts(&self.forwarded), self.tx_mpps);
         println!(
             "mbufs in use: {} before start, {} after shutdown",
             self.mbufs_in_use[0], self.mbufs_in_use[1]
@@ -160,4 +213,20 @@ impl Summary {
         let text = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
         std::fs::write(path, text + "\n")
     }
+}
+
+/// `rx N tx N | dropped: invalid N runt N tx-full N`.
+fn counts(t: &Totals) -> String {
+    format!(
+        "rx {} tx {} | dropped: invalid {} runt {} tx-full {}",
+        t.rx, t.tx, t.dropped_invalid, t.dropped_runt, t.dropped_tx_full
+    )
+}
+
+/// `label a b c` for a port with several queues; nothing for one.
+fn per_queue(label: &str, packets: &[u64]) -> String {
+    if packets.len() < 2 {
+        return String::new();
+    }
+    packets.iter().fold(label.to_owned(), |s, n| format!("{s} {n}"))
 }

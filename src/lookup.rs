@@ -6,7 +6,7 @@ use dpdk::Mbuf;
 use em::{EmKey, EmTables, Ipv4Key, Ipv6Key};
 use lpm::LpmTables;
 
-use crate::packet::L3;
+use crate::packet::{ipv6_dst, L3};
 use crate::BURST;
 
 /// Output "port" of a frame too short for what its lookup must read: the
@@ -44,13 +44,13 @@ impl Lookup for LpmLookup {
     type Scratch = LpmScratch;
 
     #[inline(always)]
-    fn route(&self, scratch: &mut LpmScratch, in_port: u16, _pkts: &[Mbuf], l3: &[L3], out: &mut [u16]) {
+    fn route(&self, scratch: &mut LpmScratch, in_port: u16, pkts: &[Mbuf], l3: &[L3], out: &mut [u16]) {
         let default = u32::from(in_port);
         if self.sequential {
-            for (o, h) in out.iter_mut().zip(l3) {
+            for ((o, h), p) in out.iter_mut().zip(l3).zip(pkts) {
                 *o = match h {
                     L3::Ipv4(d) => self.tables.lookup_v4(*d).unwrap_or(default) as u16,
-                    L3::Ipv6(d) => self.tables.lookup_v6(d).unwrap_or(default) as u16,
+                    L3::Ipv6 => ipv6_dst(p.data()).and_then(|d| self.tables.lookup_v6(d)).unwrap_or(default) as u16,
                     L3::Other => in_port,
                     L3::Runt => RUNT,
                 };
@@ -60,11 +60,15 @@ impl Lookup for LpmLookup {
         let LpmScratch { v4, v6, hops } = scratch;
         v4.clear();
         v6.clear();
-        for (i, (o, h)) in out.iter_mut().zip(l3).enumerate() {
+        for (i, ((o, h), p)) in out.iter_mut().zip(l3).zip(pkts).enumerate() {
             *o = in_port;
             match h {
                 L3::Ipv4(d) => v4.push(i, *d),
-                L3::Ipv6(d) => v6.push(i, *d),
+                L3::Ipv6 => {
+                    if let Some(d) = ipv6_dst(p.data()) {
+                        v6.push(i, *d);
+                    }
+                }
                 L3::Other => {}
                 L3::Runt => *o = RUNT,
             }

@@ -22,8 +22,9 @@ const IPV4_CHECKSUM: usize = ETH_LEN + 10;
 pub enum L3 {
     /// IPv4, with the destination address in host order.
     Ipv4(u32),
-    /// IPv6, with the destination address.
-    Ipv6([u8; 16]),
+    /// IPv6 (its destination, 16 bytes, is read by [`ipv6_dst`] only when a
+    /// lookup needs it, to keep this type small).
+    Ipv6,
     /// Neither IPv4 nor IPv6 (ARP, VLAN-tagged, ...): goes back out of the
     /// input port, as in the C sample.
     Other,
@@ -43,17 +44,19 @@ pub fn classify(frame: &[u8]) -> L3 {
             None => L3::Runt,
         }
     } else if ethertype == ETHERTYPE_IPV6 {
-        match frame.get(IPV6_DST..IPV6_DST + 16) {
-            Some(d) => {
-                let mut dst = [0u8; 16];
-                dst.copy_from_slice(d);
-                L3::Ipv6(dst)
-            }
+        match ipv6_dst(frame) {
+            Some(_) => L3::Ipv6,
             None => L3::Runt,
         }
     } else {
         L3::Other
     }
+}
+
+/// The destination address of an IPv6 frame, if the frame holds it.
+#[inline(always)]
+pub fn ipv6_dst(frame: &[u8]) -> Option<&[u8; 16]> {
+    frame.get(IPV6_DST..IPV6_DST + 16)?.try_into().ok()
 }
 
 /// Destination and source MAC for frames leaving one port: the first 12
@@ -154,7 +157,8 @@ mod tests {
         let mut dst = [0u8; 16];
         dst[0] = 0x20;
         dst[15] = 9;
-        assert_eq!(classify(&v6), L3::Ipv6(dst));
+        assert_eq!(classify(&v6), L3::Ipv6);
+        assert_eq!(ipv6_dst(&v6), Some(&dst));
         assert_eq!(classify(&v6[..53]), L3::Runt);
         let mut arp = vec![0u8; 14];
         arp[12..14].copy_from_slice(&[0x08, 0x06]);

@@ -31,7 +31,15 @@ impl Eal {
         let ret = unsafe { sys::rte_eal_init(argc, argv.as_mut_ptr()) };
         std::mem::forget(argv);
         if ret < 0 {
-            return Err(DpdkError::from_errno("cannot initialise EAL"));
+            // EAL's own messages above name the bad argument or the clash
+            // (e.g. a --file-prefix in use); it does not always set rte_errno.
+            // SAFETY: reads this thread's rte_errno through the shim.
+            let errno = unsafe { sys::l3fwd_errno() };
+            let what = "cannot initialise EAL (see EAL's messages above)";
+            return Err(match errno {
+                0 => DpdkError::invalid(what, "no reason given"),
+                e => DpdkError::from_code(what, -e),
+            });
         }
         Ok(Eal { _private: () })
     }

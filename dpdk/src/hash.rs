@@ -29,7 +29,7 @@ impl<const N: usize> Hash<N> {
             name: cname.as_ptr(),
             entries,
             key_len: N as u32,
-            hash_func: Some(sys::l3fwd_hash_crc),
+            hash_func: Some(hash_function::<N>()),
             socket_id: socket,
             ..Default::default()
         };
@@ -85,6 +85,39 @@ impl<const N: usize> Hash<N> {
             )
         };
     }
+}
+
+/// The signature rte_hash calls for every key it hashes.
+type HashFn = unsafe extern "C" fn(*const c_void, u32, u32) -> u32;
+
+/// CRC32-C over the key: the key-size-specialised version below where the
+/// CPU has SSE4.2 (every CPU DPDK's x86 build runs on) and the key is whole
+/// 8-byte words, DPDK's generic rte_hash_crc otherwise. Chosen once per
+/// table, so a table always hashes one way.
+fn hash_function<const N: usize>() -> HashFn {
+    #[cfg(target_arch = "x86_64")]
+    if N % 8 == 0 && std::arch::is_x86_feature_detected!("sse4.2") {
+        return crc32c_words::<N>;
+    }
+    sys::l3fwd_hash_crc
+}
+
+/// CRC32-C of an N-byte key, 8 bytes per instruction, unrolled for the key
+/// size: a fraction of the generic loop's instructions per lookup.
+///
+/// # Safety
+/// `key` must point at N readable bytes and the CPU must have SSE4.2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse4.2")]
+unsafe extern "C" fn crc32c_words<const N: usize>(key: *const c_void, _len: u32, init: u32) -> u32 {
+    let words = key as *const u64;
+    let mut crc = u64::from(init);
+    for i in 0..N / 8 {
+        // SAFETY: rte_hash passes a key of key_len = N bytes; the read is
+        // unaligned-safe and stays within them.
+        crc = std::arch::x86_64::_mm_crc32_u64(crc, unsafe { words.add(i).read_unaligned() });
+    }
+    crc as u32
 }
 
 impl<const N: usize> Drop for Hash<N> {

@@ -29,5 +29,5 @@ pub use launch::{launch_on_lcore, spawn_control_thread, wait_lcore, ControlThrea
 pub use lpm::{Lpm, Lpm6};
 pub use mbuf::{prefetch, Mbuf, MbufArray};
 pub use mempool::Mempool;
-pub use port::{Port, PortConfig, PortInfo, PortStats, RxQueue, TxQueue};
+pub use port::{Port, PortConfig, PortInfo, PortStats, RxQueue, TxQueue, QUEUE_STATS};
 pub use telemetry::register_telemetry;

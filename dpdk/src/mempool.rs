@@ -25,9 +25,14 @@ impl Mempool {
         // SAFETY: cname is a valid C string for the call; the other arguments
         // are plain values.
         let p = unsafe { sys::rte_pktmbuf_pool_create(cname.as_ptr(), n, cache, 0, data_room, socket) };
-        NonNull::new(p)
-            .map(Mempool)
-            .ok_or_else(|| DpdkError::from_errno(format!("cannot create mempool {name} of {n} mbufs")))
+        NonNull::new(p).map(Mempool).ok_or_else(|| {
+            // The size tells whether EAL memory (-m, hugepages) is the
+            // reason, the usual one.
+            let mib = (u64::from(n) * u64::from(mbuf_size(data_room))).div_ceil(1 << 20);
+            DpdkError::from_errno(format!(
+                "cannot create mempool {name} of {n} mbufs ({mib} MiB of EAL memory)"
+            ))
+        })
     }
 
     /// Mbufs currently taken from the pool (in queues, buffers, caches).
@@ -40,6 +45,13 @@ impl Mempool {
     pub(crate) fn as_ptr(&self) -> *mut sys::rte_mempool {
         self.0.as_ptr()
     }
+}
+
+/// Bytes one mbuf with `data_room` bytes of buffer takes in its pool.
+fn mbuf_size(data_room: u16) -> u32 {
+    let elt = std::mem::size_of::<sys::rte_mbuf>() as u32 + u32::from(data_room);
+    // SAFETY: a pure computation; a NULL `sz` asks for the total only.
+    unsafe { sys::rte_mempool_calc_obj_size(elt, 0, std::ptr::null_mut()) }
 }
 
 impl Drop for Mempool {

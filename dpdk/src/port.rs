@@ -1,6 +1,6 @@
 //! Ethernet ports: configuration, queues, bursts, MAC address and counters.
 
-use std::ffi::CStr;
+use std::ffi::{CStr, CString};
 
 use crate::error::{DpdkError, Result};
 use crate::mbuf::MbufArray;
@@ -31,7 +31,15 @@ pub struct PortInfo {
     pub max_rx_queues: u16,
     /// Most TX queues the device supports.
     pub max_tx_queues: u16,
+    /// RX queues configured (0 before [`Port::configure`]).
+    pub rx_queues: u16,
+    /// TX queues configured (0 before [`Port::configure`]).
+    pub tx_queues: u16,
 }
+
+/// Queues whose packets the port counts one by one (DPDK's
+/// RTE_ETHDEV_QUEUE_STAT_CNTRS); later queues only add to the totals.
+pub const QUEUE_STATS: usize = sys::RTE_ETHDEV_QUEUE_STAT_CNTRS as usize;
 
 /// Port counters, from `rte_eth_stats_get`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -52,6 +60,10 @@ pub struct PortStats {
     pub tx_errors: u64,
     /// RX failures for want of an mbuf.
     pub rx_nombuf: u64,
+    /// Packets received per RX queue, for the first [`QUEUE_STATS`] queues.
+    pub rx_queue_packets: [u64; QUEUE_STATS],
+    /// Packets sent per TX queue, for the first [`QUEUE_STATS`] queues.
+    pub tx_queue_packets: [u64; QUEUE_STATS],
 }
 
 impl PortStats {
@@ -73,16 +85,25 @@ impl PortStats {
             rx_errors: s.ierrors,
             tx_errors: s.oerrors,
             rx_nombuf: s.rx_nombuf,
+            rx_queue_packets: s.q_ipackets,
+            tx_queue_packets: s.q_opackets,
         })
     }
 }
 
 /// An ethdev port owned by the application. Each RX and TX queue handle is
 /// handed out once, so no two threads can poll the same queue.
+///
+/// A configured port is stopped and closed when dropped, so that a setup
+/// error leaves no port running (and a pcap port completes its files); drop
+/// it before the mempools its RX queues use.
 pub struct Port {
     id: u16,
     rx_taken: Vec<bool>,
     tx_taken: Vec<bool>,
+    /// Configured and not yet closed: Drop closes it.
+    configured: bool,
+    started: bool,
 }
 
 impl Port {
@@ -96,7 +117,19 @@ impl Port {
             id,
             rx_taken: Vec::new(),
             tx_taken: Vec::new(),
+            configured: false,
+            started: false,
         })
+    }
+
+    /// The id of the port named `name` (e.g. `net_pcap0`), if it exists.
+    pub fn id_by_name(name: &str) -> Option<u16> {
+        let cname = CString::new(name).ok()?;
+        let mut id = 0;
+        // SAFETY: cname is a valid C string and id a valid out-parameter for
+        // the call.
+        let ret = unsafe { sys::rte_eth_dev_get_port_by_name(cname.as_ptr(), &mut id) };
+        (ret == 0).then_some(id)
     }
 
     /// The port id.
@@ -129,6 +162,8 @@ impl Port {
             name,
             max_rx_queues: info.max_rx_queues,
             max_tx_queues: info.max_tx_queues,
+            rx_queues: info.nb_rx_queues,
+            tx_queues: info.nb_tx_queues,
         })
     }
 
@@ -167,6 +202,7 @@ impl Port {
                 ret,
             ));
         }
+        self.configured = true;
         let (mut rxd, mut txd) = (conf.rx_desc, conf.tx_desc);
         // SAFETY: rxd and txd are valid in/out parameters.
         let ret = unsafe { sys::rte_eth_dev_adjust_nb_rx_tx_desc(self.id, &mut rxd, &mut txd) };
@@ -239,22 +275,38 @@ impl Port {
         if ret < 0 {
             return Err(DpdkError::from_code(format!("cannot start port {}", self.id), ret));
         }
+        self.started = true;
         Ok(())
     }
 
-    /// Stops and closes the port (a pcap port completes its output file).
-    /// Call only when no lcore polls its queues any more.
-    pub fn stop_and_close(self) -> Result<()> {
-        // SAFETY: control calls on a port whose queue handles are no longer
-        // used (the caller waited for the lcores).
-        let stop = unsafe { sys::rte_eth_dev_stop(self.id) };
-        // SAFETY: as above.
-        let close = unsafe { sys::rte_eth_dev_close(self.id) };
-        match (stop, close) {
-            (0, 0) => Ok(()),
-            (s, 0) => Err(DpdkError::from_code(format!("cannot stop port {}", self.id), s)),
-            (_, c) => Err(DpdkError::from_code(format!("cannot close port {}", self.id), c)),
+    /// Stops the port: the driver takes back what its rings hold. Call only
+    /// when no lcore polls its queues any more.
+    pub fn stop(&mut self) -> Result<()> {
+        if !self.started {
+            return Ok(());
         }
+        self.started = false;
+        // SAFETY: a control call on a started port whose queue handles are
+        // no longer used (the caller waited for the lcores).
+        let ret = unsafe { sys::rte_eth_dev_stop(self.id) };
+        if ret != 0 {
+            return Err(DpdkError::from_code(format!("cannot stop port {}", self.id), ret));
+        }
+        Ok(())
+    }
+
+    /// Stops (if started) and closes the port: a pcap port completes its
+    /// output files, and the driver frees the mbufs it keeps.
+    pub fn close(mut self) -> Result<()> {
+        self.stop()?;
+        self.configured = false;
+        // SAFETY: a control call on a stopped port whose queue handles are
+        // no longer used; closed once (`configured` is now false).
+        let ret = unsafe { sys::rte_eth_dev_close(self.id) };
+        if ret != 0 {
+            return Err(DpdkError::from_code(format!("cannot close port {}", self.id), ret));
+        }
+        Ok(())
     }
 
     /// The port's MAC address.
@@ -266,6 +318,24 @@ impl Port {
             return Err(DpdkError::from_code(format!("cannot get MAC of port {}", self.id), ret));
         }
         Ok(a.addr_bytes)
+    }
+}
+
+impl Drop for Port {
+    /// Stops and closes a port an error left configured; errors are moot
+    /// here, as the caller is already failing.
+    fn drop(&mut self) {
+        if self.configured {
+            self.configured = false;
+            // SAFETY: control calls on a port this handle configured and
+            // did not close; by the type's contract no lcore polls it.
+            unsafe {
+                if self.started {
+                    sys::rte_eth_dev_stop(self.id);
+                }
+                sys::rte_eth_dev_close(self.id);
+            }
+        }
     }
 }
 
