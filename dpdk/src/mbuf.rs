@@ -79,11 +79,18 @@ pub fn prefetch(p: *const u8) {
 }
 
 /// Up to `N` owned mbufs in order: an RX burst or a TX buffer. Dropping it
-/// frees what it still holds.
+/// frees what it still holds. Kept as raw pointers, the layout burst calls
+/// take, so RX and TX need no conversion and moving packets in and out costs
+/// one pointer copy.
 pub struct MbufArray<const N: usize> {
-    slots: [Option<Mbuf>; N],
+    /// The first `len` are owned, non-null mbufs; the rest are stale.
+    slots: [*mut sys::rte_mbuf; N],
     len: usize,
 }
+
+// SAFETY: the array owns its mbufs exclusively (as Mbuf does); moving it to
+// another thread moves that ownership.
+unsafe impl<const N: usize> Send for MbufArray<N> {}
 
 impl<const N: usize> Default for MbufArray<N> {
     fn default() -> Self {
@@ -95,7 +102,7 @@ impl<const N: usize> MbufArray<N> {
     /// An empty array.
     pub fn new() -> Self {
         Self {
-            slots: std::array::from_fn(|_| None),
+            slots: [std::ptr::null_mut(); N],
             len: 0,
         }
     }
@@ -121,10 +128,10 @@ impl<const N: usize> MbufArray<N> {
     /// Appends a packet; hands it back when the array is full.
     #[inline(always)]
     pub fn push(&mut self, m: Mbuf) -> Result<(), Mbuf> {
-        if self.len == N {
+        let Some(slot) = self.slots.get_mut(self.len) else {
             return Err(m);
-        }
-        self.slots[self.len] = Some(m);
+        };
+        *slot = std::mem::ManuallyDrop::new(m).0.as_ptr();
         self.len += 1;
         Ok(())
     }
@@ -132,36 +139,36 @@ impl<const N: usize> MbufArray<N> {
     /// The held packets, in order.
     #[inline(always)]
     pub fn as_slice(&self) -> &[Mbuf] {
-        let held = &self.slots[..self.len];
-        // SAFETY: Option<Mbuf> has Mbuf's layout (NonNull niche) and the
-        // first `len` slots are all Some.
-        unsafe { std::slice::from_raw_parts(held.as_ptr() as *const Mbuf, held.len()) }
+        // SAFETY: Mbuf is a transparent NonNull<rte_mbuf>, laid out as the
+        // raw pointer; the first `len` slots are owned, non-null mbufs.
+        unsafe { std::slice::from_raw_parts(self.slots.as_ptr() as *const Mbuf, self.len) }
     }
 
     /// The held packets, in order, writable.
     #[inline(always)]
     pub fn as_mut_slice(&mut self) -> &mut [Mbuf] {
-        let held = &mut self.slots[..self.len];
         // SAFETY: as in `as_slice`, with exclusive access through &mut self.
-        unsafe { std::slice::from_raw_parts_mut(held.as_mut_ptr() as *mut Mbuf, held.len()) }
+        unsafe { std::slice::from_raw_parts_mut(self.slots.as_mut_ptr() as *mut Mbuf, self.len) }
     }
 
-    /// Takes every packet out, in order, leaving the array empty.
+    /// Takes every packet out, in order, leaving the array empty. Packets
+    /// the iterator is dropped without yielding are freed.
     #[inline(always)]
-    pub fn drain(&mut self) -> impl Iterator<Item = Mbuf> + '_ {
+    pub fn drain(&mut self) -> Drain<'_> {
         let n = std::mem::take(&mut self.len);
-        self.slots[..n].iter_mut().filter_map(Option::take)
+        Drain {
+            slots: &self.slots[..n],
+            next: 0,
+        }
     }
 
     /// Frees every held packet; returns how many.
     pub fn free_all(&mut self) -> usize {
-        let n = self.len;
+        let n = std::mem::take(&mut self.len);
         if n > 0 {
-            // SAFETY: the first `len` slots hold owned mbuf pointers (the
-            // Option layout is a pointer); they are forgotten below so each
-            // is freed exactly once.
-            unsafe { sys::rte_pktmbuf_free_bulk(self.raw_ptrs(), n as u32) };
-            self.forget_first(n);
+            // SAFETY: the first n slots were owned mbufs; len is already 0,
+            // so each is freed exactly once.
+            unsafe { sys::rte_pktmbuf_free_bulk(self.slots.as_mut_ptr(), n as u32) };
         }
         n
     }
@@ -169,32 +176,60 @@ impl<const N: usize> MbufArray<N> {
     /// Raw pointers of the held packets for a burst call.
     #[inline(always)]
     pub(crate) fn raw_ptrs(&mut self) -> *mut *mut sys::rte_mbuf {
-        self.slots.as_mut_ptr() as *mut *mut sys::rte_mbuf
+        self.slots.as_mut_ptr()
     }
 
     /// Raw pointer to the first free slot, for RX to fill.
     #[inline(always)]
     pub(crate) fn raw_free_slots(&mut self) -> (*mut *mut sys::rte_mbuf, usize) {
-        let p = self.slots[self.len..].as_mut_ptr() as *mut *mut sys::rte_mbuf;
-        (p, N - self.len)
+        (self.slots[self.len..].as_mut_ptr(), N - self.len)
     }
 
     /// Records that RX wrote `n` owned mbufs after the held ones.
     #[inline(always)]
     pub(crate) fn grow(&mut self, n: usize) {
         debug_assert!(self.len + n <= N);
-        self.len += n;
+        self.len = (self.len + n).min(N);
     }
 
     /// Drops ownership of the first `n` packets without freeing them (the
     /// driver took them) and moves the rest to the front.
     #[inline(always)]
     pub(crate) fn forget_first(&mut self, n: usize) {
-        for s in &mut self.slots[..n] {
-            std::mem::forget(s.take());
-        }
-        self.slots[..self.len].rotate_left(n);
+        let n = n.min(self.len);
+        self.slots.copy_within(n..self.len, 0);
         self.len -= n;
+    }
+}
+
+/// The packets taken out of an [`MbufArray`], in order.
+pub struct Drain<'a> {
+    slots: &'a [*mut sys::rte_mbuf],
+    next: usize,
+}
+
+impl Iterator for Drain<'_> {
+    type Item = Mbuf;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<Mbuf> {
+        let p = *self.slots.get(self.next)?;
+        self.next += 1;
+        // SAFETY: slots below the array's old len are owned, non-null mbufs,
+        // each handed out once (next only grows).
+        Some(Mbuf(unsafe { NonNull::new_unchecked(p) }))
+    }
+}
+
+impl Drop for Drain<'_> {
+    fn drop(&mut self) {
+        let rest = &self.slots[self.next..];
+        if !rest.is_empty() {
+            // SAFETY: the remaining slots are owned mbufs nobody else has
+            // (the array's len is 0); rte_pktmbuf_free_bulk only reads the
+            // pointer array despite its mutable type.
+            unsafe { sys::rte_pktmbuf_free_bulk(rest.as_ptr() as *mut *mut sys::rte_mbuf, rest.len() as u32) };
+        }
     }
 }
 
