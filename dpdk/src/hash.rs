@@ -96,7 +96,7 @@ type HashFn = unsafe extern "C" fn(*const c_void, u32, u32) -> u32;
 /// table, so a table always hashes one way.
 fn hash_function<const N: usize>() -> HashFn {
     #[cfg(target_arch = "x86_64")]
-    if N % 8 == 0 && std::arch::is_x86_feature_detected!("sse4.2") {
+    if N.is_multiple_of(8) && std::arch::is_x86_feature_detected!("sse4.2") {
         return crc32c_words::<N>;
     }
     sys::l3fwd_hash_crc
