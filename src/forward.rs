@@ -170,32 +170,34 @@ fn forward_burst<L: Lookup>(
         lookup: scratch,
     } = work;
     let pkts = burst.as_slice();
-    let n = pkts.len();
+    // Slices of exactly the burst's length: the loops below need no bounds
+    // checks.
+    let (l3, dst) = (&mut l3[..pkts.len()], &mut dst[..pkts.len()]);
     for p in pkts.iter().take(PREFETCH_AHEAD) {
         p.prefetch_data();
     }
-    for (i, p) in pkts.iter().enumerate() {
+    for (i, (h, p)) in l3.iter_mut().zip(pkts).enumerate() {
         if let Some(ahead) = pkts.get(i + PREFETCH_AHEAD) {
             ahead.prefetch_data();
         }
-        l3[i] = classify(p.data());
+        *h = classify(p.data());
     }
-    lookup.route(scratch, in_port, pkts, &l3[..n], &mut dst[..n]);
+    lookup.route(scratch, in_port, pkts, l3, dst);
 
     let counters = &out.counters;
-    for (i, mut m) in burst.drain().enumerate() {
-        if dst[i] == RUNT {
+    for ((mut m, &d), h) in burst.drain().zip(dst.iter()).zip(l3.iter()) {
+        if d == RUNT {
             counters.add_runt(1);
             continue;
         }
-        let Some(Some(port)) = out.tx.get_mut(dst[i] as usize) else {
+        let Some(Some(port)) = out.tx.get_mut(d as usize) else {
             // A next hop outside the enabled ports cannot come from the
             // tables (rules to disabled ports are not loaded); dropped and
             // counted rather than trusted.
             counters.add_invalid(1);
             continue;
         };
-        if !rewrite(m.data_mut(), &l3[i], &port.eth) {
+        if !rewrite(m.data_mut(), h, &port.eth) {
             counters.add_invalid(1);
             continue;
         }
