@@ -12,7 +12,7 @@ RUN_SECS ?= 10
 RUN_FRAMES ?= 1024
 EAL_VIRT := --no-huge -m 1024 --no-pci
 
-.PHONY: all deps build run test lint c-l3fwd bench clean
+.PHONY: all deps build run test lint c-l3fwd bench fuzz clean
 
 all: build
 
@@ -58,6 +58,15 @@ bench: c-l3fwd
 
 test: deps
 	$(CARGO) test --workspace
+
+# Fuzzes the per-frame code against tests/oracle (libFuzzer + ASan) for
+# FUZZ_SECS seconds; not in CI. RUSTC_BOOTSTRAP lets stable take cargo-fuzz's
+# -Z flags (the machine has no nightly toolchain).
+FUZZ_SECS ?= 60
+fuzz:
+	@command -v cargo-fuzz >/dev/null || $(CARGO) install cargo-fuzz --version 0.13.2 --locked
+	cd fuzz && RUSTC_BOOTSTRAP=1 $(CARGO) fuzz run packet -- \
+		-max_total_time=$(FUZZ_SECS) -max_len=2048 -print_final_stats=1
 
 lint: deps
 	$(CARGO) fmt --all --check

@@ -198,10 +198,19 @@ impl Summary {
         if self.lcores.len() > 1 {
             for l in &self.lcores {
                 let queues: Vec<String> = l.rx_queues.iter().map(|(p, q)| format!("({p},{q})")).collect();
-                println!("lcore {} polling {}: {}", l.lcore, queues.join(" "), counts(&l.counters));
+                println!(
+                    "lcore {} polling {}: {}",
+                    l.lcore,
+                    queues.join(" "),
+                    counts(&l.counters)
+                );
             }
         }
-        println!("forwarded: {} | total tx {:.3} Mpps", counts(&self.forwarded), self.tx_mpps);
+        println!(
+            "forwarded: {} | total tx {:.3} Mpps",
+            counts(&self.forwarded),
+            self.tx_mpps
+        );
         println!(
             "mbufs in use: {} before start, {} after shutdown",
             self.mbufs_in_use[0], self.mbufs_in_use[1]

@@ -57,16 +57,29 @@ pub fn c_l3fwd() -> PathBuf {
     .clone()
 }
 
-/// A forwarder run on pcap ports: port P is `net_pcapP`, reading the frames
-/// given to the P-th [`Run::port`] call.
+/// A forwarder run on virtual ports: port P is the P-th [`Run::port`],
+/// [`Run::port_queues`] or [`Run::ring_port`] call, `net_pcapP` or
+/// `net_ringP`.
 pub struct Run {
     bin: PathBuf,
-    inputs: Vec<Vec<Vec<u8>>>,
+    ports: Vec<PortSpec>,
+    infinite_rx: bool,
     lcores: String,
     tx_files: Option<usize>,
     memory_mb: u32,
     eal_args: Vec<String>,
     app_args: Vec<String>,
+    stop: Option<(&'static str, Duration)>,
+    stats_json: bool,
+}
+
+/// One virtual port of a [`Run`].
+enum PortSpec {
+    /// A pcap port with one RX queue per input file (frames each).
+    Pcap(Vec<Vec<Vec<u8>>>),
+    /// A net_ring port with its default rings: what it sends on a queue
+    /// comes back on the RX queue of the same id.
+    Ring,
 }
 
 impl Run {
@@ -74,18 +87,53 @@ impl Run {
     pub fn new(bin: impl Into<PathBuf>) -> Self {
         Run {
             bin: bin.into(),
-            inputs: Vec::new(),
+            ports: Vec::new(),
+            infinite_rx: false,
             lcores: "0".into(),
             tx_files: None,
             memory_mb: 512,
             eal_args: Vec::new(),
             app_args: Vec::new(),
+            stop: None,
+            stats_json: false,
         }
     }
 
     /// Adds the next port, receiving `frames` once.
-    pub fn port(mut self, frames: Vec<Vec<u8>>) -> Self {
-        self.inputs.push(frames);
+    pub fn port(self, frames: Vec<Vec<u8>>) -> Self {
+        self.port_queues(vec![frames])
+    }
+
+    /// Adds the next port with one RX queue per element of `queues`, each
+    /// receiving its frames once.
+    pub fn port_queues(mut self, queues: Vec<Vec<Vec<u8>>>) -> Self {
+        self.ports.push(PortSpec::Pcap(queues));
+        self
+    }
+
+    /// Adds the next port as a net_ring looping back what it sends.
+    pub fn ring_port(mut self) -> Self {
+        self.ports.push(PortSpec::Ring);
+        self
+    }
+
+    /// pcap ports replay their input forever (`infinite_rx=1`): the run
+    /// never goes idle, so stop it with [`Run::stop_with`].
+    pub fn infinite_rx(mut self) -> Self {
+        self.infinite_rx = true;
+        self
+    }
+
+    /// Sends `signal` ("INT", "TERM", ...) once the forwarder has forwarded
+    /// for `after`, instead of waiting for it to go idle.
+    pub fn stop_with(mut self, signal: &'static str, after: Duration) -> Self {
+        self.stop = Some((signal, after));
+        self
+    }
+
+    /// Asks for `--stats-json` and puts what it wrote in [`Outcome::stats`].
+    pub fn stats_json(mut self) -> Self {
+        self.stats_json = true;
         self
     }
 
@@ -121,8 +169,9 @@ impl Run {
         self
     }
 
-    /// Runs the forwarder until it has been idle for a while, stops it with
-    /// SIGINT and collects what it sent. Panics if it does not settle or stop.
+    /// Runs the forwarder until it has been idle for a while (or as
+    /// [`Run::stop_with`] says), stops it with SIGINT and collects what it
+    /// sent. Panics if it does not settle or stop.
     pub fn run(self) -> Outcome {
         let scratch = Scratch::new();
         let tx_files = self.tx_files.unwrap_or_else(|| lcore_count(&self.lcores));
@@ -130,33 +179,58 @@ impl Run {
         args.extend(["-l".into(), self.lcores.clone()]);
         args.extend(self.eal_args.iter().cloned());
         let mut outputs = Vec::new();
-        for (port, frames) in self.inputs.iter().enumerate() {
-            let input = scratch.dir.join(format!("in_{port}.pcap"));
-            trafficgen::write_pcap(&input, frames).expect("write input pcap");
+        for (port, spec) in self.ports.iter().enumerate() {
+            let PortSpec::Pcap(queues) = spec else {
+                args.push(format!("--vdev=net_ring{port}"));
+                outputs.push(Vec::new());
+                continue;
+            };
+            let inputs: Vec<_> = (0..queues.len())
+                .map(|queue| scratch.dir.join(format!("in_{port}_{queue}.pcap")))
+                .collect();
+            for (input, frames) in inputs.iter().zip(queues) {
+                trafficgen::write_pcap(input, frames).expect("write input pcap");
+            }
             let files: Vec<_> = (0..tx_files)
                 .map(|queue| scratch.dir.join(format!("out_{port}_{queue}.pcap")))
                 .collect();
-            args.push(pcap_vdev(port, &input, &files));
+            args.push(pcap_vdev(port, &inputs, &files, self.infinite_rx));
             outputs.push(files);
         }
         args.push("--".into());
         args.extend(self.app_args.iter().cloned());
+        let stats_path = scratch.dir.join("stats.json");
+        if self.stats_json {
+            args.extend(["--stats-json".into(), stats_path.display().to_string()]);
+        }
 
         let mut child = scratch.spawn(&self.bin, &args);
         let mut before_stop = Vec::new();
-        let status = match child.wait_until_idle(&scratch.dir) {
-            Some(status) => status,
-            None => {
+        let exited = match self.stop {
+            Some((signal, after)) => child.wait_for_stderr(&scratch, "forwarding").or_else(|| {
+                thread::sleep(after);
+                child.signal(signal);
+                None
+            }),
+            None => child.wait_until_idle(&scratch.dir).or_else(|| {
                 // What was sent while forwarding, before shutdown flushes.
                 before_stop = scratch.read_outputs(&outputs);
-                child.interrupt();
-                child
-                    .wait_timeout(EXIT_TIMEOUT)
-                    .unwrap_or_else(|| panic!("{}: no exit within {EXIT_TIMEOUT:?} of SIGINT", scratch.describe()))
-            }
+                child.signal("INT");
+                None
+            }),
         };
+        let status = exited.unwrap_or_else(|| {
+            child
+                .wait_timeout(EXIT_TIMEOUT)
+                .unwrap_or_else(|| panic!("{}: no exit within {EXIT_TIMEOUT:?} of a signal", scratch.describe()))
+        });
         let mut outcome = scratch.outcome(status, &outputs);
         outcome.before_stop = before_stop;
+        if self.stats_json {
+            outcome.stats = fs::read_to_string(&stats_path)
+                .ok()
+                .map(|text| serde_json::from_str(&text).expect("--stats-json output parses"));
+        }
         outcome
     }
 }
@@ -186,6 +260,11 @@ pub struct Outcome {
     /// The same, read while the forwarder still ran, just before SIGINT
     /// (empty if it exited by itself).
     pub before_stop: Vec<Vec<Vec<Vec<u8>>>>,
+    /// What `--stats-json` wrote, with [`Run::stats_json`].
+    pub stats: Option<serde_json::Value>,
+    /// Files left in EAL's runtime directory at exit (`config` shows EAL
+    /// started; `mp_socket` is removed only by `rte_eal_cleanup`).
+    pub eal_files: Vec<String>,
 }
 
 impl Outcome {
@@ -208,11 +287,18 @@ impl Outcome {
     }
 }
 
-/// `--vdev` for pcap port `port`: one RX file, one TX queue per TX file.
-fn pcap_vdev(port: usize, input: &Path, outputs: &[PathBuf]) -> String {
-    let mut vdev = format!("--vdev=net_pcap{port},rx_pcap={}", input.display());
+/// `--vdev` for pcap port `port`: one RX queue per input file, one TX
+/// queue per TX file.
+fn pcap_vdev(port: usize, inputs: &[PathBuf], outputs: &[PathBuf], infinite_rx: bool) -> String {
+    let mut vdev = format!("--vdev=net_pcap{port}");
+    for input in inputs {
+        vdev += &format!(",rx_pcap={}", input.display());
+    }
     for output in outputs {
         vdev += &format!(",tx_pcap={}", output.display());
+    }
+    if infinite_rx {
+        vdev += ",infinite_rx=1";
     }
     vdev
 }
@@ -313,14 +399,24 @@ impl Scratch {
         outputs.iter().map(|files| files.iter().map(read).collect()).collect()
     }
 
-    /// Collects logs and TX files.
+    /// Collects logs, TX files and what EAL left in its runtime directory.
     fn outcome(&self, status: ExitStatus, outputs: &[Vec<PathBuf>]) -> Outcome {
+        let mut eal_files: Vec<String> = fs::read_dir(eal_runtime_dir(&self.prefix))
+            .map(|dir| {
+                dir.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        eal_files.sort();
         Outcome {
             status,
             stdout: self.log("stdout"),
             stderr: self.log("stderr"),
             outputs: self.read_outputs(outputs),
             before_stop: Vec::new(),
+            stats: None,
+            eal_files,
         }
     }
 }
@@ -337,7 +433,7 @@ impl Drop for Scratch {
 }
 
 /// Where EAL keeps a file prefix's runtime files (see eal_get_runtime_dir).
-fn eal_runtime_dir(prefix: &str) -> PathBuf {
+pub fn eal_runtime_dir(prefix: &str) -> PathBuf {
     let is_root = fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0);
     let base = if is_root {
         PathBuf::from("/var/run")
@@ -381,12 +477,33 @@ impl Running {
         }
     }
 
-    fn interrupt(&self) {
+    /// Waits until the process's stderr contains `needle`; returns its
+    /// status if it exited meanwhile.
+    fn wait_for_stderr(&mut self, scratch: &Scratch, needle: &str) -> Option<ExitStatus> {
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.0.try_wait().expect("wait for forwarder") {
+                return Some(status);
+            }
+            if scratch.log("stderr").contains(needle) {
+                return None;
+            }
+            assert!(
+                start.elapsed() < MAX_RUN,
+                "{}: no '{needle}' within {MAX_RUN:?}",
+                scratch.describe()
+            );
+            thread::sleep(POLL);
+        }
+    }
+
+    /// Sends `signal` ("INT", "TERM", ...).
+    fn signal(&self, signal: &str) {
         let status = Command::new("kill")
-            .args(["-INT", &self.0.id().to_string()])
+            .args([&format!("-{signal}"), &self.0.id().to_string()])
             .status()
             .expect("run kill");
-        assert!(status.success(), "kill -INT {}: {status}", self.0.id());
+        assert!(status.success(), "kill -{signal} {}: {status}", self.0.id());
     }
 
     fn wait_timeout(&mut self, timeout: Duration) -> Option<ExitStatus> {

@@ -1,0 +1,18 @@
+//! Fuzzes the per-frame code of the forwarder: `packet::classify`,
+//! `packet::ipv6_dst`, `packet::rewrite` and `em::key_of`, on every input
+//! as a frame (libFuzzer's input buffer is exactly the frame, so
+//! AddressSanitizer catches any read past it), in both lookup modes,
+//! against the contract in tests/oracle: no panic, one decision, no read
+//! past the frame, a rewrite of MACs/TTL/checksum only.
+//! `make fuzz` runs it for a fixed time.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+#[path = "../../tests/oracle/mod.rs"]
+mod oracle;
+
+fuzz_target!(|frame: &[u8]| {
+    oracle::check(frame, oracle::Mode::Lpm);
+    oracle::check(frame, oracle::Mode::Em);
+});

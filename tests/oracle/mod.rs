@@ -1,0 +1,189 @@
+//! The forwarder's contract for one frame, as an executable check: what
+//! `packet::classify`, `packet::rewrite` and `em::key_of` must do with any
+//! bytes of any length. Shared by tests/packet_props.rs (proptest) and the
+//! cargo-fuzz target fuzz/fuzz_targets/packet.rs, so both hold the code to
+//! the same rules:
+//! - no panic, whatever the bytes;
+//! - exactly one decision per frame: forwarded, or dropped as a runt or as
+//!   an invalid IPv4 header (both counted by the forwarder);
+//! - a frame shorter than the headers its lookup reads is a runt, never
+//!   looked up or rewritten;
+//! - the decision and the rewrite depend on the frame's bytes only, never on
+//!   what lies after it in memory;
+//! - a rewrite changes the MACs, and for IPv4 the TTL and checksum, nothing
+//!   else.
+// Each user calls a different part of this module.
+#![allow(dead_code)]
+
+use std::net::{Ipv4Addr, Ipv6Addr};
+
+use em::{EmKey, FiveTuple, Ipv4Key, Ipv6Key};
+use l3fwd_rs::packet::{classify, ipv6_dst, rewrite, EthRewrite, ETH_LEN, L3};
+
+/// What the forwarder does with a frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// Rewritten and sent (to the port its lookup gives).
+    Forward,
+    /// Shorter than its headers: dropped, counted as `runt`.
+    DropRunt,
+    /// IPv4 failing the RFC 1812 checks: dropped, counted as `invalid`.
+    DropInvalid,
+}
+
+/// The lookup mode: it decides which headers must be present.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// LPM reads the destination address (`classify`).
+    Lpm,
+    /// Exact match reads the 5-tuple (`em::key_of`).
+    Em,
+}
+
+/// The MACs every test rewrite writes.
+pub const ETH: EthRewrite = [0xa0, 0xa1, 0xa2, 0xa3, 0xa4, 0xa5, 0xb0, 0xb1, 0xb2, 0xb3, 0xb4, 0xb5];
+
+const IPV4: [u8; 2] = [0x08, 0x00];
+const IPV6: [u8; 2] = [0x86, 0xdd];
+const TTL: usize = ETH_LEN + 8;
+const CHECKSUM: usize = ETH_LEN + 10;
+
+/// Decides `frame`'s fate in `mode` as the forwarder does, asserting the
+/// contract on the way (panics on any breach).
+pub fn check(frame: &[u8], mode: Mode) -> Decision {
+    let l3 = classify(frame);
+    assert_eq!(l3, expected_l3(frame), "classify {frame:02x?}");
+    // The IPv6 destination LPM looks up: there exactly when the frame is
+    // long enough for it.
+    let dst = frame.get(38..54);
+    assert_eq!(ipv6_dst(frame).map(|d| &d[..]), dst, "ipv6_dst {frame:02x?}");
+    let key = em::key_of(frame);
+    assert_eq!(key, expected_key(frame), "key_of {frame:02x?}");
+    // EM drops by key_of but rewrites by classify: a classify runt must be a
+    // key_of runt, or EM would rewrite a frame too short for it.
+    if l3 == L3::Runt {
+        assert_eq!(key, EmKey::Runt, "classify runt but key_of not: {frame:02x?}");
+    }
+    let runt = match mode {
+        Mode::Lpm => l3 == L3::Runt,
+        Mode::Em => key == EmKey::Runt,
+    };
+    let decision = if runt {
+        Decision::DropRunt
+    } else {
+        let mut out = frame.to_vec();
+        let valid = rewrite(&mut out, &l3, &ETH);
+        assert_rewrite(frame, &out, &l3);
+        assert_eq!(valid, expected_valid(frame, &l3), "rewrite verdict {frame:02x?}");
+        if valid {
+            Decision::Forward
+        } else {
+            Decision::DropInvalid
+        }
+    };
+    assert_bytes_after_do_not_matter(frame, mode, decision);
+    decision
+}
+
+/// The layer 3 header the frame announces, from the spec: Ethernet type,
+/// and length enough for the destination address.
+fn expected_l3(f: &[u8]) -> L3 {
+    match ethertype(f) {
+        None => L3::Runt,
+        Some(IPV4) if f.len() < ETH_LEN + 20 => L3::Runt,
+        Some(IPV4) => L3::Ipv4(u32::from_be_bytes(f[30..34].try_into().unwrap())),
+        Some(IPV6) if f.len() < ETH_LEN + 40 => L3::Runt,
+        Some(IPV6) => L3::Ipv6,
+        Some(_) => L3::Other,
+    }
+}
+
+/// The exact-match key of the C sample, from the frame's fields: only
+/// 20-byte IPv4 headers and IPv6 (no extension header) carrying TCP or UDP
+/// are looked up; each needs its ports inside the frame.
+fn expected_key(f: &[u8]) -> EmKey {
+    let tcp_or_udp = |p: u8| p == 6 || p == 17;
+    let port = |at: usize| u16::from_be_bytes([f[at], f[at + 1]]);
+    match ethertype(f) {
+        None => EmKey::Runt,
+        Some(IPV4) if f.len() < ETH_LEN + 20 => EmKey::Runt,
+        Some(IPV4) if f[ETH_LEN] & 0x0f != 5 || !tcp_or_udp(f[ETH_LEN + 9]) => EmKey::NotEligible,
+        Some(IPV4) if f.len() < ETH_LEN + 24 => EmKey::Runt,
+        Some(IPV4) => EmKey::V4(Ipv4Key::from(&FiveTuple {
+            src: Ipv4Addr::from(<[u8; 4]>::try_from(&f[26..30]).unwrap()),
+            dst: Ipv4Addr::from(<[u8; 4]>::try_from(&f[30..34]).unwrap()),
+            src_port: port(34),
+            dst_port: port(36),
+            proto: f[ETH_LEN + 9],
+        })),
+        Some(IPV6) if f.len() < ETH_LEN + 40 => EmKey::Runt,
+        Some(IPV6) if !tcp_or_udp(f[ETH_LEN + 6]) => EmKey::NotEligible,
+        Some(IPV6) if f.len() < ETH_LEN + 44 => EmKey::Runt,
+        Some(IPV6) => EmKey::V6(Ipv6Key::from(&FiveTuple {
+            src: Ipv6Addr::from(<[u8; 16]>::try_from(&f[22..38]).unwrap()),
+            dst: Ipv6Addr::from(<[u8; 16]>::try_from(&f[38..54]).unwrap()),
+            src_port: port(54),
+            dst_port: port(56),
+            proto: f[ETH_LEN + 6],
+        })),
+        Some(_) => EmKey::NotEligible,
+    }
+}
+
+fn ethertype(f: &[u8]) -> Option<[u8; 2]> {
+    f.get(12..14).map(|t| [t[0], t[1]])
+}
+
+/// RFC 1812 as the C sample checks it: version/IHL byte 0x45..=0x4F and a
+/// total length of at least 20. Anything but IPv4 passes.
+fn expected_valid(f: &[u8], l3: &L3) -> bool {
+    match l3 {
+        L3::Ipv4(_) => (0x45..=0x4f).contains(&f[ETH_LEN]) && u16::from_be_bytes([f[16], f[17]]) >= 20,
+        _ => true,
+    }
+}
+
+/// `out` is `frame` rewritten: same length, the new MACs, and for IPv4 the
+/// TTL one less and the checksum's first byte one more (with carry, the
+/// sample's little-endian `hdr_checksum++`); no other byte touched.
+fn assert_rewrite(frame: &[u8], out: &[u8], l3: &L3) {
+    assert_eq!(out.len(), frame.len(), "rewrite changed the length");
+    let macs = frame.len().min(12);
+    assert_eq!(out[..macs], ETH[..macs], "MACs");
+    let mut expected = frame.to_vec();
+    expected[..macs].copy_from_slice(&ETH[..macs]);
+    if matches!(l3, L3::Ipv4(_)) {
+        expected[TTL] = frame[TTL].wrapping_sub(1);
+        let sum = u16::from_le_bytes([frame[CHECKSUM], frame[CHECKSUM + 1]]).wrapping_add(1);
+        expected[CHECKSUM..CHECKSUM + 2].copy_from_slice(&sum.to_le_bytes());
+    }
+    assert_eq!(out, &expected[..], "rewrite touched more than MACs, TTL and checksum");
+}
+
+/// The frame inside two buffers with different bytes after it: classify,
+/// key_of and rewrite see only the frame, and rewrite writes only inside it.
+fn assert_bytes_after_do_not_matter(frame: &[u8], mode: Mode, decision: Decision) {
+    let mut results = Vec::new();
+    for tail in [0x00, 0xff] {
+        let mut buf = frame.to_vec();
+        buf.extend_from_slice(&[tail; 64]);
+        let (inside, after) = buf.split_at_mut(frame.len());
+        let l3 = classify(inside);
+        let key = em::key_of(inside);
+        let dst = ipv6_dst(inside).copied();
+        let runt = match mode {
+            Mode::Lpm => l3 == L3::Runt,
+            Mode::Em => key == EmKey::Runt,
+        };
+        let verdict = (!runt).then(|| rewrite(inside, &l3, &ETH));
+        assert!(after.iter().all(|&b| b == tail), "wrote past the frame");
+        results.push((l3, key, dst, verdict, inside.to_vec()));
+    }
+    assert_eq!(results[0], results[1], "the bytes after the frame changed the outcome");
+    let expected = match results[0].3 {
+        None => Decision::DropRunt,
+        Some(true) => Decision::Forward,
+        Some(false) => Decision::DropInvalid,
+    };
+    assert_eq!(expected, decision);
+}

@@ -1,0 +1,360 @@
+//! The forwarder under hostile traffic and at shutdown, through the real
+//! binary: every packet received is either transmitted or counted as a
+//! drop, every mbuf comes back to its pool, TX refusals are freed and
+//! counted, SIGINT/SIGTERM flush every TX buffer, and two lcores on two RX
+//! queues per port forward correctly with per-queue counters that add up.
+
+mod common;
+mod frames;
+mod oracle;
+
+use std::time::Duration;
+
+use common::{l3fwd_rs, Outcome, Run};
+use frames::*;
+use oracle::{check, Decision, Mode};
+use serde_json::Value;
+use trafficgen::{generate, GenOpts, Mix};
+
+const TWO_PORTS: &[&str] = &["-p", "0x3", "--config", "(0,0,0),(1,0,0)"];
+/// Two lcores, each polling queue N of both ports (and sending on TX queue N).
+const TWO_LCORES: &[&str] = &["-p", "0x3", "--config", "(0,0,0),(0,1,1),(1,0,0),(1,1,1)"];
+
+/// A small deterministic generator (the tests need no statistical quality).
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        self.0 >> 33
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// What a broken or hostile sender puts on the wire: any length up to 2048
+/// (often shorter than the headers, a few jumbo frames that the pcap port
+/// chains over several mbufs), IPv4/IPv6/VLAN/ARP or random ethertypes, any
+/// version/IHL byte and total length, often with a routed destination.
+fn hostile_frames(seed: u64, count: usize) -> Vec<Vec<u8>> {
+    const ETHERTYPES: [[u8; 2]; 5] = [[0x08, 0x00], [0x86, 0xdd], [0x81, 0x00], [0x08, 0x06], [0x12, 0x34]];
+    let mut rng = Lcg(seed);
+    (0..count)
+        .map(|i| {
+            let len = match i % 25 {
+                0 => 2049 + rng.below(7000),
+                1..=8 => rng.below(64),
+                _ => rng.below(2049),
+            };
+            let mut f: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
+            if len >= 14 {
+                f[12..14].copy_from_slice(&ETHERTYPES[rng.below(ETHERTYPES.len())]);
+            }
+            if len > 14 && rng.below(2) == 0 {
+                f[14] = [0x45, 0x46, 0x4f, 0x60][rng.below(4)];
+            }
+            if len >= 34 && rng.below(2) == 0 {
+                f[30..34].copy_from_slice(&[198, 18, rng.below(3) as u8, 1]);
+            }
+            f
+        })
+        .collect()
+}
+
+/// Valid, invalid, non-IP and runt frames from the traffic generator, then
+/// hostile ones.
+fn mixed_traffic(seed: u64, em: bool) -> Vec<Vec<u8>> {
+    let mix = Mix {
+        runt: 2,
+        ..Mix::default()
+    };
+    let opts = GenOpts {
+        min_size: 60,
+        max_size: 1514,
+        em,
+        ..GenOpts::default()
+    };
+    let mut frames = generate(seed, 600, &mix, &opts);
+    frames.extend(hostile_frames(seed, 400));
+    frames
+}
+
+/// Small frames, endlessly replayed: enough work to keep the TX buffers
+/// busy at shutdown without writing much.
+fn small_traffic(seed: u64) -> Vec<Vec<u8>> {
+    let mix = Mix {
+        runt: 1,
+        ..Mix::default()
+    };
+    let opts = GenOpts {
+        min_size: 60,
+        max_size: 96,
+        ..GenOpts::default()
+    };
+    generate(seed, 500, &mix, &opts)
+}
+
+fn count(frames: &[Vec<Vec<u8>>], mode: Mode, decision: Decision) -> u64 {
+    frames.iter().flatten().filter(|f| check(f, mode) == decision).count() as u64
+}
+
+fn stats(out: &Outcome) -> &Value {
+    out.assert_success();
+    out.stats.as_ref().expect("--stats-json written")
+}
+
+fn num(v: &Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
+}
+
+/// `forwarded.{rx, tx, dropped_invalid, dropped_runt, dropped_tx_full}`.
+fn forwarded(s: &Value) -> [u64; 5] {
+    ["rx", "tx", "dropped_invalid", "dropped_runt", "dropped_tx_full"].map(|k| num(&s["forwarded"][k]))
+}
+
+fn port_counts(s: &Value, key: &str) -> Vec<u64> {
+    s["ports"].as_array().unwrap().iter().map(|p| num(&p[key])).collect()
+}
+
+/// Every packet received was sent or counted as a drop; what the lcores
+/// counted as sent is what the ports sent; and the mbufs in use after the
+/// ports stopped are those before they started plus `held` (still in a
+/// loopback ring). Returns the forwarded counters.
+fn assert_accounted(s: &Value, held: u64) -> [u64; 5] {
+    let [rx, tx, invalid, runt, tx_full] = forwarded(s);
+    assert!(rx > 0, "nothing received: {s}");
+    assert_eq!(rx, tx + invalid + runt + tx_full, "received != sent + dropped: {s}");
+    assert_eq!(port_counts(s, "tx_packets").iter().sum::<u64>(), tx, "ports' tx: {s}");
+    let lcores = s["lcores"].as_array().unwrap();
+    for (i, key) in ["rx", "tx", "dropped_invalid", "dropped_runt", "dropped_tx_full"]
+        .iter()
+        .enumerate()
+    {
+        let sum: u64 = lcores.iter().map(|l| num(&l[key])).sum();
+        assert_eq!(sum, forwarded(s)[i], "lcores' {key}: {s}");
+    }
+    let [before, after] = [0, 1].map(|i| num(&s["mbufs_in_use"][i]));
+    assert_eq!(after, before + held, "mbufs in use before start / after stop: {s}");
+    [rx, tx, invalid, runt, tx_full]
+}
+
+fn frames_written(out: &Outcome) -> u64 {
+    out.outputs.iter().flatten().map(|f| f.len() as u64).sum()
+}
+
+/// Mixed and malformed traffic through both ports, in `mode`: each frame
+/// gets the oracle's decision (forwarded, or dropped and counted under the
+/// right name), every forwarded frame is in an output file, and the mbufs
+/// in use are back to their count before forwarding.
+fn assert_malformed_traffic_accounted(mode: Mode) {
+    let em = mode == Mode::Em;
+    let inputs = [mixed_traffic(1, em), mixed_traffic(2, em)];
+    let mode_args: &[&str] = if em { &["-E"] } else { &[] };
+    let out = Run::new(l3fwd_rs())
+        .port(inputs[0].clone())
+        .port(inputs[1].clone())
+        .args(&[TWO_PORTS, mode_args].concat())
+        .stats_json()
+        .run();
+    let s = stats(&out);
+    let [rx, tx, invalid, runt, tx_full] = assert_accounted(s, 0);
+    assert_eq!(rx, inputs.iter().map(|i| i.len() as u64).sum::<u64>());
+    assert_eq!(tx, count(&inputs, mode, Decision::Forward), "forwarded: {s}");
+    assert_eq!(invalid, count(&inputs, mode, Decision::DropInvalid), "invalid: {s}");
+    assert_eq!(runt, count(&inputs, mode, Decision::DropRunt), "runts: {s}");
+    assert!(runt > 100 && invalid > 10, "too few malformed frames: {s}");
+    assert_eq!(tx_full, 0, "a pcap port never refuses");
+    assert_eq!(frames_written(&out), tx, "frames in the output files");
+}
+
+#[test]
+fn malformed_traffic_lpm_every_packet_and_mbuf_accounted() {
+    assert_malformed_traffic_accounted(Mode::Lpm);
+}
+
+#[test]
+fn malformed_traffic_em_every_packet_and_mbuf_accounted() {
+    assert_malformed_traffic_accounted(Mode::Em);
+}
+
+/// A net_ring port sends into a ring of 1023 slots that loops back to its
+/// own RX queue, and routed traffic from an endless pcap port keeps it
+/// full: the packets the ring refuses are freed and counted as tx-full, and
+/// every mbuf is accounted for (back in the pool, or still in the ring).
+#[test]
+fn tx_ring_refusals_are_freed_and_counted() {
+    let to_ring: Vec<Vec<u8>> = (0..64)
+        .map(|i| udp4([10, 0, 0, i], [198, 18, 1, i], 64, 18))
+        .chain([udp4([10, 0, 0, 1], [198, 18, 1, 1], 64, 18)[..30].to_vec()])
+        .collect();
+    let out = Run::new(l3fwd_rs())
+        .port(to_ring)
+        .ring_port()
+        .infinite_rx()
+        .stop_with("INT", Duration::from_millis(300))
+        .args(TWO_PORTS)
+        .stats_json()
+        .run();
+    let s = stats(&out);
+    let ring = &s["ports"][1];
+    let in_ring = num(&ring["tx_packets"]) - num(&ring["rx_packets"]);
+    assert!(in_ring > 0 && in_ring <= 1023, "ring holds {in_ring}: {s}");
+    let [_, _, _, runt, tx_full] = assert_accounted(s, in_ring);
+    assert!(tx_full > 0, "no TX refusal: {s}");
+    assert!(runt > 0, "the runt was not counted: {s}");
+}
+
+/// Endless traffic on both ports and a signal mid-stream: the exit flushes
+/// every TX buffer before the ports stop, so every received packet was
+/// sent (and is in an output file) or counted as a drop, and no mbuf is
+/// left out of its pool.
+fn assert_signal_flushes(signal: &'static str, lcores: &str, args: &[&str], queues: usize) {
+    let port = |seed: u64| (0..queues).map(|q| small_traffic(seed * 10 + q as u64)).collect();
+    let out = Run::new(l3fwd_rs())
+        .port_queues(port(1))
+        .port_queues(port(2))
+        .infinite_rx()
+        .lcores(lcores)
+        .stop_with(signal, Duration::from_millis(200))
+        .args(args)
+        .stats_json()
+        .run();
+    let s = stats(&out);
+    let [_, tx, invalid, runt, tx_full] = assert_accounted(s, 0);
+    assert!(tx > 0 && invalid > 0 && runt > 0, "{s}");
+    assert_eq!(tx_full, 0, "a pcap port never refuses");
+    assert_eq!(frames_written(&out), tx, "frames in the output files");
+}
+
+#[test]
+fn sigint_flushes_every_tx_buffer() {
+    assert_signal_flushes("INT", "0", TWO_PORTS, 1);
+}
+
+#[test]
+fn sigterm_flushes_every_tx_buffer_of_two_lcores() {
+    assert_signal_flushes("TERM", "0-1", TWO_LCORES, 2);
+}
+
+/// The frames of one RX queue, each with the port it should leave by
+/// (None: dropped).
+type QueueFrames = Vec<(Vec<u8>, Option<u8>)>;
+
+/// Frames for RX queue `queue` of `port`, `n` of them, each tagged in its
+/// last 3 bytes with (port, queue, index), and where each should leave:
+/// routed to port 0 or 1, missed (back to the input port), non-IP (back),
+/// or dropped (invalid header, runt).
+fn tagged_frames(port: u8, queue: u8, n: u8) -> QueueFrames {
+    (0..n)
+        .map(|i| {
+            let (mut f, to) = match i % 7 {
+                0 => (udp4([10, 0, 0, 1], [198, 18, 0, 9], 64, 30), Some(0)),
+                1 => (udp4([10, 0, 0, 1], [198, 18, 1, 9], 64, 30), Some(1)),
+                2 => (udp6(v6_in_route(9, 1), v6_in_route(1, 5), 64, 30), Some(1)),
+                3 => (udp4([10, 0, 0, 1], [10, 9, 9, 9], 64, 30), Some(port)),
+                4 => (non_ip(60), Some(port)),
+                5 => {
+                    let mut bad = udp4([10, 0, 0, 1], [198, 18, 1, 9], 64, 30);
+                    bad[14] = 0x44;
+                    (bad, None)
+                }
+                _ => (udp4([10, 0, 0, 1], [198, 18, 1, 9], 64, 30)[..33].to_vec(), None),
+            };
+            let len = f.len();
+            f[len - 3..].copy_from_slice(&[port, queue, i]);
+            (f, to)
+        })
+        .collect()
+}
+
+/// Two lcores, two RX queues per port, each lcore polling queue N of both
+/// ports and sending on TX queue N: every frame leaves once, rewritten, by
+/// the right port and the TX queue of the lcore that received it, in the
+/// order it came; the port's per-queue counters, the lcores' counters and
+/// the totals all add up.
+#[test]
+fn two_lcores_two_rx_queues_per_port_forward_and_count_per_queue() {
+    // Different sizes per queue, so that no sum matches by accident.
+    let sizes = [[40u8, 61], [75, 96]];
+    let queues: Vec<Vec<QueueFrames>> = (0..2)
+        .map(|p| {
+            (0..2)
+                .map(|q| tagged_frames(p, q, sizes[p as usize][q as usize]))
+                .collect()
+        })
+        .collect();
+    let frames_of = |p: usize| {
+        queues[p]
+            .iter()
+            .map(|q| q.iter().map(|(f, _)| f.clone()).collect())
+            .collect()
+    };
+    let out = Run::new(l3fwd_rs())
+        .port_queues(frames_of(0))
+        .port_queues(frames_of(1))
+        .lcores("0-1")
+        .args(TWO_LCORES)
+        .stats_json()
+        .run();
+    let s = stats(&out);
+    assert_accounted(s, 0);
+
+    // Where each frame went: output port d, TX queue q (= the lcore that
+    // polls RX queue q), in order per input port.
+    for (d, files) in out.outputs.iter().enumerate() {
+        for (q, file) in files.iter().enumerate() {
+            for p in 0..2u8 {
+                let expected: Vec<&Vec<u8>> = queues[p as usize][q]
+                    .iter()
+                    .filter(|(_, to)| *to == Some(d as u8))
+                    .map(|(f, _)| f)
+                    .collect();
+                let got: Vec<&Vec<u8>> = file.iter().filter(|f| f[f.len() - 3] == p).collect();
+                assert_eq!(got.len(), expected.len(), "port {d} TX queue {q}, from port {p}");
+                for (sent, o) in expected.iter().zip(got) {
+                    assert_eq!(o[o.len() - 3..], sent[sent.len() - 3..], "order, port {d} queue {q}");
+                    assert_forwarded(sent, o, d as u8, next_hop_mac(d as u8));
+                }
+            }
+        }
+    }
+
+    // Counters: per RX queue (the port's), per lcore (ours), per TX queue.
+    for p in 0..2 {
+        let per_queue: Vec<u64> = s["ports"][p]["rx_queue_packets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(num)
+            .collect();
+        assert_eq!(per_queue, sizes[p].map(u64::from), "port {p} per-queue RX");
+        let tx_per_queue: Vec<u64> = s["ports"][p]["tx_queue_packets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(num)
+            .collect();
+        let written: Vec<u64> = out.outputs[p].iter().map(|f| f.len() as u64).collect();
+        assert_eq!(tx_per_queue, written, "port {p} per-queue TX");
+    }
+    for (q, lcore) in s["lcores"].as_array().unwrap().iter().enumerate() {
+        assert_eq!(lcore["rx_queues"], serde_json::json!([[0, q], [1, q]]), "{s}");
+        assert_eq!(num(&lcore["rx"]), u64::from(sizes[0][q] + sizes[1][q]), "lcore {q} rx");
+        let sent: u64 = out.outputs.iter().map(|files| files[q].len() as u64).sum();
+        assert_eq!(num(&lcore["tx"]), sent, "lcore {q} tx");
+        let dropped = (0..2)
+            .flat_map(|p| &queues[p][q])
+            .filter(|(_, to)| to.is_none())
+            .count();
+        assert_eq!(
+            num(&lcore["dropped_invalid"]) + num(&lcore["dropped_runt"]),
+            dropped as u64,
+            "lcore {q} drops"
+        );
+    }
+}

@@ -1,0 +1,217 @@
+//! Start-up failures that are not typos in l3fwd's own options: bad EAL
+//! arguments, a vdev its driver refuses, memory that does not fit in `-m`,
+//! queues a port lacks, unreadable rule files, a `--file-prefix` in use.
+//! Each ends within the harness's timeout with exit code 1, one
+//! `l3fwd-rs:` line naming the cause and no panic; where EAL had started,
+//! `rte_eal_cleanup` ran (its runtime directory lost `mp_socket`, which only
+//! that call removes).
+
+mod common;
+
+use std::fs;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use common::{eal_runtime_dir, l3fwd_rs, run_cli, workspace, Outcome};
+
+const ONE_PORT: &[&str] = &["-p", "0x1", "--config", "(0,0,0)"];
+
+/// Runs l3fwd-rs with `eal` (on lcore 0 unless it says `-l`: EAL refuses
+/// two) and `app`, and asserts a clean failure: exit code 1, exactly one
+/// `l3fwd-rs:` line, containing every one of `needles`, and no panic.
+fn fails_with(eal: &[&str], app: &[&str], needles: &[&str]) -> Outcome {
+    let lcores: &[&str] = if eal.contains(&"-l") { &[] } else { &["-l", "0"] };
+    let out = run_cli(&l3fwd_rs(), &[lcores, eal].concat(), app);
+    let context = format!("args {eal:?} -- {app:?}\n{}{}", out.stdout, out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{context}");
+    assert!(!out.stderr.contains("panicked"), "{context}");
+    let lines: Vec<&str> = out.stderr.lines().filter(|l| l.starts_with("l3fwd-rs:")).collect();
+    assert_eq!(lines.len(), 1, "one error line: {context}");
+    for needle in needles {
+        assert!(lines[0].contains(needle), "'{needle}' not in '{}'\n{context}", lines[0]);
+    }
+    out
+}
+
+/// EAL had started (its runtime directory has `config`) and was cleaned up
+/// (`mp_socket`, removed by `rte_eal_cleanup` only, is gone).
+fn assert_eal_cleaned_up(out: &Outcome) {
+    assert!(
+        out.eal_files.iter().any(|f| f == "config"),
+        "EAL never started: {:?}",
+        out.eal_files
+    );
+    assert!(
+        !out.eal_files.iter().any(|f| f == "mp_socket"),
+        "no rte_eal_cleanup: {:?} left",
+        out.eal_files
+    );
+}
+
+/// A scratch file path under target/test-runs.
+fn scratch_path(name: &str) -> PathBuf {
+    let dir = workspace().join("target/test-runs");
+    fs::create_dir_all(&dir).unwrap();
+    dir.join(format!("{name}-{}", std::process::id()))
+}
+
+#[test]
+fn bad_eal_arguments() {
+    let out = fails_with(&["--bogus-eal"], ONE_PORT, &["cannot initialise EAL"]);
+    assert!(
+        out.stderr.contains("unrecognized option '--bogus-eal'"),
+        "{}",
+        out.stderr
+    );
+    // Lcore 7 does not exist on this machine's CPUs.
+    let out = fails_with(&["-l", "7", "--vdev=net_null0"], ONE_PORT, &["cannot initialise EAL"]);
+    assert!(out.stderr.contains("lcore 7 unavailable"), "{}", out.stderr);
+}
+
+/// EAL goes on when a vdev's driver fails, and the ports after it take its
+/// id: here port 0 (net_null0) would forward happily although the pcap
+/// port asked for does not exist. l3fwd-rs refuses to start.
+#[test]
+fn vdev_that_cannot_be_created() {
+    let out = fails_with(
+        &["--vdev=net_null0", "--vdev=net_pcap1,rx_pcap=/nonexistent/in.pcap"],
+        ONE_PORT,
+        &[
+            "--vdev net_pcap1,rx_pcap=/nonexistent/in.pcap",
+            "could not create port net_pcap1",
+        ],
+    );
+    assert!(
+        out.stderr.contains("/nonexistent/in.pcap"),
+        "the driver's reason: {}",
+        out.stderr
+    );
+    assert_eal_cleaned_up(&out);
+}
+
+/// 65535-descriptor rings need a pool of 131358 mbufs, about 300 MB: more
+/// than `-m 256` leaves after the LPM tables.
+#[test]
+fn mempool_that_does_not_fit_in_eal_memory() {
+    let out = fails_with(
+        &["-m", "256", "--vdev=net_null0"],
+        &[ONE_PORT, &["--rx-queue-size", "65535", "--tx-queue-size", "65535"]].concat(),
+        &[
+            "cannot create mempool",
+            "131358 mbufs",
+            "MiB of EAL memory",
+            "Cannot allocate memory",
+        ],
+    );
+    assert_eal_cleaned_up(&out);
+}
+
+/// The LPM table alone (a 2^24-entry first level) needs more than 64 MB.
+#[test]
+fn lookup_table_that_does_not_fit_in_eal_memory() {
+    let out = fails_with(
+        &["-m", "64", "--vdev=net_null0"],
+        ONE_PORT,
+        &["cannot create LPM table", "Cannot allocate memory"],
+    );
+    assert_eal_cleaned_up(&out);
+}
+
+/// Each lcore needs a TX queue on every port; a pcap port has one per
+/// `tx_pcap` file. (Ring sizes are never refused: as in the C sample,
+/// rte_eth_dev_adjust_nb_rx_tx_desc fits them to the device's limits.)
+#[test]
+fn more_tx_queues_than_the_port_has() {
+    let input = scratch_path("one-frame.pcap");
+    trafficgen::write_pcap(&input, &[vec![0u8; 60]]).unwrap();
+    let vdev = format!("--vdev=net_pcap0,rx_pcap={}", input.display());
+    let out = fails_with(&["-l", "0-1", &vdev], ONE_PORT, &["port 0", "2 TX queues", "at most 1"]);
+    assert_eal_cleaned_up(&out);
+    fs::remove_file(input).unwrap();
+}
+
+/// Rule files are read before EAL starts: no EAL runtime files at all.
+#[test]
+fn rule_files_that_cannot_be_read() {
+    let dir = scratch_path("rules-dir");
+    fs::create_dir_all(&dir).unwrap();
+    let path = dir.display().to_string();
+    for (mode, option) in [
+        ("-L", "--rule_ipv4"),
+        ("-L", "--rule_ipv6"),
+        ("-E", "--rule_ipv4"),
+        ("-E", "--rule_ipv6"),
+    ] {
+        let rule = format!("{option}={path}");
+        let out = fails_with(&["--vdev=net_null0"], &[ONE_PORT, &[mode, &rule]].concat(), &[&path]);
+        assert!(out.eal_files.is_empty(), "EAL started: {:?}", out.eal_files);
+    }
+    fs::remove_dir(dir).unwrap();
+}
+
+/// A second forwarder with the file prefix of a running one: EAL refuses
+/// (its message names the clash), l3fwd-rs says it could not start EAL, and
+/// the first one is unharmed. Killing the first with SIGKILL (no
+/// `rte_eal_cleanup`) leaves its `mp_socket`: the marker the other tests
+/// rely on is real.
+#[test]
+fn file_prefix_in_use() {
+    let prefix = format!("l3fwd-test-collide-{}", std::process::id());
+    let runtime = eal_runtime_dir(&prefix);
+    let mp_socket = runtime.join("mp_socket");
+    let mut first = Command::new(l3fwd_rs())
+        .args([
+            "-l",
+            "1",
+            "--no-huge",
+            "-m",
+            "512",
+            "--no-pci",
+            "--file-prefix",
+            &prefix,
+        ])
+        .args([
+            "--vdev=net_null0",
+            "--",
+            "-p",
+            "0x1",
+            "--config",
+            "(0,0,1)",
+            "--duration",
+            "20",
+        ])
+        .current_dir(workspace())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start the first forwarder");
+    let start = Instant::now();
+    while !mp_socket.exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "first forwarder never started EAL"
+        );
+        assert!(first.try_wait().unwrap().is_none(), "first forwarder exited");
+        thread::sleep(Duration::from_millis(50));
+    }
+
+    let out = fails_with(
+        &["--file-prefix", &prefix, "--vdev=net_null0"],
+        ONE_PORT,
+        &["cannot initialise EAL"],
+    );
+    assert!(
+        out.stderr.contains("Is another primary process running?"),
+        "{}",
+        out.stderr
+    );
+    assert!(first.try_wait().unwrap().is_none(), "the first forwarder stopped");
+
+    first.kill().unwrap();
+    first.wait().unwrap();
+    assert!(mp_socket.exists(), "mp_socket removed without rte_eal_cleanup");
+    fs::remove_dir_all(runtime).unwrap();
+}
