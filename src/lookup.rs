@@ -50,7 +50,9 @@ impl Lookup for LpmLookup {
             for ((o, h), p) in out.iter_mut().zip(l3).zip(pkts) {
                 *o = match h {
                     L3::Ipv4(d) => self.tables.lookup_v4(*d).unwrap_or(default) as u16,
-                    L3::Ipv6 => ipv6_dst(p.data()).and_then(|d| self.tables.lookup_v6(d)).unwrap_or(default) as u16,
+                    L3::Ipv6 => ipv6_dst(p.data())
+                        .and_then(|d| self.tables.lookup_v6(d))
+                        .unwrap_or(default) as u16,
                     L3::Other => in_port,
                     L3::Runt => RUNT,
                 };

@@ -1,4 +1,11 @@
 //! Errors from DPDK calls: what failed and DPDK's own reason.
+//!
+//! DPDK reports failure three ways: a negative `errno` return, a NULL
+//! pointer with `rte_errno` set, or (for EAL init) `-1` with `rte_errno`
+//! sometimes set. Every safe wrapper turns each into one [`DpdkError`] whose
+//! text reads "what we tried: why DPDK refused" (`rte_strerror`), so the
+//! application can print it as is and exit, where the C sample calls
+//! `rte_exit`.
 
 use std::ffi::CStr;
 use std::fmt;
@@ -6,13 +13,28 @@ use std::fmt;
 use crate::sys;
 
 /// A failed DPDK call, with DPDK's error text.
+///
+/// It displays as `what: reason`, e.g. `cannot create LPM table l3fwd_v4:
+/// Cannot allocate memory`. Arguments rejected before DPDK is called (a
+/// name with a NUL byte, a queue set up twice) give the same kind of
+/// error, with l3fwd-rs's reason.
+///
+/// ```
+/// // Rejected before DPDK is called: no EAL needed.
+/// let err = dpdk::Lpm::new("bad\0name", 0, 16, 16).err().unwrap();
+/// assert_eq!(err.to_string(), "table name: contains a NUL byte");
+/// // It is a std::error::Error, so `?` turns it into Box<dyn Error>.
+/// let boxed: Box<dyn std::error::Error> = err.into();
+/// assert!(boxed.to_string().starts_with("table name"));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DpdkError {
     what: String,
     reason: String,
 }
 
-/// Result of a DPDK call.
+/// Result of a DPDK call: the value, or the [`DpdkError`] saying what
+/// failed and why.
 pub type Result<T> = std::result::Result<T, DpdkError>;
 
 impl DpdkError {
@@ -40,6 +62,7 @@ impl DpdkError {
     }
 }
 
+/// `what: reason`, on one line.
 impl fmt::Display for DpdkError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}: {}", self.what, self.reason)

@@ -1,4 +1,14 @@
 //! rte_hash exact-match tables with fixed-size keys and CRC hashing.
+//!
+//! rte_hash is a cuckoo hash: each key has two candidate buckets of 8
+//! entries, and a lookup hashes the key, reads its bucket's signatures, then
+//! compares the key itself. Each step waits on memory. The bulk lookup
+//! ([`Hash::lookup_bulk`]) runs each step for a whole group of keys before
+//! the next step, so the cache misses of the group overlap instead of
+//! queueing up: this is the "multi-lookup" of l3fwd's exact-match mode.
+//!
+//! The key size is a type parameter (`Hash<16>` for IPv4 5-tuples,
+//! `Hash<48>` for IPv6), so a key of the wrong length does not compile.
 
 use std::ffi::{c_void, CString};
 use std::mem::MaybeUninit;
@@ -7,12 +17,38 @@ use std::ptr::NonNull;
 use crate::error::{DpdkError, Result};
 use crate::sys;
 
-/// Most keys one bulk lookup takes (RTE_HASH_LOOKUP_BULK_MAX).
+/// Most keys one bulk lookup takes (RTE_HASH_LOOKUP_BULK_MAX, 64):
+/// [`Hash::lookup_bulk`] looks up no more than this many per call.
 pub const HASH_BULK_MAX: usize = sys::RTE_HASH_LOOKUP_BULK_MAX as usize;
 
 /// An exact-match table of `N`-byte keys, each mapped to a slot number
 /// (its position) that callers use to index their own values. Built on one
 /// thread, then only read.
+///
+/// The table stores keys, not values: [`Hash::add`] returns the key's
+/// position, and the caller keeps its values in an array indexed by it
+/// (the `em` crate keeps the output port of each rule there, as the C
+/// sample's `ipv4_l3fwd_out_if`).
+///
+/// ```
+/// # let prefix = format!("doc-hash-{}", std::process::id());
+/// # let args: Vec<String> = ["doc", "--no-huge", "-m", "256", "--no-pci", "-l", "0",
+/// #     "--log-level", "error", "--file-prefix", &prefix]
+/// #     .iter().map(|s| s.to_string()).collect();
+/// # dpdk::Eal::init_shared(&args)?;
+/// let mut table = dpdk::Hash::<16>::new("doc_hash", 1024, 0)?;
+/// let mut ports = vec![0u16; 1024]; // the values, by position
+///
+/// let key = [7u8; 16];
+/// let pos = table.add(&key)?;
+/// ports[pos as usize] = 3;
+/// // Adding a key again finds its position.
+/// assert_eq!(table.add(&key)?, pos);
+///
+/// assert_eq!(table.lookup(&key).map(|p| ports[p as usize]), Some(3));
+/// assert_eq!(table.lookup(&[8u8; 16]), None);
+/// # Ok::<(), dpdk::DpdkError>(())
+/// ```
 pub struct Hash<const N: usize>(NonNull<sys::rte_hash>);
 
 // SAFETY: rte_hash lookups are safe from many threads as long as nobody
@@ -23,6 +59,8 @@ unsafe impl<const N: usize> Sync for Hash<N> {}
 
 impl<const N: usize> Hash<N> {
     /// Creates a table for `entries` keys hashed with CRC32 on `socket`.
+    /// `name` must be unique in the process (DPDK keeps a list of tables by
+    /// name). Needs EAL.
     pub fn new(name: &str, entries: u32, socket: i32) -> Result<Hash<N>> {
         let cname = CString::new(name).map_err(|_| DpdkError::invalid("hash name", "contains a NUL byte"))?;
         let params = sys::rte_hash_parameters {
@@ -41,7 +79,8 @@ impl<const N: usize> Hash<N> {
             .ok_or_else(|| DpdkError::from_errno(format!("cannot create hash table {name} of {entries} entries")))
     }
 
-    /// Adds `key` (or finds it, if present); returns its position.
+    /// Adds `key` (or finds it, if present); returns its position, below
+    /// the table's capacity. Fails (ENOSPC) when no room can be made for it.
     pub fn add(&mut self, key: &[u8; N]) -> Result<u32> {
         // SAFETY: key points at N = key_len bytes; &mut self excludes readers.
         let ret = unsafe { sys::rte_hash_add_key(self.0.as_ptr(), key.as_ptr() as *const c_void) };
@@ -51,7 +90,8 @@ impl<const N: usize> Hash<N> {
         Ok(ret as u32)
     }
 
-    /// Position of `key`, if present.
+    /// Position of `key`, if present: one key per call, each waiting for
+    /// its own cache misses (the `--sequential-lookup` path).
     #[inline(always)]
     pub fn lookup(&self, key: &[u8; N]) -> Option<u32> {
         // SAFETY: key points at key_len bytes; the table is only read.
@@ -63,6 +103,31 @@ impl<const N: usize> Hash<N> {
     /// probes them together so their memory latencies overlap. `out[i]` is
     /// the position of `keys[i]`, or negative for a miss. Keys are passed by
     /// reference, never copied.
+    ///
+    /// ```
+    /// # let prefix = format!("doc-hashbulk-{}", std::process::id());
+    /// # let args: Vec<String> = ["doc", "--no-huge", "-m", "256", "--no-pci", "-l", "0",
+    /// #     "--log-level", "error", "--file-prefix", &prefix]
+    /// #     .iter().map(|s| s.to_string()).collect();
+    /// # dpdk::Eal::init_shared(&args)?;
+    /// // A key type exposes its bytes with AsRef, as em::Ipv4Key does.
+    /// struct Key([u8; 16]);
+    /// impl AsRef<[u8; 16]> for Key {
+    ///     fn as_ref(&self) -> &[u8; 16] { &self.0 }
+    /// }
+    /// let mut table = dpdk::Hash::<16>::new("doc_bulk", 1024, 0)?;
+    /// let keys: Vec<Key> = (0..8u8).map(|i| Key([i; 16])).collect();
+    /// for k in keys.iter().step_by(2) {
+    ///     table.add(k.as_ref())?; // keys 0, 2, 4, 6
+    /// }
+    /// // One call for the group of 8, as l3fwd's EM mode does.
+    /// let mut out = [0i32; 8];
+    /// table.lookup_bulk(&keys, &mut out);
+    /// let hits: Vec<bool> = out.iter().map(|&p| p >= 0).collect();
+    /// assert_eq!(hits, [true, false, true, false, true, false, true, false]);
+    /// assert_eq!(out[2], table.lookup(keys[2].as_ref()).unwrap() as i32);
+    /// # Ok::<(), dpdk::DpdkError>(())
+    /// ```
     #[inline(always)]
     pub fn lookup_bulk<K: AsRef<[u8; N]>>(&self, keys: &[K], out: &mut [i32]) {
         let n = keys.len().min(out.len()).min(HASH_BULK_MAX);

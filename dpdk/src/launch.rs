@@ -1,4 +1,17 @@
 //! Running closures on worker lcores and on control threads.
+//!
+//! EAL starts one pinned thread per lcore of `-l`/`--lcores` at init; the
+//! main lcore is the calling thread, the others wait for work.
+//! [`launch_on_lcore`] gives a waiting worker a Rust closure
+//! (`rte_eal_remote_launch`), [`wait_lcore`] collects its result. Threads
+//! that do not forward (statistics, timers) go through
+//! [`spawn_control_thread`] (`rte_ctrl_thread_create`): a thread spawned
+//! with `std::thread` after EAL init would inherit the main lcore's CPU
+//! affinity and compete with the forwarding loop on that CPU.
+//!
+//! The closures are boxed and passed through DPDK's `void *` argument; each
+//! box is reclaimed exactly once, by the thread that runs it or, if the
+//! launch fails, by the launcher.
 
 use std::ffi::{c_int, c_void, CString};
 
@@ -10,6 +23,33 @@ type ControlJob = Box<dyn FnOnce() + Send>;
 
 /// Starts `job` on worker lcore `lcore`; collect its result with
 /// [`wait_lcore`].
+///
+/// Fails if `lcore` is not an enabled worker (the main lcore included) or is
+/// still running an earlier job; `job` is then dropped without running.
+/// The job owns what it captures (`Send + 'static`): this is how l3fwd-rs
+/// hands each lcore its queues and buffers, which no other thread can
+/// then reach.
+///
+/// ```
+/// # let prefix = format!("doc-launch-{}", std::process::id());
+/// // Two lcores on CPU 0 (runs on a one-CPU machine too): 0 is the main
+/// // lcore, 1 a worker.
+/// let args: Vec<String> = ["doc", "--no-huge", "-m", "256", "--no-pci", "--lcores", "0@0,1@0",
+///     "--log-level", "error", "--file-prefix", &prefix]
+///     .iter().map(|s| s.to_string()).collect();
+/// let eal = dpdk::Eal::init_shared(&args)?;
+/// assert_eq!(eal.main_lcore(), 0);
+///
+/// let owned = vec![1, 2, 3]; // moved into the job
+/// dpdk::launch_on_lcore(1, move || {
+///     assert_eq!(dpdk::current_lcore(), 1);
+///     owned.iter().sum()
+/// })?;
+/// assert_eq!(dpdk::wait_lcore(1), 6);
+/// // The main lcore is not a worker: it runs its share itself.
+/// assert!(dpdk::launch_on_lcore(0, || 0).is_err());
+/// # Ok::<(), dpdk::DpdkError>(())
+/// ```
 pub fn launch_on_lcore<F>(lcore: u32, job: F) -> Result<()>
 where
     F: FnOnce() -> i32 + Send + 'static,
@@ -27,7 +67,9 @@ where
     Ok(())
 }
 
-/// Waits for the job on `lcore` to finish and returns its result.
+/// Waits for the job on `lcore` to finish and returns its result (the job's
+/// return value; 0 at once if nothing was launched there). See
+/// [`launch_on_lcore`].
 pub fn wait_lcore(lcore: u32) -> i32 {
     // SAFETY: waits on EAL's per-lcore state; no memory is passed.
     unsafe { sys::rte_eal_wait_lcore(lcore) }
@@ -42,9 +84,33 @@ unsafe extern "C" fn run_lcore_job(arg: *mut c_void) -> c_int {
 
 /// A non-forwarding thread made by `rte_ctrl_thread_create`: EAL pins it to
 /// the CPUs not used by lcores, so it never steals a forwarding core.
+///
+/// Join it with [`ControlThread::join`]; dropping it without joining
+/// leaves the thread running, never joined.
 pub struct ControlThread(sys::pthread_t);
 
 /// Starts `job` on a new control thread named `name` (at most 15 bytes).
+///
+/// EAL pins the thread to the CPUs EAL started with minus the lcores' own
+/// (all of them if every CPU is an lcore). l3fwd-rs runs its statistics
+/// and `--duration` timer this way.
+///
+/// ```
+/// # let prefix = format!("doc-ctrl-{}", std::process::id());
+/// let args: Vec<String> = ["doc", "--no-huge", "-m", "256", "--no-pci", "-l", "0",
+///     "--log-level", "error", "--file-prefix", &prefix]
+///     .iter().map(|s| s.to_string()).collect();
+/// dpdk::Eal::init_shared(&args)?;
+///
+/// let (tx, rx) = std::sync::mpsc::channel();
+/// let thread = dpdk::spawn_control_thread("doc-ctrl", move || {
+///     // Not an lcore: EAL reports no lcore id here.
+///     tx.send(dpdk::current_lcore()).unwrap();
+/// })?;
+/// thread.join();
+/// assert_eq!(rx.recv().unwrap(), u32::MAX);
+/// # Ok::<(), dpdk::DpdkError>(())
+/// ```
 pub fn spawn_control_thread<F>(name: &str, job: F) -> Result<ControlThread>
 where
     F: FnOnce() + Send + 'static,
@@ -66,7 +132,8 @@ where
 }
 
 impl ControlThread {
-    /// Waits for the thread to end.
+    /// Waits for the thread to end (`pthread_join`). See
+    /// [`spawn_control_thread`].
     pub fn join(self) {
         // SAFETY: the thread was created joinable and is joined once (join
         // consumes self).

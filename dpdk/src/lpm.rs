@@ -1,4 +1,14 @@
 //! rte_lpm (IPv4) and rte_lpm6 (IPv6) longest-prefix-match tables.
+//!
+//! rte_lpm is DIR-24-8: a 2^24-entry first-level table indexed by the top
+//! 24 bits of the address answers most lookups with one memory read; a
+//! prefix longer than /24 sends its /24 to a 256-entry "tbl8" group, a
+//! second read. rte_lpm6 chains such groups 8 bits at a time past the first
+//! 24. Sizing a table is choosing `max_rules` and the number of tbl8
+//! groups; the `lpm` crate counts both from the rule files.
+//!
+//! Both tables are built through `&mut self` on one thread, then shared
+//! read-only (`&self`) by every lcore: DPDK's lookups only read.
 
 use std::ffi::CString;
 use std::ptr::NonNull;
@@ -12,6 +22,22 @@ const LPM_LOOKUP_SUCCESS: u32 = 0x0100_0000;
 const LPM_NEXT_HOP_MASK: u32 = 0x00ff_ffff;
 
 /// An IPv4 LPM table. Built on one thread, then only read.
+///
+/// ```
+/// # let prefix = format!("doc-{}-{}", "lpm", std::process::id());
+/// # let args: Vec<String> = ["doc", "--no-huge", "-m", "256", "--no-pci", "-l", "0",
+/// #     "--log-level", "error", "--file-prefix", &prefix]
+/// #     .iter().map(|s| s.to_string()).collect();
+/// # dpdk::Eal::init_shared(&args)?;
+/// let mut lpm = dpdk::Lpm::new("doc_v4", 0, 16, 4)?;
+/// lpm.add(u32::from_be_bytes([198, 18, 0, 0]), 16, 1)?;
+/// lpm.add(u32::from_be_bytes([198, 18, 7, 0]), 24, 7)?;
+/// // The longest matching prefix wins.
+/// assert_eq!(lpm.lookup(u32::from_be_bytes([198, 18, 7, 9])), Some(7));
+/// assert_eq!(lpm.lookup(u32::from_be_bytes([198, 18, 8, 9])), Some(1));
+/// assert_eq!(lpm.lookup(u32::from_be_bytes([10, 0, 0, 1])), None);
+/// # Ok::<(), dpdk::DpdkError>(())
+/// ```
 pub struct Lpm(NonNull<sys::rte_lpm>);
 
 // SAFETY: after building (which needs &mut), lookups only read the tables,
@@ -26,7 +52,9 @@ fn c_name(name: &str) -> Result<CString> {
 
 impl Lpm {
     /// Creates an empty table for `max_rules` routes and `tbl8s` groups of
-    /// second-level entries (one per /24 that holds longer prefixes).
+    /// second-level entries (one per /24 that holds longer prefixes), in
+    /// the memory of NUMA `socket`. `name` must be unique in the process
+    /// (DPDK keeps a list of tables by name). Needs EAL.
     pub fn new(name: &str, socket: i32, max_rules: u32, tbl8s: u32) -> Result<Lpm> {
         let cname = c_name(name)?;
         let config = sys::rte_lpm_config {
@@ -42,6 +70,9 @@ impl Lpm {
     }
 
     /// Adds `ip/depth -> next_hop` (ip in host order; rte_lpm masks it).
+    /// Adding a prefix again replaces its next hop. Next hops are 24-bit
+    /// values in rte_lpm. Fails when `depth` is not 1..=32 or the table is
+    /// out of rules or tbl8 groups.
     pub fn add(&mut self, ip: u32, depth: u8, next_hop: u32) -> Result<()> {
         // SAFETY: the table is alive and &mut self excludes concurrent lookups.
         let ret = unsafe { sys::rte_lpm_add(self.0.as_ptr(), ip, depth, next_hop) };
@@ -53,6 +84,28 @@ impl Lpm {
 
     /// Looks up every address of `ips` (host order) in one call; writes the
     /// next hop, or `default` on a miss, to `hops`.
+    ///
+    /// One call per burst instead of one per packet: the loop runs inside
+    /// DPDK, and the independent reads of the group overlap in the CPU.
+    /// l3fwd-rs passes a whole burst's IPv4 destinations here. Only the
+    /// first `min(ips.len(), hops.len())` entries are looked up.
+    ///
+    /// ```
+    /// # let prefix = format!("doc-{}-{}", "lpmbulk", std::process::id());
+    /// # let args: Vec<String> = ["doc", "--no-huge", "-m", "256", "--no-pci", "-l", "0",
+    /// #     "--log-level", "error", "--file-prefix", &prefix]
+    /// #     .iter().map(|s| s.to_string()).collect();
+    /// # dpdk::Eal::init_shared(&args)?;
+    /// # let mut lpm = dpdk::Lpm::new("doc_bulk", 0, 16, 4)?;
+    /// # lpm.add(u32::from_be_bytes([198, 18, 1, 0]), 24, 1)?;
+    /// # lpm.add(u32::from_be_bytes([198, 18, 2, 0]), 24, 2)?;
+    /// // lpm holds 198.18.1.0/24 -> 1 and 198.18.2.0/24 -> 2.
+    /// let dsts = [[198, 18, 2, 5], [10, 0, 0, 1], [198, 18, 1, 5]].map(u32::from_be_bytes);
+    /// let mut hops = [0u32; 3];
+    /// lpm.lookup_bulk(&dsts, &mut hops, 99);
+    /// assert_eq!(hops, [2, 99, 1]);
+    /// # Ok::<(), dpdk::DpdkError>(())
+    /// ```
     #[inline(always)]
     pub fn lookup_bulk(&self, ips: &[u32], hops: &mut [u32], default: u32) {
         let n = ips.len().min(hops.len());
@@ -71,7 +124,8 @@ impl Lpm {
         }
     }
 
-    /// Looks up one address (host order).
+    /// Looks up one address (host order): its next hop, or None on a miss.
+    /// For bursts, [`Lpm::lookup_bulk`] is the fast path.
     pub fn lookup(&self, ip: u32) -> Option<u32> {
         let mut hop = [0u32];
         self.lookup_bulk(&[ip], &mut hop, u32::MAX);
@@ -87,6 +141,25 @@ impl Drop for Lpm {
 }
 
 /// An IPv6 LPM table. Built on one thread, then only read.
+///
+/// ```
+/// # let prefix = format!("doc-{}-{}", "lpm6", std::process::id());
+/// # let args: Vec<String> = ["doc", "--no-huge", "-m", "256", "--no-pci", "-l", "0",
+/// #     "--log-level", "error", "--file-prefix", &prefix]
+/// #     .iter().map(|s| s.to_string()).collect();
+/// # dpdk::Eal::init_shared(&args)?;
+/// let mut lpm = dpdk::Lpm6::new("doc_v6", 0, 16, 64)?;
+/// let net: std::net::Ipv6Addr = "2001:200:0:3::".parse().unwrap();
+/// lpm.add(&net.octets(), 64, 3)?;
+///
+/// let host: std::net::Ipv6Addr = "2001:200:0:3::9".parse().unwrap();
+/// let other: std::net::Ipv6Addr = "2001:200:0:4::9".parse().unwrap();
+/// assert_eq!(lpm.lookup(&host.octets()), Some(3));
+/// let mut hops = [0u32; 2];
+/// lpm.lookup_bulk(&[host.octets(), other.octets()], &mut hops, 0);
+/// assert_eq!(hops, [3, 0]);
+/// # Ok::<(), dpdk::DpdkError>(())
+/// ```
 pub struct Lpm6(NonNull<sys::rte_lpm6>);
 
 // SAFETY: as for Lpm: lookups only read.
@@ -95,7 +168,10 @@ unsafe impl Send for Lpm6 {}
 unsafe impl Sync for Lpm6 {}
 
 impl Lpm6 {
-    /// Creates an empty table for `max_rules` routes and `tbl8s` groups.
+    /// Creates an empty table for `max_rules` routes and `tbl8s` groups (a
+    /// prefix longer than /24 needs one group per 8 bits past the 24th on
+    /// its path, shared with the prefixes on the same path), in the memory
+    /// of NUMA `socket`. `name` must be unique in the process. Needs EAL.
     pub fn new(name: &str, socket: i32, max_rules: u32, tbl8s: u32) -> Result<Lpm6> {
         let cname = c_name(name)?;
         let config = sys::rte_lpm6_config {
@@ -110,7 +186,10 @@ impl Lpm6 {
             .ok_or_else(|| DpdkError::from_errno(format!("cannot create LPM6 table {name}")))
     }
 
-    /// Adds `ip/depth -> next_hop`.
+    /// Adds `ip/depth -> next_hop` (`ip` in network order, as
+    /// [`std::net::Ipv6Addr::octets`] gives it). Adding a prefix again
+    /// replaces its next hop. Fails when `depth` is not 1..=128 or the
+    /// table is out of rules or tbl8 groups.
     pub fn add(&mut self, ip: &[u8; 16], depth: u8, next_hop: u32) -> Result<()> {
         // SAFETY: ip points at 16 bytes; the table is alive and exclusive.
         let ret = unsafe { sys::rte_lpm6_add(self.0.as_ptr(), ip.as_ptr(), depth, next_hop) };
@@ -121,7 +200,8 @@ impl Lpm6 {
     }
 
     /// Looks up every address of `ips` in one call; writes the next hop, or
-    /// `default` on a miss, to `hops`.
+    /// `default` on a miss, to `hops`. As [`Lpm::lookup_bulk`]: one call
+    /// per burst, the first `min(ips.len(), hops.len())` entries.
     #[inline(always)]
     pub fn lookup_bulk(&self, ips: &[[u8; 16]], hops: &mut [u32], default: u32) {
         let n = ips.len().min(hops.len());
@@ -141,7 +221,7 @@ impl Lpm6 {
         }
     }
 
-    /// Looks up one address.
+    /// Looks up one address: its next hop, or None on a miss.
     pub fn lookup(&self, ip: &[u8; 16]) -> Option<u32> {
         let mut hop = [0u32];
         self.lookup_bulk(std::slice::from_ref(ip), &mut hop, u32::MAX);

@@ -1,11 +1,28 @@
 //! Packet buffers: owned mbufs and fixed-size arrays of them, with data
 //! access bounded by the first segment's `data_len`.
+//!
+//! In C a burst is `struct rte_mbuf *pkts[32]` plus a count, and nothing
+//! stops code from freeing a packet twice, sending it and then touching it,
+//! or reading past its end. Here a packet is an owned [`Mbuf`] (dropped =
+//! freed, sent = moved away) and a burst an [`MbufArray`]: the same array
+//! of raw pointers the burst calls take, with ownership tracked by its
+//! length. [`Mbuf::data`] is a slice of exactly `data_len` bytes, so a
+//! parser that reads past a short frame gets `None` from `get`, not the
+//! next packet's bytes.
+//!
+//! The crate-level example moves a burst from a `net_null` port's RX
+//! queue to its TX queue.
 
 use std::ptr::NonNull;
 
 use crate::sys;
 
 /// One packet buffer, owned: dropping it returns it to its mempool.
+///
+/// Mbufs come from an RX queue (inside an [`MbufArray`]) and leave through
+/// a TX queue or by being dropped; there is no way to copy one, so a packet
+/// is sent or freed exactly once. Only the first segment is reachable:
+/// l3fwd never reads past the headers.
 #[repr(transparent)]
 pub struct Mbuf(NonNull<sys::rte_mbuf>);
 
@@ -14,7 +31,9 @@ pub struct Mbuf(NonNull<sys::rte_mbuf>);
 unsafe impl Send for Mbuf {}
 
 impl Mbuf {
-    /// The packet bytes in the first segment (`data_len` of them).
+    /// The packet bytes in the first segment (`data_len` of them). Read
+    /// headers with `get(range)` or slice patterns: a frame shorter than
+    /// what it announces then shows as `None`, never as a read past its end.
     #[inline(always)]
     pub fn data(&self) -> &[u8] {
         // SAFETY: we own the mbuf; buf_addr + data_off starts data_len
@@ -27,7 +46,8 @@ impl Mbuf {
         }
     }
 
-    /// The packet bytes in the first segment, writable.
+    /// The packet bytes in the first segment, writable (for the MAC and
+    /// TTL rewrite).
     #[inline(always)]
     pub fn data_mut(&mut self) -> &mut [u8] {
         // SAFETY: as in `data`, and &mut self makes the access exclusive
@@ -40,6 +60,11 @@ impl Mbuf {
     }
 
     /// Asks the CPU to fetch the start of the packet into L1.
+    ///
+    /// The forwarder calls this a few packets ahead of the one it parses,
+    /// so that the header's cache miss is paid while earlier packets are
+    /// being worked on. It reads only the mbuf's own fields (already in
+    /// cache after RX) and never faults.
     #[inline(always)]
     pub fn prefetch_data(&self) {
         // SAFETY: reads two fields of an mbuf we own; computes an address
@@ -51,7 +76,8 @@ impl Mbuf {
         prefetch(p);
     }
 
-    /// The port the packet was received on.
+    /// The port the packet was received on (the `port` field the driver
+    /// sets).
     pub fn port(&self) -> u16 {
         // SAFETY: reads a field of an mbuf we own.
         unsafe { self.0.as_ref().port }
@@ -66,6 +92,16 @@ impl Drop for Mbuf {
 }
 
 /// Hints the CPU to load the cache line at `p`; never faults.
+///
+/// `rte_prefetch0`: a `PREFETCHT0` on x86_64, nothing elsewhere. Any
+/// address is fine, even a dangling one: a prefetch is not a read.
+///
+/// ```
+/// let table = vec![0u64; 1024];
+/// // Warm the line an upcoming lookup will read.
+/// dpdk::prefetch(table[512..].as_ptr() as *const u8);
+/// dpdk::prefetch(std::ptr::null()); // harmless
+/// ```
 #[inline(always)]
 pub fn prefetch(p: *const u8) {
     #[cfg(target_arch = "x86_64")]
@@ -82,6 +118,22 @@ pub fn prefetch(p: *const u8) {
 /// frees what it still holds. Kept as raw pointers, the layout burst calls
 /// take, so RX and TX need no conversion and moving packets in and out costs
 /// one pointer copy.
+///
+/// l3fwd-rs keeps one as the RX burst of each lcore and one per TX port as
+/// that port's buffer: [`RxQueue::recv`](crate::RxQueue::recv) fills the
+/// free room, [`TxQueue::send`](crate::TxQueue::send) removes what the
+/// driver took and leaves the rest in order. An empty array needs no EAL:
+///
+/// ```
+/// let mut burst = dpdk::MbufArray::<32>::new();
+/// assert!(burst.is_empty() && !burst.is_full());
+/// assert_eq!(burst.as_slice().len(), 0);
+/// assert_eq!(burst.drain().count(), 0);
+/// assert_eq!(burst.free_all(), 0);
+/// ```
+///
+/// The [crate-level example](crate#a-burst-from-rx-to-tx) moves a real
+/// burst from RX to TX.
 pub struct MbufArray<const N: usize> {
     /// The first `len` are owned, non-null mbufs; the rest are stale.
     slots: [*mut sys::rte_mbuf; N],
@@ -99,7 +151,8 @@ impl<const N: usize> Default for MbufArray<N> {
 }
 
 impl<const N: usize> MbufArray<N> {
-    /// An empty array.
+    /// An empty array (no allocation: `N` null pointers on the stack or in
+    /// the owner's struct).
     pub fn new() -> Self {
         Self {
             slots: [std::ptr::null_mut(); N],
@@ -125,7 +178,9 @@ impl<const N: usize> MbufArray<N> {
         self.len == N
     }
 
-    /// Appends a packet; hands it back when the array is full.
+    /// Appends a packet; hands it back when the array is full, so a packet
+    /// is never lost by a full buffer (the caller flushes and retries, or
+    /// drops it, which frees it).
     #[inline(always)]
     pub fn push(&mut self, m: Mbuf) -> Result<(), Mbuf> {
         let Some(slot) = self.slots.get_mut(self.len) else {
@@ -153,6 +208,10 @@ impl<const N: usize> MbufArray<N> {
 
     /// Takes every packet out, in order, leaving the array empty. Packets
     /// the iterator is dropped without yielding are freed.
+    ///
+    /// The forwarder drains each RX burst into the TX buffers: every packet
+    /// moves to one of them or is dropped, and the compiler checks that no
+    /// path forgets one.
     #[inline(always)]
     pub fn drain(&mut self) -> Drain<'_> {
         let n = std::mem::take(&mut self.len);
@@ -162,7 +221,9 @@ impl<const N: usize> MbufArray<N> {
         }
     }
 
-    /// Frees every held packet; returns how many.
+    /// Frees every held packet (one `rte_pktmbuf_free_bulk`); returns how
+    /// many. After [`TxQueue::send`](crate::TxQueue::send), this drops what
+    /// the driver refused.
     pub fn free_all(&mut self) -> usize {
         let n = std::mem::take(&mut self.len);
         if n > 0 {
@@ -202,7 +263,8 @@ impl<const N: usize> MbufArray<N> {
     }
 }
 
-/// The packets taken out of an [`MbufArray`], in order.
+/// The packets taken out of an [`MbufArray`] by [`MbufArray::drain`], in
+/// order; those not taken are freed when it is dropped.
 pub struct Drain<'a> {
     slots: &'a [*mut sys::rte_mbuf],
     next: usize,

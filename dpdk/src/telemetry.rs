@@ -1,5 +1,10 @@
 //! Adding the application's own commands to DPDK's telemetry socket
 //! (`/var/run/dpdk/<prefix>/dpdk_telemetry.v2`), beside `/ethdev/stats`.
+//!
+//! Telemetry answers from its own thread, so a command's source must be
+//! cheap and must only read what the lcores write (l3fwd-rs sums its
+//! per-lcore counters, which are atomics). Query it with DPDK's
+//! `dpdk-telemetry.py -f <prefix>` or any `SOCK_SEQPACKET` client.
 
 use std::collections::HashMap;
 use std::ffi::{c_char, c_int, CStr, CString};
@@ -20,6 +25,30 @@ fn sources() -> &'static Mutex<HashMap<String, Source>> {
 
 /// Registers telemetry command `cmd` (e.g. `/l3fwd/stats`), answering with a
 /// dictionary of counters from `source`.
+///
+/// The name must start with `/` (DPDK refuses others); the last source
+/// registered under a name is the one that answers. With EAL's
+/// `--no-telemetry` there is no socket, so nothing asks.
+///
+/// ```
+/// # let prefix = format!("doc-telemetry-{}", std::process::id());
+/// # let args: Vec<String> = ["doc", "--no-huge", "-m", "256", "--no-pci", "-l", "0",
+/// #     "--log-level", "error", "--file-prefix", &prefix]
+/// #     .iter().map(|s| s.to_string()).collect();
+/// # dpdk::Eal::init_shared(&args)?;
+/// use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+/// use std::sync::Arc;
+///
+/// let rx = Arc::new(AtomicU64::new(0));
+/// let seen = Arc::clone(&rx);
+/// dpdk::register_telemetry("/doc/stats", "packets seen", move || {
+///     vec![("rx".to_string(), seen.load(Relaxed))]
+/// })?;
+/// rx.store(42, Relaxed); // `/doc/stats` now answers {"rx": 42}
+///
+/// assert!(dpdk::register_telemetry("no-slash", "refused", Vec::new).is_err());
+/// # Ok::<(), dpdk::DpdkError>(())
+/// ```
 pub fn register_telemetry<F>(cmd: &str, help: &str, source: F) -> Result<()>
 where
     F: Fn() -> Vec<(String, u64)> + Send + Sync + 'static,

@@ -37,6 +37,25 @@ pub enum EmKey {
 }
 
 /// Classifies a frame (Ethernet header first) and extracts its key.
+///
+/// The key is extracted once and serves both the hash and the compare
+/// inside rte_hash. Every read is bounds-checked against `frame`, so a
+/// truncated frame is [`EmKey::Runt`] rather than a read past its end.
+///
+/// ```
+/// use em::{key_of, EmKey};
+/// // Ethernet + IPv4 (IHL 5, UDP) + UDP ports: 38 bytes are enough.
+/// let mut frame = vec![0u8; 12];
+/// frame.extend([0x08, 0x00, 0x45, 0, 0, 28, 0, 0, 0, 0, 64, 17, 0, 0]);
+/// frame.extend([10, 0, 0, 1, 198, 18, 3, 0, 0x30, 0x39, 0, 9]);
+/// assert!(matches!(key_of(&frame), EmKey::V4(_)));
+///
+/// assert_eq!(key_of(&frame[..37]), EmKey::Runt);      // ports cut off
+/// frame[23] = 1;                                      // ICMP: no ports
+/// assert_eq!(key_of(&frame), EmKey::NotEligible);
+/// frame[12..14].copy_from_slice(&[0x08, 0x06]);       // ARP
+/// assert_eq!(key_of(&frame), EmKey::NotEligible);
+/// ```
 #[inline]
 pub fn key_of(frame: &[u8]) -> EmKey {
     match frame.get(12..ETHER_HDR_LEN) {

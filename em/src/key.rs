@@ -8,6 +8,23 @@
 use std::net::{Ipv4Addr, Ipv6Addr};
 
 /// The fields a rule matches on, in the order of a rule-file line.
+///
+/// `A` is [`Ipv4Addr`] or [`Ipv6Addr`]; [`Ipv4Key::from`] /
+/// [`Ipv6Key::from`] turn a tuple into the key bytes rte_hash stores.
+///
+/// ```
+/// use std::net::Ipv4Addr;
+/// let rule = em::FiveTuple {
+///     dst: Ipv4Addr::new(198, 18, 1, 0),
+///     src: Ipv4Addr::new(198, 18, 1, 1),
+///     dst_port: 9,
+///     src_port: 9,
+///     proto: 17, // UDP
+/// };
+/// let key = em::Ipv4Key::from(&rule);
+/// // TTL 0, protocol, checksum 0, source, destination, source port, destination port
+/// assert_eq!(key.as_ref(), &[0, 17, 0, 0, 198, 18, 1, 1, 198, 18, 1, 0, 0, 9, 0, 9]);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct FiveTuple<A> {
     /// Destination address.
@@ -25,6 +42,12 @@ pub struct FiveTuple<A> {
 /// `union ipv4_5tuple_host`: the 16 frame bytes from the TTL on, with the
 /// TTL and header checksum zeroed (`mask0`). Layout: TTL 0, protocol 1,
 /// checksum 2..4, source 4..8, destination 8..12, ports 12..16.
+///
+/// Why this odd layout: it is where those fields sit in the frame, so the
+/// key of a packet is one 16-byte copy and one mask (C does it with one
+/// SSE load and AND), with no field-by-field gathering. Rules are
+/// converted into the same layout once, at load time. Build one with
+/// [`Ipv4Key::from`] (a rule) or [`crate::key_of`] (a frame).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Ipv4Key([u8; 16]);
 
@@ -32,6 +55,25 @@ pub struct Ipv4Key([u8; 16]);
 /// with payload length, hop limit and the trailing 8 bytes zeroed (`mask1`,
 /// `mask2`). Layout: payload length 0..2, next header 2, hop limit 3,
 /// source 4..20, destination 20..36, ports 36..40, zero 40..48.
+///
+/// As for [`Ipv4Key`], the layout is the frame's, so extracting a key is a
+/// copy and a mask. Build one with [`Ipv6Key::from`] (a rule) or
+/// [`crate::key_of`] (a frame).
+///
+/// ```
+/// let rule = em::FiveTuple {
+///     dst: "2001:200:0:1::".parse().unwrap(),
+///     src: "2001:200::1".parse().unwrap(),
+///     dst_port: 9,
+///     src_port: 9,
+///     proto: 6, // TCP
+/// };
+/// let key = em::Ipv6Key::from(&rule);
+/// let bytes = key.as_ref();
+/// assert_eq!(bytes[2], 6);
+/// assert_eq!(bytes[20..36], rule.dst.octets());
+/// assert_eq!(bytes[40..], [0; 8]);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Ipv6Key([u8; 48]);
 
