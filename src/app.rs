@@ -58,7 +58,11 @@ fn run_lpm(eal_args: &[String], args: &Args) -> Result<(), Box<dyn Error>> {
     let v4 = lpm::rules::load_v4(rule_file(&args.rule_ipv4, "lpm_v4.cfg"))?;
     let v6 = lpm::rules::load_v6(rule_file(&args.rule_ipv6, "lpm_v6.cfg"))?;
     let (eal, plan) = start(eal_args, args)?;
-    let (tables, report) = lpm::LpmTables::build("l3fwd", 0, &v4, &v6, |p| port_enabled(args, p))?;
+    let limits = lpm::Limits {
+        max_rules: args.lpm_max_rules,
+        tbl8s: args.lpm_tbl8s,
+    };
+    let (tables, report) = lpm::LpmTables::build("l3fwd", 0, &v4, &v6, limits, |p| port_enabled(args, p))?;
     log::info!(
         "LPM: {} IPv4 and {} IPv6 routes added, {} to disabled ports skipped",
         report.v4_added,

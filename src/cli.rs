@@ -135,8 +135,22 @@ pub struct Args {
     pub max_pkt_len: Option<u32>,
 
     /// Exact-match table size in keys (decimal or 0x hex; default 4M, as the C sample's table)
-    #[arg(long, value_name = "N", value_parser = parse_hash_entry_num)]
+    #[arg(long, value_name = "N", value_parser = positive("hash entry number"))]
     pub hash_entry_num: Option<u32>,
+
+    /// l3fwd-rs: rules of each LPM table (default: as many as the rule files need)
+    #[arg(long, value_name = "N", value_parser = positive("LPM rule count"))]
+    pub lpm_max_rules: Option<u32>,
+
+    /// l3fwd-rs: tbl8 groups of each LPM table (default: as many as the rule files need;
+    /// IPv6 takes at most 2097152)
+    #[arg(long, value_name = "N", value_parser = positive("tbl8 group count"))]
+    pub lpm_tbl8s: Option<u32>,
+
+    /// l3fwd-rs: mbufs per pool (default: as the C sample computes them); a pcap
+    /// port replaying its file (infinite_rx) holds one per frame
+    #[arg(long, value_name = "N", value_parser = positive("mbuf count"))]
+    pub num_mbufs: Option<u32>,
 
     /// Descriptors per RX queue
     #[arg(long, value_name = "NPKTS", default_value_t = 1024, value_parser = clap::value_parser!(u16).range(1..))]
@@ -245,13 +259,16 @@ fn parse_portmask(text: &str) -> Result<u32, String> {
         .ok_or_else(|| format!("invalid portmask '{text}'"))
 }
 
-/// `--hash-entry-num`: a positive table size; C 22.11 accepts and ignores it,
-/// l3fwd-rs sizes its exact-match tables with it.
-fn parse_hash_entry_num(text: &str) -> Result<u32, String> {
-    parse_c_ulong(text, 0)
-        .and_then(|n| u32::try_from(n).ok())
-        .filter(|&n| n > 0)
-        .ok_or_else(|| format!("invalid hash entry number '{text}'"))
+/// A positive count, decimal, 0x hex or 0 octal (`--hash-entry-num`, which
+/// C 22.11 accepts and ignores but l3fwd-rs sizes its exact-match tables
+/// with, and l3fwd-rs's table and pool sizes).
+fn positive(what: &'static str) -> impl Fn(&str) -> Result<u32, String> + Clone + Send + Sync + 'static {
+    move |text| {
+        parse_c_ulong(text, 0)
+            .and_then(|n| u32::try_from(n).ok())
+            .filter(|&n| n > 0)
+            .ok_or_else(|| format!("invalid {what} '{text}'"))
+    }
 }
 
 /// `--lookup`: C's names; fib and acl exist in C but not here.
@@ -514,6 +531,11 @@ mod tests {
         assert_eq!(args.hash_entry_num, Some(16));
         assert_eq!((args.stats_interval, args.duration), (2, Some(5)));
         assert_eq!(args.stats_json, Some(PathBuf::from("s.json")));
+        assert_eq!((args.lpm_max_rules, args.lpm_tbl8s, args.num_mbufs), (None, None, None));
+        let args = ok("-p 1 --lpm-max-rules 1000000 --lpm-tbl8s=0x10000 --num-mbufs 1048576");
+        assert_eq!(args.lpm_max_rules, Some(1_000_000));
+        assert_eq!(args.lpm_tbl8s, Some(65536));
+        assert_eq!(args.num_mbufs, Some(1 << 20));
     }
 
     #[test]
@@ -523,6 +545,10 @@ mod tests {
         assert!(err("-p 1 --rx-queue-size 0").contains("'0'"));
         assert!(err("-p 1 --tx-queue-size 65536").contains("'65536'"));
         assert!(err("-p 1 --stats-interval x").contains("'x'"));
+        assert!(err("-p 1 --hash-entry-num 0").contains("invalid hash entry number '0'"));
+        assert!(err("-p 1 --lpm-max-rules 0").contains("invalid LPM rule count '0'"));
+        assert!(err("-p 1 --lpm-tbl8s 4294967296").contains("invalid tbl8 group count '4294967296'"));
+        assert!(err("-p 1 --num-mbufs x").contains("invalid mbuf count 'x'"));
     }
 
     #[test]
@@ -613,6 +639,9 @@ mod tests {
             "--no-numa",
             "--max-pkt-len",
             "--hash-entry-num",
+            "--lpm-max-rules",
+            "--lpm-tbl8s",
+            "--num-mbufs",
             "--rx-queue-size",
             "--tx-queue-size",
             "--sequential-lookup",

@@ -36,7 +36,7 @@ pub struct Dataplane {
 }
 
 /// C l3fwd's NB_MBUF: RX and TX rings, per-lcore bursts and caches, at
-/// least 8192.
+/// least 8192 (unless `--num-mbufs` gives the size).
 fn mbuf_count(ports: u32, rx_queues: u32, rxd: u32, tx_queues: u32, txd: u32, lcores: u32) -> u32 {
     let need =
         ports * rx_queues * rxd + ports * lcores * BURST as u32 + ports * tx_queues * txd + lcores * MEMPOOL_CACHE;
@@ -91,7 +91,7 @@ pub fn build(eal: &Eal, plan: &Plan, args: &Args) -> Result<Dataplane, Box<dyn s
         let eth = eth_rewrite(dest, mac);
 
         // One pool for all ports (or one per port with --per-port-pool) on
-        // each socket used, sized as the C sample sizes it.
+        // each socket used, sized as the C sample sizes it or by --num-mbufs.
         let (key_port, nports) = if args.per_port_pool {
             (pp.port, 1)
         } else {
@@ -100,14 +100,16 @@ pub fn build(eal: &Eal, plan: &Plan, args: &Args) -> Result<Dataplane, Box<dyn s
         for l in &plan.lcores {
             let socket = socket_of(l.lcore);
             if let Entry::Vacant(slot) = pools.entry((key_port, socket)) {
-                let n = mbuf_count(
-                    nports,
-                    pp.n_rx_queues as u32,
-                    rxd as u32,
-                    pp.n_tx_queues as u32,
-                    txd as u32,
-                    n_lcores,
-                );
+                let n = args.num_mbufs.unwrap_or_else(|| {
+                    mbuf_count(
+                        nports,
+                        pp.n_rx_queues as u32,
+                        rxd as u32,
+                        pp.n_tx_queues as u32,
+                        txd as u32,
+                        n_lcores,
+                    )
+                });
                 let pool = Mempool::create(
                     &format!("mbuf_pool_{key_port}_{socket}"),
                     n,

@@ -9,9 +9,16 @@ pub enum Config {
     RsEm,
     RsEmSeq,
     Io,
+    // At a real router's scale: large generated tables and traffic touching
+    // many of their entries (see `Scale`).
+    CEmScale,
+    CEmSeqScale,
+    RsEmScale,
+    RsEmSeqScale,
+    RsLpmScale,
 }
 
-/// Every configuration, in the order each round runs them.
+/// Every configuration of `make bench`, in the order each round runs them.
 pub const ALL: [Config; 6] = [
     Config::CLpm,
     Config::RsLpm,
@@ -19,6 +26,16 @@ pub const ALL: [Config; 6] = [
     Config::RsEm,
     Config::RsEmSeq,
     Config::Io,
+];
+
+/// The configurations of `make bench-scale`. The C sample's LPM tables hold
+/// 1024 rules: it has no large-LPM configuration.
+pub const SCALE: [Config; 5] = [
+    Config::CEmScale,
+    Config::CEmSeqScale,
+    Config::RsEmScale,
+    Config::RsEmSeqScale,
+    Config::RsLpmScale,
 ];
 
 impl Config {
@@ -31,6 +48,11 @@ impl Config {
             Config::RsEm => "rs-em",
             Config::RsEmSeq => "rs-em-seq",
             Config::Io => "io",
+            Config::CEmScale => "c-em-1m",
+            Config::CEmSeqScale => "c-em-seq-1m",
+            Config::RsEmScale => "rs-em-1m",
+            Config::RsEmSeqScale => "rs-em-seq-1m",
+            Config::RsLpmScale => "rs-lpm-1m",
         }
     }
 
@@ -42,12 +64,49 @@ impl Config {
             Config::RsEm => "l3fwd-rs EM",
             Config::RsEmSeq => "l3fwd-rs EM seq",
             Config::Io => "testpmd io",
+            Config::CEmScale => "C EM 1M",
+            Config::CEmSeqScale => "C EM seq 1M",
+            Config::RsEmScale => "l3fwd-rs EM 1M",
+            Config::RsEmSeqScale => "l3fwd-rs EM seq 1M",
+            Config::RsLpmScale => "l3fwd-rs LPM 1M",
         }
     }
 
     /// Exact-match runs need exact-match traffic and rule files.
     pub fn is_em(self) -> bool {
-        matches!(self, Config::CEm | Config::RsEm | Config::RsEmSeq)
+        matches!(
+            self,
+            Config::CEm
+                | Config::RsEm
+                | Config::RsEmSeq
+                | Config::CEmScale
+                | Config::CEmSeqScale
+                | Config::RsEmScale
+                | Config::RsEmSeqScale
+        )
+    }
+
+    /// l3fwd-rs, not the C sample or testpmd.
+    pub fn is_rs(self) -> bool {
+        matches!(
+            self,
+            Config::RsLpm
+                | Config::RsEm
+                | Config::RsEmSeq
+                | Config::RsEmScale
+                | Config::RsEmSeqScale
+                | Config::RsLpmScale
+        )
+    }
+
+    /// Runs on the large generated tables and traffic.
+    pub fn is_scale(self) -> bool {
+        SCALE.contains(&self)
+    }
+
+    /// Exact match looks packets up one by one.
+    pub fn is_sequential(self) -> bool {
+        matches!(self, Config::RsEmSeq | Config::CEmSeqScale | Config::RsEmSeqScale)
     }
 
     /// The C sample in the same lookup mode: what this configuration is judged against.
@@ -55,12 +114,14 @@ impl Config {
         match self {
             Config::RsLpm => Some(Config::CLpm),
             Config::RsEm | Config::RsEmSeq => Some(Config::CEm),
+            Config::RsEmScale => Some(Config::CEmScale),
+            Config::RsEmSeqScale => Some(Config::CEmSeqScale),
             _ => None,
         }
     }
 }
 
-/// Resolves `--only` items (ids or the groups all, lpm, em, io, c, rs) into configurations in run order.
+/// Resolves `--only` items (ids or the groups all, lpm, em, io, c, rs, scale) into configurations in run order.
 pub fn select(items: &[String]) -> Result<Vec<Config>, String> {
     let mut chosen = Vec::new();
     for item in items.iter().map(|s| s.trim()).filter(|s| !s.is_empty()) {
@@ -70,12 +131,13 @@ pub fn select(items: &[String]) -> Result<Vec<Config>, String> {
             "em" => vec![Config::CEm, Config::RsEm, Config::RsEmSeq],
             "c" => vec![Config::CLpm, Config::CEm],
             "rs" => vec![Config::RsLpm, Config::RsEm, Config::RsEmSeq],
-            id => match ALL.iter().find(|c| c.id() == id) {
+            "scale" => SCALE.to_vec(),
+            id => match ALL.iter().chain(&SCALE).find(|c| c.id() == id) {
                 Some(&c) => vec![c],
                 None => {
-                    let ids: Vec<_> = ALL.iter().map(|c| c.id()).collect();
+                    let ids: Vec<_> = ALL.iter().chain(&SCALE).map(|c| c.id()).collect();
                     return Err(format!(
-                        "unknown configuration '{id}': use all, lpm, em, io, c, rs or {}",
+                        "unknown configuration '{id}': use all, lpm, em, io, c, rs, scale or {}",
                         ids.join(", ")
                     ));
                 }
@@ -107,6 +169,8 @@ mod tests {
             vec![Config::CEm, Config::RsEm, Config::RsEmSeq]
         );
         assert_eq!(sel("all").unwrap(), ALL.to_vec());
+        assert_eq!(sel("scale").unwrap(), SCALE.to_vec());
+        assert_eq!(sel("rs-lpm-1m,io").unwrap(), vec![Config::Io, Config::RsLpmScale]);
         assert!(sel("fib").is_err());
         assert!(sel("").is_err());
     }

@@ -12,9 +12,9 @@ mod telemetry;
 mod traffic;
 
 use clap::Parser;
-use command::Tools;
+use command::{Scale, Tools};
 use configs::Config;
-use report::{Report, Run, Settings};
+use report::{Report, Run, ScaleSettings, Settings};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -25,6 +25,10 @@ use std::time::Duration;
 /// frames forward, 2 x 4096 set up but forward nothing).
 const POOL_MBUFS: usize = 8192;
 const POOL_HEADROOM: usize = 256;
+/// EAL init with --no-huge and pcap setup take a few seconds; more means something is wrong...
+const START_TIMEOUT: Duration = Duration::from_secs(30);
+/// ...except with large tables and a pool of a million mbufs to fill.
+const SCALE_START_TIMEOUT: Duration = Duration::from_secs(120);
 
 #[derive(Parser)]
 #[command(
@@ -44,9 +48,29 @@ struct Args {
     /// Frames in each port's pcap file
     #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..))]
     frames: u32,
-    /// Configurations, comma-separated: groups all, lpm, em, io, c, rs or ids c-lpm, rs-lpm, c-em, rs-em, rs-em-seq
+    /// Configurations, comma-separated: groups all, lpm, em, io, c, rs, scale or ids c-lpm, rs-lpm, c-em,
+    /// rs-em, rs-em-seq, io, c-em-1m, c-em-seq-1m, rs-em-1m, rs-em-seq-1m, rs-lpm-1m
     #[arg(long, value_delimiter = ',', default_value = "all")]
     only: Vec<String>,
+    /// Scale runs: IPv4 exact-match rules
+    #[arg(long, default_value_t = 1_000_000)]
+    scale_em_rules: usize,
+    /// Scale runs: IPv4 LPM routes
+    #[arg(long, default_value_t = 1_000_000)]
+    scale_v4_routes: usize,
+    /// Scale runs: IPv6 LPM routes
+    #[arg(long, default_value_t = 230_000)]
+    scale_v6_routes: usize,
+    /// Scale runs: frames in each port's pcap file, each to a random rule or route (10% to none)
+    #[arg(long, default_value_t = 131_072)]
+    scale_frames: usize,
+    /// Scale runs: mbufs per pool of both forwarders (the C binaries must be built with
+    /// C_L3FWD_MIN_MBUFS set to it)
+    #[arg(long, default_value_t = 1 << 20)]
+    scale_mbufs: u32,
+    /// Scale runs: EAL memory (-m) in MB
+    #[arg(long, default_value_t = 8192)]
+    scale_memory: u32,
     /// Where to write every run's rate, medians and ratios
     #[arg(long, default_value = "target/bench/bench.json")]
     json: PathBuf,
@@ -63,10 +87,16 @@ struct Args {
     rs_bin: PathBuf,
     #[arg(long, default_value = "target/c-l3fwd/dpdk-l3fwd")]
     c_bin: PathBuf,
+    #[arg(long, default_value = "target/c-l3fwd-scale/dpdk-l3fwd")]
+    c_scale_bin: PathBuf,
+    #[arg(long, default_value = "target/c-l3fwd-scale-seq/dpdk-l3fwd")]
+    c_scale_seq_bin: PathBuf,
     #[arg(long, default_value = "/usr/bin/dpdk-testpmd")]
     testpmd: PathBuf,
     #[arg(long, default_value = "target/release/l3fwd-gen")]
     gen_bin: PathBuf,
+    #[arg(long, default_value = "target/release/l3fwd-tablegen")]
+    tablegen_bin: PathBuf,
     /// Directory of the rule files lpm_v4.cfg, lpm_v6.cfg, em_v4.cfg, em_v6.cfg
     #[arg(long, default_value = "configs")]
     rules_dir: PathBuf,
@@ -96,39 +126,76 @@ fn bench(args: Args) -> Result<ExitCode, String> {
     let tools = Tools {
         rs_bin: args.rs_bin,
         c_bin: args.c_bin,
+        c_scale_bin: args.c_scale_bin,
+        c_scale_seq_bin: args.c_scale_seq_bin,
         testpmd: args.testpmd,
-        rules_dir: args.rules_dir,
     };
     for &c in &selected {
         require(command::program(c, &tools), "build it first, or `make bench` does it")?;
     }
     require(&args.gen_bin, "build it with `cargo build --release -p trafficgen`")?;
+    require(
+        &args.tablegen_bin,
+        "build it with `cargo build --release -p trafficgen`",
+    )?;
+    let scale = Scale {
+        mbufs: args.scale_mbufs,
+        memory_mb: args.scale_memory,
+    };
+    for (config, sequential) in [(Config::CEmScale, false), (Config::CEmSeqScale, true)] {
+        if selected.contains(&config) {
+            check_c_variant(command::program(config, &tools), scale.mbufs, sequential)?;
+        }
+    }
 
     let frames = args.frames as usize;
     let logs = args.work_dir.join("logs");
     std::fs::create_dir_all(&logs).map_err(|e| format!("{}: {e}", logs.display()))?;
-    let any_lpm = selected.iter().any(|c| !c.is_em());
-    let any_em = selected.iter().any(|c| c.is_em());
-    let traffic = traffic::generate(&args.gen_bin, &args.work_dir, frames, any_lpm, any_em)?;
-    if selected.iter().any(|&c| c != Config::Io) && 2 * frames + POOL_HEADROOM > POOL_MBUFS {
+    let generators = traffic::Generators {
+        gen: &args.gen_bin,
+        tablegen: &args.tablegen_bin,
+        rules_dir: &args.rules_dir,
+    };
+    let sizes = traffic::ScaleSizes {
+        em_rules: args.scale_em_rules,
+        v4_routes: args.scale_v4_routes,
+        v6_routes: args.scale_v6_routes,
+        frames: args.scale_frames,
+    };
+    let needed = |scale: bool, em: bool| selected.iter().any(|c| c.is_scale() == scale && c.is_em() == em);
+    let traffic = traffic::generate(&generators, &args.work_dir, frames, &sizes, needed)?;
+    let any_scale = selected.iter().any(|c| c.is_scale());
+    if any_scale && 2 * args.scale_frames + POOL_HEADROOM > scale.mbufs as usize {
+        println!(
+            "note: --scale-frames {}: the two infinite_rx ports need more than --scale-mbufs {}",
+            args.scale_frames, scale.mbufs
+        );
+    }
+    if selected.iter().any(|&c| c != Config::Io && !c.is_scale()) && 2 * frames + POOL_HEADROOM > POOL_MBUFS {
         println!(
             "note: --frames {frames}: the two infinite_rx ports hold {} of the forwarders' {POOL_MBUFS} mbufs; \
-             l3fwd runs may fail or forward nothing (the C sample cannot grow its pool; l3fwd-rs will with \
+             l3fwd runs may fail or forward nothing (the C sample cannot grow its pool; l3fwd-rs can with \
              --num-mbufs). testpmd's pool is large enough.",
             2 * frames
         );
     }
 
-    let timing = run::Timing {
+    let timing = |config: Config| run::Timing {
+        start_timeout: if config.is_scale() {
+            SCALE_START_TIMEOUT
+        } else {
+            START_TIMEOUT
+        },
         warmup: Duration::from_secs_f64(args.warmup),
         window: Duration::from_secs_f64(args.window),
     };
     let total = args.rounds as usize * selected.len();
     println!(
-        "{total} runs ({} configurations x {} rounds), about {:.0} s each",
+        "{total} runs ({} configurations x {} rounds), about {:.0} s each{}",
         selected.len(),
         args.rounds,
-        args.warmup + args.window + 1.0
+        args.warmup + args.window + 1.0,
+        if any_scale { " plus start-up" } else { "" }
     );
     let mut runs = Vec::with_capacity(total);
     for round in 1..=args.rounds {
@@ -137,10 +204,13 @@ fn bench(args: Args) -> Result<ExitCode, String> {
             let _ = std::io::stdout().flush();
             let prefix = format!("l3fwd-bench-{}-{}", std::process::id(), runs.len());
             let log = logs.join(format!("{}-r{round}.log", config.id()));
-            let (cmd, stop) = command::command(config, &tools, &traffic, &prefix);
-            let result = run::measure(cmd, stop, &prefix, &log, &timing);
+            let (cmd, stop) = command::command(config, &tools, &traffic, &scale, &prefix);
+            let result = run::measure(cmd, stop, &prefix, &log, &timing(config));
             match &result {
-                Ok(mpps) => println!("{mpps:.2} Mpps"),
+                Ok(s) => println!(
+                    "{:.2} Mpps, first TX after {:.2} s, {:.0} MB resident",
+                    s.mpps, s.first_tx_secs, s.rss_mb
+                ),
                 Err(e) => println!("FAILED: {e} (log: {})", log.display()),
             }
             runs.push(Run { config, round, result });
@@ -153,6 +223,13 @@ fn bench(args: Args) -> Result<ExitCode, String> {
         window_secs: args.window,
         frames,
         selected: selected.iter().map(|c| c.id().to_string()).collect(),
+        scale: any_scale.then_some(ScaleSettings {
+            em_rules: sizes.em_rules,
+            v4_routes: sizes.v4_routes,
+            v6_routes: sizes.v6_routes,
+            frames: sizes.frames,
+            mbufs: scale.mbufs,
+        }),
     };
     let report = report::build(
         settings,
@@ -184,6 +261,25 @@ fn bench(args: Args) -> Result<ExitCode, String> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// A C binary for scale runs must have the pool the l3fwd-rs runs get, and
+/// the lookup its configuration says: scripts/build-c-l3fwd.sh records both.
+fn check_c_variant(bin: &Path, mbufs: u32, sequential: bool) -> Result<(), String> {
+    let variant_file = bin.with_file_name(".variant");
+    let variant = std::fs::read_to_string(&variant_file).unwrap_or_default();
+    let expected = format!("min_mbufs={mbufs} sequential={}", u8::from(sequential));
+    if variant.trim() != expected {
+        return Err(format!(
+            "{} was built as '{}', not '{expected}': build it with C_L3FWD_MIN_MBUFS={mbufs}{} \
+             scripts/build-c-l3fwd.sh {} (or `make bench-scale`)",
+            bin.display(),
+            variant.trim(),
+            if sequential { " C_L3FWD_SEQUENTIAL=1" } else { "" },
+            bin.parent().map_or_else(String::new, |d| d.display().to_string())
+        ));
+    }
+    Ok(())
 }
 
 fn require(path: &Path, hint: &str) -> Result<(), String> {

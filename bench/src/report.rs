@@ -3,6 +3,7 @@
 
 use crate::configs::Config;
 use crate::machine::Machine;
+use crate::run::Sample;
 use crate::stats::{self, RATIOS};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -25,6 +26,20 @@ pub struct Settings {
     pub window_secs: f64,
     pub frames: usize,
     pub selected: Vec<String>,
+    /// The large tables and traffic, when a scale configuration ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale: Option<ScaleSettings>,
+}
+
+#[derive(Serialize, Deserialize, PartialEq, Debug)]
+pub struct ScaleSettings {
+    pub em_rules: usize,
+    pub v4_routes: usize,
+    pub v6_routes: usize,
+    /// Frames per pcap file (flows per port).
+    pub frames: usize,
+    /// mbufs per pool, both forwarders.
+    pub mbufs: u32,
 }
 
 #[derive(Serialize, Deserialize, PartialEq, Debug)]
@@ -32,6 +47,10 @@ pub struct RunRecord {
     pub config: String,
     pub round: u32,
     pub mpps: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_tx_secs: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rss_mb: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
@@ -49,28 +68,34 @@ pub struct ConfigSummary {
     pub vs_c: Option<f64>,
     /// Median over testpmd's (the I/O ceiling).
     pub of_io: Option<f64>,
+    /// Median seconds from start to the first packet sent.
+    #[serde(default)]
+    pub first_tx_secs: Option<f64>,
+    /// Median peak resident memory, MB.
+    #[serde(default)]
+    pub rss_mb: Option<f64>,
     /// The last failure, if any run failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
 
-/// One run's outcome: a rate in Mpps or why there is none.
+/// One run's outcome: what it measured or why there is nothing.
 pub struct Run {
     pub config: Config,
     pub round: u32,
-    pub result: Result<f64, String>,
+    pub result: Result<Sample, String>,
 }
 
 pub fn build(settings: Settings, machine: Machine, timestamp: String, selected: &[Config], runs: &[Run]) -> Report {
-    let rates = |c: Config| -> Vec<f64> {
+    let values = |c: Config, field: fn(&Sample) -> f64| -> Vec<f64> {
         runs.iter()
             .filter(|r| r.config == c)
-            .filter_map(|r| r.result.as_ref().ok().copied())
+            .filter_map(|r| r.result.as_ref().ok().map(field))
             .collect()
     };
     let spreads: BTreeMap<Config, stats::Spread> = selected
         .iter()
-        .filter_map(|&c| Some((c, stats::spread(&rates(c))?)))
+        .filter_map(|&c| Some((c, stats::spread(&values(c, |s| s.mpps))?)))
         .collect();
     let medians: BTreeMap<Config, f64> = spreads.iter().map(|(&c, s)| (c, s.median)).collect();
     let over = |num: Config, den: Option<Config>| Some(medians.get(&num)? / medians.get(&den?)?);
@@ -90,6 +115,8 @@ pub fn build(settings: Settings, machine: Machine, timestamp: String, selected: 
                 max_mpps: spread.map(|s| s.max),
                 vs_c: over(c, c.reference()),
                 of_io: over(c, (c != Config::Io).then_some(Config::Io)),
+                first_tx_secs: stats::median(&values(c, |s| s.first_tx_secs)),
+                rss_mb: stats::median(&values(c, |s| s.rss_mb)),
                 error: mine.iter().rev().find_map(|r| r.result.as_ref().err().cloned()),
             }
         })
@@ -99,7 +126,9 @@ pub fn build(settings: Settings, machine: Machine, timestamp: String, selected: 
         .map(|r| RunRecord {
             config: r.config.id().into(),
             round: r.round,
-            mpps: r.result.as_ref().ok().copied(),
+            mpps: r.result.as_ref().ok().map(|s| s.mpps),
+            first_tx_secs: r.result.as_ref().ok().map(|s| s.first_tx_secs),
+            rss_mb: r.result.as_ref().ok().map(|s| s.rss_mb),
             error: r.result.as_ref().err().cloned(),
         })
         .collect();
@@ -116,27 +145,32 @@ pub fn build(settings: Settings, machine: Machine, timestamp: String, selected: 
 pub fn print_table(report: &Report) {
     println!();
     println!(
-        "{:<16} {:>11} {:>15} {:>5} {:>7} {:>7}",
-        "configuration", "median Mpps", "min..max", "runs", "vs C", "of I/O"
+        "{:<18} {:>11} {:>15} {:>5} {:>7} {:>7} {:>10} {:>7}",
+        "configuration", "median Mpps", "min..max", "runs", "vs C", "of I/O", "first TX s", "RSS MB"
     );
     for c in &report.configs {
         let runs = format!("{}/{}", c.ok_runs, c.runs);
         let (Some(median), Some(min), Some(max)) = (c.median_mpps, c.min_mpps, c.max_mpps) else {
             let why = c.error.as_deref().unwrap_or("");
-            println!("{:<16} {:>11} {:>15} {:>5}   {why}", c.label, "failed", "", runs);
+            println!("{:<18} {:>11} {:>15} {:>5}   {why}", c.label, "failed", "", runs);
             continue;
         };
         let vs_c = c.vs_c.map_or("-".into(), |r| format!("{r:.3}"));
         let of_io = c.of_io.map_or("-".into(), |r| format!("{:.1}%", r * 100.0));
+        let first_tx = c.first_tx_secs.map_or("-".into(), |s| format!("{s:.2}"));
+        let rss = c.rss_mb.map_or("-".into(), |mb| format!("{mb:.0}"));
         let range = format!("{min:.2}..{max:.2}");
         println!(
-            "{:<16} {median:>11.2} {range:>15} {runs:>5} {vs_c:>7} {of_io:>7}",
+            "{:<18} {median:>11.2} {range:>15} {runs:>5} {vs_c:>7} {of_io:>7} {first_tx:>10} {rss:>7}",
             c.label
         );
         if let (true, Some(e)) = (c.ok_runs < c.runs, &c.error) {
-            println!("{:<16} some runs failed: {e}", "");
+            println!("{:<18} some runs failed: {e}", "");
         }
     }
+    println!();
+    println!("first TX s: from starting the process to telemetry first showing a packet sent");
+    println!("(rule files read, tables built, mbuf pools filled, ports started); RSS MB: peak.");
     println!();
     println!("key ratios (of medians):");
     if report.ratios.is_empty() {
@@ -145,7 +179,7 @@ pub fn print_table(report: &Report) {
     for &(num, den) in &RATIOS {
         if let Some(r) = report.ratios.get(&stats::ratio_key(num, den)) {
             let name = format!("{} / {}", num.label(), den.label());
-            println!("  {name:<32} {r:.3}  ({:+.1}%)", (r - 1.0) * 100.0);
+            println!("  {name:<36} {r:.3}  ({:+.1}%)", (r - 1.0) * 100.0);
         }
     }
 }
@@ -154,22 +188,30 @@ pub fn print_table(report: &Report) {
 mod tests {
     use super::*;
 
+    fn ok(mpps: f64) -> Result<Sample, String> {
+        Ok(Sample {
+            mpps,
+            first_tx_secs: mpps / 10.0,
+            rss_mb: 100.0,
+        })
+    }
+
     fn sample() -> Report {
         let runs = [
             Run {
                 config: Config::CLpm,
                 round: 1,
-                result: Ok(20.0),
+                result: ok(20.0),
             },
             Run {
                 config: Config::RsLpm,
                 round: 1,
-                result: Ok(25.0),
+                result: ok(25.0),
             },
             Run {
                 config: Config::Io,
                 round: 1,
-                result: Ok(40.0),
+                result: ok(40.0),
             },
             Run {
                 config: Config::RsEm,
@@ -183,6 +225,7 @@ mod tests {
             window_secs: 3.0,
             frames: 1024,
             selected: vec![],
+            scale: None,
         };
         let machine = Machine {
             nproc: 2,
@@ -202,6 +245,10 @@ mod tests {
         assert_eq!((em.ok_runs, em.runs, em.median_mpps), (0, 1, None));
         assert_eq!(em.error.as_deref(), Some("exited early"));
         assert_eq!(r.configs[1].vs_c, Some(1.25));
+        assert_eq!(
+            (r.configs[1].first_tx_secs, r.configs[1].rss_mb),
+            (Some(2.5), Some(100.0))
+        );
         assert_eq!(r.configs[3].of_io, None);
     }
 

@@ -1,5 +1,6 @@
 //! One measured run: start a forwarder, wait until it forwards, count its TX packets
-//! over a window, stop it.
+//! over a window, stop it. Also how long it took to forward its first packet and how
+//! much memory it holds.
 
 use crate::telemetry::{self, Telemetry};
 use std::fs::File;
@@ -10,14 +11,30 @@ use std::thread::sleep;
 use std::time::{Duration, Instant};
 
 const PORTS: u16 = 2;
-/// EAL init with --no-huge and pcap setup take a few seconds; more means something is wrong.
-const START_TIMEOUT: Duration = Duration::from_secs(30);
 const STOP_TIMEOUT: Duration = Duration::from_secs(10);
 const POLL: Duration = Duration::from_millis(100);
+/// Until the first packet is sent, telemetry is read this often: the
+/// resolution of [`Sample::first_tx_secs`].
+const START_POLL: Duration = Duration::from_millis(10);
 
 pub struct Timing {
+    /// EAL init with --no-huge, tables and pcap setup take seconds; more
+    /// than this means something is wrong.
+    pub start_timeout: Duration,
     pub warmup: Duration,
     pub window: Duration,
+}
+
+/// What one run measured.
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub struct Sample {
+    /// TX packets of both ports per second over the window, in millions.
+    pub mpps: f64,
+    /// Seconds from starting the process to the first telemetry read that
+    /// shows a packet sent.
+    pub first_tx_secs: f64,
+    /// Peak resident memory (VmHWM) at the end of the window, in MB.
+    pub rss_mb: f64,
 }
 
 /// How a process is asked to stop.
@@ -28,8 +45,8 @@ pub enum Stop {
     CloseStdin,
 }
 
-/// Runs `cmd` (output into `log`) and returns its forwarding rate in Mpps, or why there is none.
-pub fn measure(mut cmd: Command, stop: Stop, prefix: &str, log: &Path, timing: &Timing) -> Result<f64, String> {
+/// Runs `cmd` (output into `log`) and returns what it measured, or why there is nothing.
+pub fn measure(mut cmd: Command, stop: Stop, prefix: &str, log: &Path, timing: &Timing) -> Result<Sample, String> {
     let out = File::create(log).map_err(|e| format!("cannot create {}: {e}", log.display()))?;
     let err = out.try_clone().map_err(|e| e.to_string())?;
     let stdin = if stop == Stop::CloseStdin {
@@ -37,6 +54,7 @@ pub fn measure(mut cmd: Command, stop: Stop, prefix: &str, log: &Path, timing: &
     } else {
         Stdio::null()
     };
+    let started = Instant::now();
     let child = cmd.stdin(stdin).stdout(out).stderr(err).spawn();
     let mut child = child.map_err(|e| format!("cannot start {}: {e}", cmd.get_program().to_string_lossy()))?;
     let mut proc = Proc {
@@ -45,48 +63,62 @@ pub fn measure(mut cmd: Command, stop: Stop, prefix: &str, log: &Path, timing: &
         log: log.to_path_buf(),
     };
 
-    let rate = sample(&mut proc, prefix, timing);
+    let sample = sample(&mut proc, prefix, started, timing);
     let stopped = proc.stop();
     // EAL leaves its runtime files behind; one directory per run would pile up.
     let _ = std::fs::remove_dir_all(telemetry::runtime_dir(prefix));
-    let rate = rate?;
+    let sample = sample?;
     match stopped {
-        Ok(_) => Ok(rate),
-        Err(e) => Err(format!("measured {rate:.2} Mpps, but {e}")),
+        Ok(_) => Ok(sample),
+        Err(e) => Err(format!("measured {:.2} Mpps, but {e}", sample.mpps)),
     }
 }
 
-fn sample(proc: &mut Proc, prefix: &str, timing: &Timing) -> Result<f64, String> {
-    let deadline = Instant::now() + START_TIMEOUT;
+fn sample(proc: &mut Proc, prefix: &str, started: Instant, timing: &Timing) -> Result<Sample, String> {
+    let deadline = started + timing.start_timeout;
+    let wait_until = |what: &str| {
+        if Instant::now() > deadline {
+            return Err(format!("{what} after {}s", timing.start_timeout.as_secs()));
+        }
+        sleep(START_POLL);
+        Ok(())
+    };
     let path = telemetry::socket_path(prefix);
     let telemetry = loop {
         proc.check_alive()?;
         if let Ok(t) = Telemetry::connect(&path) {
             break t;
         }
-        wait_until(deadline, "no telemetry socket")?;
+        wait_until("no telemetry socket")?;
     };
+    let pid = proc.child.id();
     let mut count = || telemetry.opackets(PORTS).map_err(|e| proc.why_lost(e));
     // Warm-up starts once packets flow, so slow start-up does not eat into it.
     while count()?.unwrap_or(0) == 0 {
-        wait_until(deadline, "forwarded nothing")?;
+        wait_until("forwarded nothing")?;
     }
+    let first_tx_secs = started.elapsed().as_secs_f64();
     sleep(timing.warmup);
     let (before, start) = (count()?, Instant::now());
     sleep(timing.window);
     let (after, end) = (count()?, Instant::now());
+    let rss_mb = peak_rss_mb(pid).ok_or("cannot read the process's memory use")?;
     match (before, after) {
-        (Some(b), Some(a)) => Ok(a.saturating_sub(b) as f64 / (end - start).as_secs_f64() / 1e6),
+        (Some(b), Some(a)) => Ok(Sample {
+            mpps: a.saturating_sub(b) as f64 / (end - start).as_secs_f64() / 1e6,
+            first_tx_secs,
+            rss_mb,
+        }),
         _ => Err("ports disappeared from telemetry".into()),
     }
 }
 
-fn wait_until(deadline: Instant, what: &str) -> Result<(), String> {
-    if Instant::now() > deadline {
-        return Err(format!("{what} after {}s", START_TIMEOUT.as_secs()));
-    }
-    sleep(POLL);
-    Ok(())
+/// VmHWM of process `pid`: the most memory it has held resident, in MB.
+fn peak_rss_mb(pid: u32) -> Option<f64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find_map(|l| l.strip_prefix("VmHWM:"))?;
+    let kb: f64 = line.trim().strip_suffix("kB")?.trim().parse().ok()?;
+    Some(kb / 1024.0)
 }
 
 /// A running forwarder; killed if dropped while still running (an error path or a panic).

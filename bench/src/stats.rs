@@ -4,15 +4,20 @@ use crate::configs::Config;
 use std::collections::BTreeMap;
 
 /// The ratios reported and compared against a baseline: l3fwd-rs against the C sample
-/// of the same mode, and against the I/O ceiling. Absolute rates drift on a shared
-/// machine; these move only when one side gets faster or slower than the other.
-pub const RATIOS: [(Config, Config); 6] = [
+/// of the same mode, and against the I/O ceiling; at scale, also sequential over
+/// multi-lookup for each. Absolute rates drift on a shared machine; these move only
+/// when one side gets faster or slower than the other.
+pub const RATIOS: [(Config, Config); 10] = [
     (Config::RsLpm, Config::CLpm),
     (Config::RsEm, Config::CEm),
     (Config::RsEmSeq, Config::CEm),
     (Config::RsLpm, Config::Io),
     (Config::RsEm, Config::Io),
     (Config::RsEmSeq, Config::Io),
+    (Config::RsEmScale, Config::CEmScale),
+    (Config::RsEmSeqScale, Config::CEmSeqScale),
+    (Config::CEmSeqScale, Config::CEmScale),
+    (Config::RsEmSeqScale, Config::RsEmScale),
 ];
 
 pub fn ratio_key(num: Config, den: Config) -> String {

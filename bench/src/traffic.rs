@@ -1,21 +1,77 @@
-//! Test traffic: two pcap files (one per port) per lookup mode, made by l3fwd-gen.
+//! Test traffic: two pcap files (one per port) per kind of run: for the
+//! default rule files, made by l3fwd-gen; for large generated tables, made
+//! with the tables by l3fwd-tablegen.
 
-use crate::command::Traffic;
+use crate::command::{Files, Traffic};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Writes the pcap files that `lpm`/`em` runs need into `dir`.
-pub fn generate(gen: &Path, dir: &Path, frames: usize, lpm: bool, em: bool) -> Result<Traffic, String> {
-    let file = |mode: &str, seed: u32| dir.join(format!("{mode}-{frames}-{seed}.pcap"));
-    let traffic = Traffic {
-        lpm: [file("lpm", 1), file("lpm", 2)],
-        em: [file("em", 1), file("em", 2)],
+/// Where the generators and the default rule files are.
+pub struct Generators<'a> {
+    pub gen: &'a Path,
+    pub tablegen: &'a Path,
+    pub rules_dir: &'a Path,
+}
+
+/// The sizes of the large tables and of their traffic.
+pub struct ScaleSizes {
+    pub em_rules: usize,
+    pub v4_routes: usize,
+    pub v6_routes: usize,
+    pub frames: usize,
+}
+
+/// The seed of every generated table and file.
+const SEED: &str = "1";
+
+/// Writes into `dir` the files that the selected kinds of run need
+/// (`default` / `scale` x `lpm` / `em`); `frames` per default pcap.
+pub fn generate(
+    tools: &Generators,
+    dir: &Path,
+    frames: usize,
+    scale: &ScaleSizes,
+    needed: impl Fn(bool, bool) -> bool,
+) -> Result<Traffic, String> {
+    let default = |mode: &str| Files {
+        rules_dir: tools.rules_dir.to_path_buf(),
+        pcaps: [1, 2].map(|seed| dir.join(format!("{mode}-{frames}-{seed}.pcap"))),
     };
-    if lpm {
-        write_pair(gen, &traffic.lpm, frames, &[])?;
+    let scale_dir = |mode: &str| dir.join(format!("scale-{mode}"));
+    let scaled = |mode: &str| Files {
+        rules_dir: scale_dir(mode),
+        pcaps: [0, 1].map(|i| scale_dir(mode).join(format!("{mode}_{i}.pcap"))),
+    };
+    let traffic = Traffic {
+        lpm: default("lpm"),
+        em: default("em"),
+        lpm_scale: scaled("lpm"),
+        em_scale: scaled("em"),
+    };
+    if needed(false, false) {
+        write_pair(tools.gen, &traffic.lpm.pcaps, frames, &[])?;
     }
-    if em {
-        write_pair(gen, &traffic.em, frames, &["--em"])?;
+    if needed(false, true) {
+        write_pair(tools.gen, &traffic.em.pcaps, frames, &["--em"])?;
+    }
+    // The IPv6 exact-match rules only keep the file valid: runs fill the
+    // IPv4 table. UDP only: the C sample looks up groups of 8 packets that
+    // mix TCP and UDP one by one, and multi-lookup is what is compared.
+    let tables = [
+        ("lpm", scale.v4_routes, scale.v6_routes, &[][..]),
+        ("em", scale.em_rules, 16, &["--tcp", "0"][..]),
+    ];
+    for (mode, v4, v6, extra) in tables {
+        if needed(true, mode == "em") {
+            let mut cmd = Command::new(tools.tablegen);
+            cmd.args([mode, "--seed", SEED, "--ports", "0,1", "--pcaps", "2"])
+                .args(["--v4", &v4.to_string(), "--v6", &v6.to_string()])
+                .args(extra)
+                .args(["--frames", &scale.frames.to_string()])
+                .arg("--dir")
+                .arg(scale_dir(mode));
+            run(cmd)?;
+        }
     }
     Ok(traffic)
 }
@@ -28,11 +84,17 @@ fn write_pair(gen: &Path, pcaps: &[PathBuf; 2], frames: usize, extra: &[&str]) -
             .arg(pcap)
             .args(["--count", &frames.to_string(), "--seed", &format!("{seed}")]);
         cmd.args(["--runt", "0", "--invalid", "0", "--non-ip", "0"]).args(extra);
-        let out = cmd.output().map_err(|e| format!("cannot run {}: {e}", gen.display()))?;
-        if !out.status.success() {
-            let stderr = String::from_utf8_lossy(&out.stderr);
-            return Err(format!("{} failed ({}): {}", gen.display(), out.status, stderr.trim()));
-        }
+        run(cmd)?;
+    }
+    Ok(())
+}
+
+fn run(mut cmd: Command) -> Result<(), String> {
+    let program = cmd.get_program().to_string_lossy().into_owned();
+    let out = cmd.output().map_err(|e| format!("cannot run {program}: {e}"))?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        return Err(format!("{program} failed ({}): {}", out.status, stderr.trim()));
     }
     Ok(())
 }

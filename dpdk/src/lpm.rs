@@ -69,6 +69,44 @@ impl Lpm {
             .ok_or_else(|| DpdkError::from_errno(format!("cannot create LPM table {name}")))
     }
 
+    /// Creates a table for lookups only, with `tbl8s` groups, and lets
+    /// `fill` write its tables: `tbl24` (2^24 entries) and `tbl8` (256
+    /// entries per group), all zero (no route) to start with, in rte_lpm's
+    /// entry format (next hop in bits 0-23, valid bit 24, group bit 25 - in
+    /// `tbl24`, the next hop is then a tbl8 group - and depth in bits
+    /// 26-31). For large tables: rte_lpm_add keeps a rule list whose inserts
+    /// scan every rule of the same depth (minutes for 1M routes). The table
+    /// has no rule list, so `add` must not be used on it.
+    pub fn filled(name: &str, socket: i32, tbl8s: u32, fill: impl FnOnce(&mut [u32], &mut [u32])) -> Result<Lpm> {
+        const TBL24_ENTRIES: usize = 1 << 24;
+        const GROUP_ENTRIES: usize = sys::RTE_LPM_TBL8_GROUP_NUM_ENTRIES as usize;
+        const VALID_GROUP: u32 = 0x0300_0000;
+        let lpm = Lpm::new(name, socket, 1, tbl8s)?;
+        let raw = lpm.0.as_ptr();
+        // SAFETY: rte_lpm_create allocated (and zeroed) the 2^24 tbl24
+        // entries inside the table and `tbl8s` groups of tbl8 entries behind
+        // its tbl8 pointer; entries are 4-byte bitfields, for which any u32
+        // is valid (rte_lpm's own lookups read them as u32s). The table is
+        // not shared yet: nothing else touches it while the slices live, and
+        // they end before `lpm` is returned or dropped.
+        let (tbl24, tbl8) = unsafe {
+            (
+                std::slice::from_raw_parts_mut(std::ptr::addr_of_mut!((*raw).tbl24).cast::<u32>(), TBL24_ENTRIES),
+                std::slice::from_raw_parts_mut((*raw).tbl8.cast::<u32>(), tbl8s as usize * GROUP_ENTRIES),
+            )
+        };
+        fill(tbl24, tbl8);
+        // Lookups index tbl8 by the group of such entries: keep them inside it.
+        let outside = |&e: &u32| e & VALID_GROUP == VALID_GROUP && (e & LPM_NEXT_HOP_MASK) >= tbl8s;
+        if tbl24.iter().any(outside) {
+            return Err(DpdkError::invalid(
+                format!("LPM table {name}"),
+                "a tbl24 entry points past the tbl8 groups",
+            ));
+        }
+        Ok(lpm)
+    }
+
     /// Adds `ip/depth -> next_hop` (ip in host order; rte_lpm masks it).
     /// Adding a prefix again replaces its next hop. Next hops are 24-bit
     /// values in rte_lpm. Fails when `depth` is not 1..=32 or the table is

@@ -28,6 +28,15 @@ pub struct Route<N> {
     pub line: usize,
 }
 
+/// The routes of one rule file, and the file's name for messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RouteFile<N> {
+    /// The file (its path, usually).
+    pub origin: String,
+    /// Its routes, in file order.
+    pub routes: Vec<Route<N>>,
+}
+
 /// Why one line of a rule file was rejected.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LineProblem {
@@ -111,13 +120,20 @@ pub fn parse_v6(text: &str, origin: &str) -> Result<Vec<Route<Ipv6Net>>, RuleErr
 }
 
 /// Reads and parses an IPv4 rule file.
-pub fn load_v4(path: impl AsRef<Path>) -> Result<Vec<Route<Ipv4Net>>, RuleError> {
-    rulefile::load(path, route)
+pub fn load_v4(path: impl AsRef<Path>) -> Result<RouteFile<Ipv4Net>, RuleError> {
+    load(path.as_ref())
 }
 
 /// Reads and parses an IPv6 rule file.
-pub fn load_v6(path: impl AsRef<Path>) -> Result<Vec<Route<Ipv6Net>>, RuleError> {
-    rulefile::load(path, route)
+pub fn load_v6(path: impl AsRef<Path>) -> Result<RouteFile<Ipv6Net>, RuleError> {
+    load(path.as_ref())
+}
+
+fn load<N: Prefix>(path: &Path) -> Result<RouteFile<N>, RuleError> {
+    Ok(RouteFile {
+        origin: path.display().to_string(),
+        routes: rulefile::load(path, route)?,
+    })
 }
 
 fn route<N: Prefix>(line: Line<'_>) -> Result<Route<N>, LineProblem> {
@@ -293,8 +309,8 @@ mod tests {
     #[test]
     fn default_config_files_parse() {
         let configs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs");
-        let routes4 = load_v4(configs.join("lpm_v4.cfg")).unwrap();
-        let routes6 = load_v6(configs.join("lpm_v6.cfg")).unwrap();
+        let routes4 = load_v4(configs.join("lpm_v4.cfg")).unwrap().routes;
+        let routes6 = load_v6(configs.join("lpm_v6.cfg")).unwrap().routes;
         assert_eq!(routes4.len(), 16);
         assert_eq!(routes6.len(), 16);
         assert_eq!(routes4[15].prefix, net4("198.18.15.0/24"));

@@ -1,14 +1,17 @@
-//! The forwarding tables of LPM mode: rte_lpm for IPv4, rte_lpm6 for IPv6,
-//! loaded from route rules with the rules to disabled ports left out.
+//! The forwarding tables of LPM mode: rte_lpm for IPv4 (its tables computed
+//! in one go, see [`crate::dir24`]), rte_lpm6 for IPv6, sized for their
+//! routes (see [`crate::sizing`]) and loaded from them, with the routes to
+//! disabled ports left out.
 
+use std::fmt;
+use std::time::Instant;
+
+use dpdk::DpdkError;
 use ipnet::{Ipv4Net, Ipv6Net};
 
-use crate::rules::Route;
-
-/// Smallest sizes, as the C sample's compile-time tables (1024 rules,
-/// 256 IPv4 tbl8 groups); larger rule sets get larger tables.
-const MIN_RULES: u32 = 1024;
-const MIN_TBL8S: u32 = 256;
+use crate::dir24;
+use crate::rules::{Route, RouteFile};
+use crate::sizing::{self, Family, Limits, Shortage, Size};
 
 /// IPv4 and IPv6 route tables, read-only once built.
 pub struct LpmTables {
@@ -27,50 +30,104 @@ pub struct LoadReport {
     pub skipped: usize,
 }
 
+/// A table could not be built.
+#[derive(Debug)]
+pub enum LpmError {
+    /// A route needs more rules or tbl8 groups than the table has.
+    Full {
+        origin: String,
+        line: usize,
+        family: &'static str,
+        shortage: Shortage,
+    },
+    /// rte_lpm_create / rte_lpm6_create failed.
+    Create {
+        family: &'static str,
+        size: Size,
+        source: DpdkError,
+    },
+    /// rte_lpm6_add refused a route.
+    Add {
+        origin: String,
+        line: usize,
+        source: DpdkError,
+    },
+    /// A route of depth 0, which rte_lpm and rte_lpm6 refuse.
+    DefaultRoute { origin: String, line: usize },
+}
+
+impl fmt::Display for LpmError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Full {
+                origin,
+                line,
+                family,
+                shortage,
+            } => {
+                write!(f, "{origin}:{line}: {family} LPM table full: ")?;
+                match shortage {
+                    Shortage::Rules { limit } => write!(f, "more than {limit} rules (raise --lpm-max-rules)"),
+                    Shortage::Tbl8s {
+                        limit,
+                        library_max: false,
+                    } => write!(f, "more than {limit} tbl8 groups (raise --lpm-tbl8s)"),
+                    Shortage::Tbl8s {
+                        limit,
+                        library_max: true,
+                    } => write!(f, "more than {limit} tbl8 groups, the library's maximum"),
+                }
+            }
+            Self::Create { family, size, source } => write!(
+                f,
+                "{family} LPM table of {} rules and {} tbl8 groups: {source}",
+                size.rules, size.tbl8s
+            ),
+            Self::Add { origin, line, source } => write!(f, "{origin}:{line}: {source}"),
+            Self::DefaultRoute { origin, line } => write!(
+                f,
+                "{origin}:{line}: rte_lpm takes no depth 0 (split a default route into two /1 routes)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for LpmError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Full { .. } | Self::DefaultRoute { .. } => None,
+            Self::Create { source, .. } | Self::Add { source, .. } => Some(source),
+        }
+    }
+}
+
 impl LpmTables {
     /// Builds the tables on `socket` from `v4` and `v6`, adding only the
     /// routes whose port `enabled` accepts (so a less specific route to an
-    /// enabled port may match instead, as in the C sample).
+    /// enabled port may match instead, as in the C sample). Each table is
+    /// sized for its routes unless `limits` says otherwise.
     pub fn build(
         name: &str,
         socket: i32,
-        v4: &[Route<Ipv4Net>],
-        v6: &[Route<Ipv6Net>],
+        v4: &RouteFile<Ipv4Net>,
+        v6: &RouteFile<Ipv6Net>,
+        limits: Limits,
         enabled: impl Fn(u8) -> bool,
-    ) -> dpdk::Result<(LpmTables, LoadReport)> {
-        let total = v4.len() + v6.len();
-        let v4: Vec<_> = v4.iter().filter(|r| enabled(r.port)).collect();
-        let v6: Vec<_> = v6.iter().filter(|r| enabled(r.port)).collect();
-        let tbl8s_v4 = v4.iter().filter(|r| r.prefix.prefix_len() > 24).count();
-        // Each IPv6 level past the first 24 bits needs at most one new group.
-        let tbl8s_v6: usize = v6
-            .iter()
-            .map(|r| (r.prefix.prefix_len().saturating_sub(24) as usize).div_ceil(8))
-            .sum();
-        let mut t4 = dpdk::Lpm::new(
-            &format!("{name}_v4"),
-            socket,
-            at_least(MIN_RULES, v4.len()),
-            at_least(MIN_TBL8S, tbl8s_v4),
-        )?;
-        let mut t6 = dpdk::Lpm6::new(
-            &format!("{name}_v6"),
-            socket,
-            at_least(MIN_RULES, v6.len()),
-            at_least(MIN_TBL8S, tbl8s_v6),
-        )?;
-        for r in &v4 {
-            t4.add(u32::from(r.prefix.addr()), r.prefix.prefix_len(), r.port as u32)?;
-        }
-        for r in &v6 {
-            t6.add(&r.prefix.addr().octets(), r.prefix.prefix_len(), r.port as u32)?;
-        }
+    ) -> Result<(LpmTables, LoadReport), LpmError> {
+        let (v4_table, v4_added) = load(&format!("{name}_v4"), socket, v4, limits, &enabled)?;
+        let (v6_table, v6_added) = load(&format!("{name}_v6"), socket, v6, limits, &enabled)?;
         let report = LoadReport {
-            v4_added: v4.len(),
-            v6_added: v6.len(),
-            skipped: total - v4.len() - v6.len(),
+            v4_added,
+            v6_added,
+            skipped: v4.routes.len() + v6.routes.len() - v4_added - v6_added,
         };
-        Ok((LpmTables { v4: t4, v6: t6 }, report))
+        Ok((
+            LpmTables {
+                v4: v4_table,
+                v6: v6_table,
+            },
+            report,
+        ))
     }
 
     /// Next hops of IPv4 destinations (host order); `default` on a miss.
@@ -98,6 +155,267 @@ impl LpmTables {
     }
 }
 
-fn at_least(min: u32, n: usize) -> u32 {
-    min.max(u32::try_from(n).unwrap_or(u32::MAX))
+/// A loaded table, or why not: DPDK's error and the line of the route it
+/// refused, if it was one.
+type Loaded<T> = Result<T, (Option<usize>, DpdkError)>;
+
+/// A family's DPDK table.
+trait Library: Family + Sized {
+    const FAMILY: &'static str;
+    type Table;
+    /// The table of `size` holding `routes`.
+    fn load(name: &str, socket: i32, size: Size, routes: &[&Route<Self>]) -> Loaded<Self::Table>;
+}
+
+impl Library for Ipv4Net {
+    const FAMILY: &'static str = "IPv4";
+    type Table = dpdk::Lpm;
+
+    fn load(name: &str, socket: i32, size: Size, routes: &[&Route<Self>]) -> Loaded<dpdk::Lpm> {
+        let fill = |tbl24: &mut [u32], tbl8: &mut [u32]| dir24::fill(routes, tbl24, tbl8);
+        dpdk::Lpm::filled(name, socket, size.tbl8s, fill).map_err(|e| (None, e))
+    }
+}
+
+impl Library for Ipv6Net {
+    const FAMILY: &'static str = "IPv6";
+    type Table = dpdk::Lpm6;
+
+    fn load(name: &str, socket: i32, size: Size, routes: &[&Route<Self>]) -> Loaded<dpdk::Lpm6> {
+        let mut table = dpdk::Lpm6::new(name, socket, size.rules, size.tbl8s).map_err(|e| (None, e))?;
+        for r in routes {
+            let (addr, depth) = (r.prefix.addr().octets(), r.prefix.prefix_len());
+            table.add(&addr, depth, r.port.into()).map_err(|e| (Some(r.line), e))?;
+        }
+        Ok(table)
+    }
+}
+
+/// One family's table, holding the routes of `file` to enabled ports; also
+/// returns how many routes it holds.
+fn load<N: Library>(
+    name: &str,
+    socket: i32,
+    file: &RouteFile<N>,
+    limits: Limits,
+    enabled: &impl Fn(u8) -> bool,
+) -> Result<(N::Table, usize), LpmError> {
+    let start = Instant::now();
+    let family = N::FAMILY;
+    let at = |line| (file.origin.clone(), line);
+    let routes: Vec<&Route<N>> = file.routes.iter().filter(|r| enabled(r.port)).collect();
+    // Both libraries refuse depth 0 (and so does the C sample).
+    if let Some(r) = routes.iter().find(|r| r.prefix.depth() == 0) {
+        let (origin, line) = at(r.line);
+        return Err(LpmError::DefaultRoute { origin, line });
+    }
+    let size = sizing::size(&routes, limits).map_err(|(line, shortage)| {
+        let (origin, line) = at(line);
+        LpmError::Full {
+            origin,
+            line,
+            family,
+            shortage,
+        }
+    })?;
+    let table = N::load(name, socket, size, &routes).map_err(|(line, source)| match line {
+        Some(line) => {
+            let (origin, line) = at(line);
+            LpmError::Add { origin, line, source }
+        }
+        None => LpmError::Create { family, size, source },
+    })?;
+    log::info!(
+        "LPM: {family}: {} routes in a table of {} rules and {} tbl8 groups, built in {:.1?}",
+        routes.len(),
+        size.rules,
+        size.tbl8s,
+        start.elapsed()
+    );
+    Ok((table, routes.len()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+    use std::net::{Ipv4Addr, Ipv6Addr};
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    /// One EAL per test binary, with its own file prefix.
+    fn eal() {
+        let pid = std::process::id();
+        let args = format!("lpm-tests --no-huge -m 1024 --no-pci --file-prefix lpm-tests-{pid} -l 0 --log-level error");
+        let args: Vec<String> = args.split(' ').map(String::from).collect();
+        dpdk::Eal::init_shared(&args).expect("EAL init");
+    }
+
+    /// Table names are unique in a process.
+    fn name() -> String {
+        static TABLES: AtomicU32 = AtomicU32::new(0);
+        format!("t{}", TABLES.fetch_add(1, Ordering::Relaxed))
+    }
+
+    const SEED: u64 = 7;
+
+    /// Random IPv4 routes of every depth crowded into 10.0.0.0/14, so that
+    /// they nest, share /24s and repeat prefixes with other ports.
+    fn v4_routes(n: usize) -> Vec<Route<Ipv4Net>> {
+        let mut rng = ChaCha8Rng::seed_from_u64(SEED);
+        let mut route = |line| {
+            let addr = Ipv4Addr::from(0x0a00_0000 | rng.gen_range(0..1 << 18));
+            let prefix = Ipv4Net::new(addr, rng.gen_range(1..=32)).unwrap();
+            let port = rng.gen_range(0..4);
+            Route { prefix, port, line }
+        };
+        (1..=n).map(&mut route).collect()
+    }
+
+    /// Random IPv6 routes of every depth crowded into 2001:db8::/40.
+    fn v6_routes(n: usize) -> Vec<Route<Ipv6Net>> {
+        let mut rng = ChaCha8Rng::seed_from_u64(SEED);
+        let mut route = |line| {
+            let addr = Ipv6Addr::from(0x2001_0db8u128 << 96 | rng.gen::<u128>() >> 40);
+            let prefix = Ipv6Net::new(addr, rng.gen_range(1..=128)).unwrap();
+            let port = rng.gen_range(0..4);
+            Route { prefix, port, line }
+        };
+        (1..=n).map(&mut route).collect()
+    }
+
+    fn file<N>(origin: &str, routes: Vec<Route<N>>) -> RouteFile<N> {
+        RouteFile {
+            origin: origin.into(),
+            routes,
+        }
+    }
+
+    fn sizes<N: Family>(routes: &[Route<N>], limits: Limits) -> Result<Size, (usize, Shortage)> {
+        sizing::size(&routes.iter().collect::<Vec<_>>(), limits)
+    }
+
+    #[test]
+    fn ipv4_tables_look_up_as_rte_lpm_add_builds_them() {
+        eal();
+        let routes = v4_routes(3000);
+        let size = sizes(&routes, Limits::default()).unwrap();
+        let mut added = dpdk::Lpm::new(&name(), 0, size.rules, size.tbl8s).unwrap();
+        for r in &routes {
+            let (addr, depth) = (r.prefix.addr().into(), r.prefix.prefix_len());
+            added.add(addr, depth, r.port.into()).unwrap();
+        }
+        let (v4, v6) = (file("v4.cfg", routes.clone()), file("v6.cfg", vec![]));
+        let (tables, _) = LpmTables::build(&name(), 0, &v4, &v6, Limits::default(), |_| true).unwrap();
+        // Every route's edges, and random addresses in and around the routes.
+        let edges = routes.iter().flat_map(|r| {
+            let (first, last) = (u32::from(r.prefix.network()), u32::from(r.prefix.broadcast()));
+            [first.wrapping_sub(1), first, last, last.wrapping_add(1)]
+        });
+        let mut rng = ChaCha8Rng::seed_from_u64(SEED);
+        let random = (0..100_000).map(|_| 0x0a00_0000 ^ rng.gen_range(0..1 << 20));
+        for addr in edges.chain(random) {
+            assert_eq!(tables.lookup_v4(addr), added.lookup(addr), "{}", Ipv4Addr::from(addr));
+        }
+    }
+
+    /// With one rule or one tbl8 group less than computed, rte_lpm_add and
+    /// rte_lpm6_add fail at the very route the sizing names: the counts are
+    /// exactly the libraries'.
+    #[test]
+    fn computed_sizes_are_exactly_what_the_libraries_need() {
+        eal();
+        /// The line of the first route `add` refuses, checked against the
+        /// one sizing names for `limits`, which must be `exact` or not fit.
+        fn check<N: Family>(
+            routes: &[Route<N>],
+            limits: Limits,
+            exact: Size,
+            mut add: impl FnMut(&Route<N>) -> dpdk::Result<()>,
+        ) {
+            let refused = routes.iter().find(|r| add(r).is_err()).map(|r| r.line);
+            let named = sizes(routes, limits).err().map(|(line, _)| line);
+            let fits = limits
+                == Limits {
+                    max_rules: Some(exact.rules),
+                    tbl8s: Some(exact.tbl8s),
+                };
+            assert_eq!((refused, named.is_none()), (named, fits), "{limits:?}");
+        }
+        let v4 = v4_routes(3000);
+        let v6 = v6_routes(1000);
+        let (s4, s6) = (
+            sizes(&v4, Limits::default()).unwrap(),
+            sizes(&v6, Limits::default()).unwrap(),
+        );
+        assert!(s4.rules < 3000 && s4.tbl8s > 100 && s6.tbl8s > 1000, "{s4:?} {s6:?}");
+        for (rules, tbl8s) in [(s4.rules, s4.tbl8s), (s4.rules - 1, s4.tbl8s), (s4.rules, s4.tbl8s - 1)] {
+            let limits = Limits {
+                max_rules: Some(rules),
+                tbl8s: Some(tbl8s),
+            };
+            let mut lpm = dpdk::Lpm::new(&name(), 0, rules, tbl8s).unwrap();
+            check(&v4, limits, s4, |r| {
+                lpm.add(r.prefix.addr().into(), r.prefix.prefix_len(), 0)
+            });
+        }
+        for (rules, tbl8s) in [(s6.rules, s6.tbl8s), (s6.rules - 1, s6.tbl8s), (s6.rules, s6.tbl8s - 1)] {
+            let limits = Limits {
+                max_rules: Some(rules),
+                tbl8s: Some(tbl8s),
+            };
+            let mut lpm = dpdk::Lpm6::new(&name(), 0, rules, tbl8s).unwrap();
+            check(&v6, limits, s6, |r| {
+                lpm.add(&r.prefix.addr().octets(), r.prefix.prefix_len(), 0)
+            });
+        }
+    }
+
+    fn build_error(v4: &[&str], v6: &[&str], limits: Limits) -> String {
+        let routes = |text: &[&str]| text.iter().map(|l| format!("{l}\n")).collect::<String>();
+        let v4 = file("v4.cfg", crate::rules::parse_v4(&routes(v4), "v4.cfg").unwrap());
+        let v6 = file("v6.cfg", crate::rules::parse_v6(&routes(v6), "v6.cfg").unwrap());
+        match LpmTables::build(&name(), 0, &v4, &v6, limits, |port| port < 2) {
+            Ok(_) => panic!("built"),
+            Err(err) => err.to_string(),
+        }
+    }
+
+    #[test]
+    fn errors_name_the_route_that_does_not_fit() {
+        eal();
+        let v4 = [
+            "R10.0.0.0/8 0",
+            "R10.0.0.0/8 1",
+            "R11.0.0.0/8 5",
+            "R12.1.1.0/25 0",
+            "R12.1.2.0/25 1",
+        ];
+        let v6 = ["R2001:db8::/32 0", "R2001:db8:1::/48 0"];
+        // Line 2 repeats line 1's prefix; line 3's port is disabled.
+        let cases = [
+            (
+                Some(1),
+                None,
+                "v4.cfg:4: IPv4 LPM table full: more than 1 rules (raise --lpm-max-rules)",
+            ),
+            (
+                None,
+                Some(1),
+                "v4.cfg:5: IPv4 LPM table full: more than 1 tbl8 groups (raise --lpm-tbl8s)",
+            ),
+            (
+                None,
+                Some(2),
+                "v6.cfg:2: IPv6 LPM table full: more than 2 tbl8 groups (raise --lpm-tbl8s)",
+            ),
+        ];
+        for (max_rules, tbl8s, expected) in cases {
+            assert_eq!(build_error(&v4, &v6, Limits { max_rules, tbl8s }), expected);
+        }
+        assert_eq!(
+            build_error(&v4, &["R::/0 1"], Limits::default()),
+            "v6.cfg:1: rte_lpm takes no depth 0 (split a default route into two /1 routes)"
+        );
+    }
 }

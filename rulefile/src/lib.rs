@@ -11,6 +11,7 @@
 use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 /// Parses C-style unsigned numbers as `strtoul(s, &end, base)` does when the
 /// whole string must be consumed, so l3fwd's inputs mean the same here.
@@ -169,17 +170,26 @@ pub fn parse<R, P>(
     Ok(rules)
 }
 
-/// Reads the file at `path` and [`parse`]s it, the path naming it in errors.
+/// Reads the file at `path` and [`parse`]s it, the path naming it in errors;
+/// logs how many rules it holds and how long that took.
 pub fn load<R, P>(
     path: impl AsRef<Path>,
     parse_line: impl FnMut(Line<'_>) -> Result<R, P>,
 ) -> Result<Vec<R>, Error<P>> {
+    let start = Instant::now();
     let path = path.as_ref();
     let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
         path: path.to_path_buf(),
         source,
     })?;
-    parse(&text, &path.display().to_string(), parse_line)
+    let rules = parse(&text, &path.display().to_string(), parse_line)?;
+    log::info!(
+        "{}: {} rules read in {:.1?}",
+        path.display(),
+        rules.len(),
+        start.elapsed()
+    );
+    Ok(rules)
 }
 
 #[cfg(test)]

@@ -8,7 +8,11 @@
 //!
 //! Subnets N >= [`RULE_PORTS`] of the same prefixes have no rule: misses.
 //! The same seed, count, mix and options always yield the same frames.
+//!
+//! [`tables`] generates rule tables of a real router's size instead, and
+//! [`aimed`] traffic that touches many of their entries.
 
+use std::net::IpAddr;
 use std::ops::Range;
 
 use etherparse::{EtherType, Ethernet2Header, IpHeaders, Ipv4Header, Ipv4Options, Ipv6Header, PacketBuilder};
@@ -16,7 +20,9 @@ use rand::distributions::{Distribution, WeightedIndex};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+pub mod aimed;
 mod pcap;
+pub mod tables;
 pub use pcap::{read_pcap, write_pcap};
 
 /// Ports 0..RULE_PORTS have a rule in each default table.
@@ -216,6 +222,12 @@ impl Addr {
 struct Flow {
     dst: Addr,
     src: Addr,
+    l4: L4,
+}
+
+/// A frame's transport header fields.
+#[derive(Clone, Copy, Debug)]
+struct L4 {
     proto: Proto,
     sport: u16,
     dport: u16,
@@ -240,7 +252,7 @@ impl Gen<'_> {
     fn v4(&mut self) -> Vec<u8> {
         let flow = self.flow();
         let size = self.size();
-        let room = size.saturating_sub(ETH_LEN + IPV4_LEN + flow.proto.header_len());
+        let room = size.saturating_sub(ETH_LEN + IPV4_LEN + flow.l4.proto.header_len());
         let header = Ipv4Header {
             source: flow.src.v4(),
             destination: flow.dst.v4(),
@@ -249,7 +261,7 @@ impl Gen<'_> {
             options: self.ipv4_options(room),
             ..Default::default()
         };
-        self.build(IpHeaders::Ipv4(header, Default::default()), &flow, size)
+        self.build(IpHeaders::Ipv4(header, Default::default()), &flow.l4, size)
     }
 
     fn v6(&mut self) -> Vec<u8> {
@@ -261,7 +273,37 @@ impl Gen<'_> {
             hop_limit: self.ttl(),
             ..Default::default()
         };
-        self.build(IpHeaders::Ipv6(header, Default::default()), &flow, size)
+        self.build(IpHeaders::Ipv6(header, Default::default()), &flow.l4, size)
+    }
+
+    /// A valid frame from `src` to `dst` (both of one family): TTL 64, no
+    /// IPv4 options, so that l3fwd's fixed-offset exact-match key sees `l4`.
+    fn plain(&mut self, src: IpAddr, dst: IpAddr, l4: &L4) -> Vec<u8> {
+        const TTL: u8 = 64;
+        let size = self.size();
+        let ip = match (src, dst) {
+            (IpAddr::V4(src), IpAddr::V4(dst)) => IpHeaders::Ipv4(
+                Ipv4Header {
+                    source: src.octets(),
+                    destination: dst.octets(),
+                    time_to_live: TTL,
+                    identification: self.rng.gen(),
+                    ..Default::default()
+                },
+                Default::default(),
+            ),
+            (IpAddr::V6(src), IpAddr::V6(dst)) => IpHeaders::Ipv6(
+                Ipv6Header {
+                    source: src.octets(),
+                    destination: dst.octets(),
+                    hop_limit: TTL,
+                    ..Default::default()
+                },
+                Default::default(),
+            ),
+            _ => panic!("trafficgen: {src} and {dst} are of different families"),
+        };
+        self.build(ip, l4, size)
     }
 
     /// A valid IPv4 frame with one field broken the way the sample checks.
@@ -347,13 +389,15 @@ impl Gen<'_> {
                 net: self.rng.gen(),
                 host: self.rng.gen(),
             },
-            proto: if self.rng.gen_ratio(1, 5) {
-                Proto::Tcp
-            } else {
-                Proto::Udp
+            l4: L4 {
+                proto: if self.rng.gen_ratio(1, 5) {
+                    Proto::Tcp
+                } else {
+                    Proto::Udp
+                },
+                sport: self.rng.gen(),
+                dport: self.rng.gen(),
             },
-            sport: self.rng.gen(),
-            dport: self.rng.gen(),
         }
     }
 
@@ -363,17 +407,19 @@ impl Gen<'_> {
         let mut flow = Flow {
             dst: Addr { net, host: 0 },
             src: Addr { net, host: 1 },
-            proto: Proto::Udp,
-            sport: EM_L4_PORT,
-            dport: EM_L4_PORT,
+            l4: L4 {
+                proto: Proto::Udp,
+                sport: EM_L4_PORT,
+                dport: EM_L4_PORT,
+            },
         };
         if self.rng.gen_ratio(1, 4) {
             match self.rng.gen_range(0..5) {
                 0 => flow.dst.host = self.rng.gen_range(1..=u8::MAX),
                 1 => flow.src.host = self.rng.gen_range(2..=u8::MAX),
-                2 => flow.sport = self.rng.gen_range(EM_L4_PORT + 1..=u16::MAX),
-                3 => flow.dport = self.rng.gen_range(EM_L4_PORT + 1..=u16::MAX),
-                _ => flow.proto = Proto::Tcp,
+                2 => flow.l4.sport = self.rng.gen_range(EM_L4_PORT + 1..=u16::MAX),
+                3 => flow.l4.dport = self.rng.gen_range(EM_L4_PORT + 1..=u16::MAX),
+                _ => flow.l4.proto = Proto::Tcp,
             }
         }
         flow
@@ -414,17 +460,17 @@ impl Gen<'_> {
         Ipv4Options::try_from(&[NOP; 40][..words * 4]).expect("at most 40 bytes, 4-byte words")
     }
 
-    /// Ethernet + `ip` + the flow's L4 header + random payload up to `size`;
+    /// Ethernet + `ip` + the `l4` header + random payload up to `size`;
     /// lengths and checksums are computed by etherparse.
-    fn build(&mut self, ip: IpHeaders, flow: &Flow, size: usize) -> Vec<u8> {
-        let headers = ETH_LEN + ip.header_len() + flow.proto.header_len();
+    fn build(&mut self, ip: IpHeaders, l4: &L4, size: usize) -> Vec<u8> {
+        let headers = ETH_LEN + ip.header_len() + l4.proto.header_len();
         let payload = self.bytes(size.saturating_sub(headers));
         let step = PacketBuilder::ethernet2(SRC_MAC, DST_MAC).ip(ip);
         let mut frame = Vec::with_capacity(headers + payload.len());
-        match flow.proto {
-            Proto::Udp => step.udp(flow.sport, flow.dport).write(&mut frame, &payload),
+        match l4.proto {
+            Proto::Udp => step.udp(l4.sport, l4.dport).write(&mut frame, &payload),
             Proto::Tcp => step
-                .tcp(flow.sport, flow.dport, self.rng.gen(), u16::MAX)
+                .tcp(l4.sport, l4.dport, self.rng.gen(), u16::MAX)
                 .write(&mut frame, &payload),
         }
         .expect("frame sizes are far below the length fields' limits");

@@ -1,0 +1,134 @@
+//! LPM at a real router's scale, through the real binary: a generated
+//! 1M-route IPv4 table and 230K-route IPv6 table, and 100K frames to random
+//! routes (10% to no route) in on a pcap port. Every frame must leave on the
+//! port a plain longest-prefix model picks.
+
+mod common;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use common::{l3fwd_rs, workspace, Run};
+use trafficgen::aimed::{self, Aim};
+use trafficgen::tables::{self, Address, Route};
+
+const SEED: u64 = 2024;
+const V4_ROUTES: usize = 1_000_000;
+const V6_ROUTES: usize = 230_000;
+const FRAMES: usize = 100_000;
+/// Frames come in on port 0, where misses go back out. Routes go to ports
+/// 1 and 2, and to port 3, which `-p 0x7` leaves disabled: its routes are
+/// not loaded, so a shorter route (or none) decides.
+const ROUTE_PORTS: [u8; 3] = [1, 2, 3];
+const ENABLED: [u8; 3] = [0, 1, 2];
+const IN_PORT: u8 = 0;
+/// Forwarding 100K frames between pcap files takes about a second.
+const FORWARD_TIME: Duration = Duration::from_secs(8);
+
+/// Longest-prefix match the plain way: per prefix length, a map from
+/// network to port.
+struct Model<A> {
+    by_depth: Vec<HashMap<A, u8>>,
+}
+
+impl<A: Address> Model<A> {
+    fn new(routes: &[Route<A>], bits: u8) -> Self {
+        let mut by_depth = vec![HashMap::new(); usize::from(bits) + 1];
+        for r in routes.iter().filter(|r| ENABLED.contains(&r.port)) {
+            by_depth[usize::from(r.depth)].insert(r.addr, r.port);
+        }
+        Model { by_depth }
+    }
+
+    fn port(&self, addr: A) -> u8 {
+        let mut depths = (1..self.by_depth.len()).rev();
+        depths
+            .find_map(|d| self.by_depth[d].get(&addr.network(d as u8)).copied())
+            .unwrap_or(IN_PORT)
+    }
+}
+
+/// The destination of an IPv4 or IPv6 frame, as a number.
+fn destination(frame: &[u8]) -> u128 {
+    match frame[12..14] {
+        [0x08, 0x00] => u32::from_be_bytes(frame[30..34].try_into().unwrap()).into(),
+        [0x86, 0xdd] => u128::from_be_bytes(frame[38..54].try_into().unwrap()),
+        _ => panic!("not IP: {frame:?}"),
+    }
+}
+
+/// A directory for the rule files, removed when dropped.
+struct RuleDir(PathBuf);
+
+impl Drop for RuleDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[test]
+fn large_tables_forward_as_a_longest_prefix_model() {
+    let v4 = tables::ipv4_routes(SEED, V4_ROUTES, &ROUTE_PORTS);
+    let v6 = tables::ipv6_routes(SEED, V6_ROUTES, &ROUTE_PORTS);
+    let dir = RuleDir(workspace().join(format!("target/test-runs/lpm-scale-{}", std::process::id())));
+    std::fs::create_dir_all(&dir.0).unwrap();
+    let (v4_file, v6_file) = (dir.0.join("v4.cfg"), dir.0.join("v6.cfg"));
+    tables::write_lpm_rules(&v4_file, &v4).unwrap();
+    tables::write_lpm_rules(&v6_file, &v6).unwrap();
+    let aim = Aim {
+        seed: SEED,
+        count: FRAMES,
+        miss_percent: 10,
+        sizes: 64..=96,
+    };
+    let frames = aimed::at_routes(&aim, &v4, &v6);
+
+    let (model4, model6) = (Model::new(&v4, 32), Model::new(&v6, 128));
+    let mut expected: Vec<Vec<u128>> = vec![Vec::new(); ENABLED.len()];
+    for frame in &frames {
+        let dst = destination(frame);
+        let port = match u32::try_from(dst) {
+            Ok(v4) if frame[12..14] == [0x08, 0x00] => model4.port(v4),
+            _ => model6.port(dst),
+        };
+        expected[usize::from(port)].push(dst);
+    }
+    assert!(
+        expected.iter().all(|dsts| dsts.len() > FRAMES / 5),
+        "every port gets traffic"
+    );
+
+    let rule_args = [
+        format!("--rule_ipv4={}", v4_file.display()),
+        format!("--rule_ipv6={}", v6_file.display()),
+    ];
+    let out = Run::new(l3fwd_rs())
+        .memory_mb(1024)
+        .port(frames)
+        .port(Vec::new())
+        .port(Vec::new())
+        .args(&[
+            "-p",
+            "0x7",
+            "--config",
+            "(0,0,0),(1,0,0),(2,0,0)",
+            &rule_args[0],
+            &rule_args[1],
+        ])
+        .stop_with("INT", FORWARD_TIME)
+        .run();
+    out.assert_success();
+    for (port, (sent, mut expected)) in out.per_port().iter().zip(expected).enumerate() {
+        let mut sent: Vec<u128> = sent.iter().map(|f| destination(f)).collect();
+        sent.sort_unstable();
+        expected.sort_unstable();
+        let differ = sent.iter().zip(&expected).position(|(s, e)| s != e);
+        assert!(
+            sent == expected,
+            "port {port}: sent {} frames, expected {}; first difference at {differ:?}",
+            sent.len(),
+            expected.len()
+        );
+    }
+}
