@@ -106,7 +106,7 @@ pub use eal::{current_lcore, rdtsc, tsc_hz, Eal};
 pub use error::{DpdkError, Result};
 pub use hash::{Hash, HASH_BULK_MAX};
 pub use launch::{launch_on_lcore, spawn_control_thread, wait_lcore, ControlThread};
-pub use lpm::{Lpm, Lpm6};
+pub use lpm::{Lpm, Lpm6, Tbl24};
 pub use mbuf::{prefetch, Drain, Mbuf, MbufArray};
 pub use mempool::Mempool;
 pub use port::{Port, PortConfig, PortInfo, PortStats, RxQueue, TxQueue, QUEUE_STATS};

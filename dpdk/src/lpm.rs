@@ -70,17 +70,17 @@ impl Lpm {
     }
 
     /// Creates a table for lookups only, with `tbl8s` groups, and lets
-    /// `fill` write its tables: `tbl24` (2^24 entries) and `tbl8` (256
+    /// `fill` write its tables: `tbl24` (2^24 entries, through [`Tbl24`],
+    /// which keeps every group reference inside the table) and `tbl8` (256
     /// entries per group), all zero (no route) to start with, in rte_lpm's
     /// entry format (next hop in bits 0-23, valid bit 24, group bit 25 - in
     /// `tbl24`, the next hop is then a tbl8 group - and depth in bits
     /// 26-31). For large tables: rte_lpm_add keeps a rule list whose inserts
     /// scan every rule of the same depth (minutes for 1M routes). The table
     /// has no rule list, so `add` must not be used on it.
-    pub fn filled(name: &str, socket: i32, tbl8s: u32, fill: impl FnOnce(&mut [u32], &mut [u32])) -> Result<Lpm> {
+    pub fn filled(name: &str, socket: i32, tbl8s: u32, fill: impl FnOnce(&mut Tbl24<'_>, &mut [u32])) -> Result<Lpm> {
         const TBL24_ENTRIES: usize = 1 << 24;
         const GROUP_ENTRIES: usize = sys::RTE_LPM_TBL8_GROUP_NUM_ENTRIES as usize;
-        const VALID_GROUP: u32 = 0x0300_0000;
         let lpm = Lpm::new(name, socket, 1, tbl8s)?;
         let raw = lpm.0.as_ptr();
         // SAFETY: rte_lpm_create allocated (and zeroed) the 2^24 tbl24
@@ -89,16 +89,19 @@ impl Lpm {
         // is valid (rte_lpm's own lookups read them as u32s). The table is
         // not shared yet: nothing else touches it while the slices live, and
         // they end before `lpm` is returned or dropped.
-        let (tbl24, tbl8) = unsafe {
+        let (entries, tbl8) = unsafe {
             (
                 std::slice::from_raw_parts_mut(std::ptr::addr_of_mut!((*raw).tbl24).cast::<u32>(), TBL24_ENTRIES),
                 std::slice::from_raw_parts_mut((*raw).tbl8.cast::<u32>(), tbl8s as usize * GROUP_ENTRIES),
             )
         };
-        fill(tbl24, tbl8);
-        // Lookups index tbl8 by the group of such entries: keep them inside it.
-        let outside = |&e: &u32| e & VALID_GROUP == VALID_GROUP && (e & LPM_NEXT_HOP_MASK) >= tbl8s;
-        if tbl24.iter().any(outside) {
+        let mut tbl24 = Tbl24 {
+            entries,
+            tbl8s,
+            refused: false,
+        };
+        fill(&mut tbl24, tbl8);
+        if tbl24.refused {
             return Err(DpdkError::invalid(
                 format!("LPM table {name}"),
                 "a tbl24 entry points past the tbl8 groups",
@@ -175,6 +178,43 @@ impl Drop for Lpm {
     fn drop(&mut self) {
         // SAFETY: the table is ours and no lookup can run (we hold &mut).
         unsafe { sys::rte_lpm_free(self.0.as_ptr()) }
+    }
+}
+
+/// The first-level table of an [`Lpm`] being filled by [`Lpm::filled`].
+/// Lookups index the tbl8 groups with what an entry holds, so every write
+/// is checked to keep group references inside the table (checking on write
+/// rather than scanning all 2^24 entries afterwards leaves the untouched
+/// pages of a sparse table unmapped).
+pub struct Tbl24<'a> {
+    entries: &'a mut [u32],
+    tbl8s: u32,
+    refused: bool,
+}
+
+impl Tbl24<'_> {
+    /// Valid bit and group bit: the entry refers to a tbl8 group.
+    const VALID_GROUP: u32 = 0x0300_0000;
+
+    /// The entry of /24 number `i`.
+    pub fn get(&self, i: usize) -> u32 {
+        self.entries[i]
+    }
+
+    /// Sets the entries of the /24s in `range` to `entry`; an entry that
+    /// refers to a group the table does not have is refused (and makes
+    /// [`Lpm::filled`] fail).
+    pub fn fill(&mut self, range: std::ops::Range<usize>, entry: u32) {
+        if entry & Self::VALID_GROUP == Self::VALID_GROUP && entry & LPM_NEXT_HOP_MASK >= self.tbl8s {
+            self.refused = true;
+            return;
+        }
+        self.entries[range].fill(entry);
+    }
+
+    /// Sets the entry of /24 number `i`, as [`Tbl24::fill`].
+    pub fn set(&mut self, i: usize, entry: u32) {
+        self.fill(i..i + 1, entry);
     }
 }
 

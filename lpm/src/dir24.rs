@@ -9,6 +9,7 @@
 
 use std::collections::HashMap;
 
+use dpdk::Tbl24;
 use ipnet::Ipv4Net;
 
 use crate::rules::Route;
@@ -24,7 +25,7 @@ const GROUP_ENTRIES: usize = 256;
 /// entries) and `tbl8` (as many groups as the routes need, see
 /// [`crate::sizing`]), with rte_lpm_add's outcome: the longest prefix wins
 /// and, for the same prefix, the last route. Depths are 1..=32.
-pub(crate) fn fill(routes: &[&Route<Ipv4Net>], tbl24: &mut [u32], tbl8: &mut [u32]) {
+pub(crate) fn fill(routes: &[&Route<Ipv4Net>], tbl24: &mut Tbl24<'_>, tbl8: &mut [u32]) {
     // Shortest first, file order within a depth: what a later write
     // overwrites is what it takes precedence over.
     let mut routes = routes.to_vec();
@@ -33,7 +34,7 @@ pub(crate) fn fill(routes: &[&Route<Ipv4Net>], tbl24: &mut [u32], tbl8: &mut [u3
 
     for r in &routes[..long] {
         let (first, count) = span(r, 24);
-        tbl24[first..first + count].fill(entry(r));
+        tbl24.fill(first..first + count, entry(r));
     }
 
     let mut groups: HashMap<usize, usize> = HashMap::new();
@@ -44,7 +45,7 @@ pub(crate) fn fill(routes: &[&Route<Ipv4Net>], tbl24: &mut [u32], tbl8: &mut [u3
             // A new group starts as what covers its /24; like rte_lpm,
             // its first entry marks it in use.
             let entries = &mut tbl8[next * GROUP_ENTRIES..][..GROUP_ENTRIES];
-            entries.fill(tbl24[slash24]);
+            entries.fill(tbl24.get(slash24));
             entries[0] |= GROUP;
             next
         });
@@ -55,7 +56,7 @@ pub(crate) fn fill(routes: &[&Route<Ipv4Net>], tbl24: &mut [u32], tbl8: &mut [u3
         }
     }
     for (slash24, group) in groups {
-        tbl24[slash24] = VALID | GROUP | group as u32;
+        tbl24.set(slash24, VALID | GROUP | group as u32);
     }
 }
 

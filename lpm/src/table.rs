@@ -172,7 +172,7 @@ impl Library for Ipv4Net {
     type Table = dpdk::Lpm;
 
     fn load(name: &str, socket: i32, size: Size, routes: &[&Route<Self>]) -> Loaded<dpdk::Lpm> {
-        let fill = |tbl24: &mut [u32], tbl8: &mut [u32]| dir24::fill(routes, tbl24, tbl8);
+        let fill = |tbl24: &mut dpdk::Tbl24<'_>, tbl8: &mut [u32]| dir24::fill(routes, tbl24, tbl8);
         dpdk::Lpm::filled(name, socket, size.tbl8s, fill).map_err(|e| (None, e))
     }
 }
