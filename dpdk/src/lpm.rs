@@ -70,14 +70,47 @@ impl Lpm {
     }
 
     /// Creates a table for lookups only, with `tbl8s` groups, and lets
-    /// `fill` write its tables: `tbl24` (2^24 entries, through [`Tbl24`],
-    /// which keeps every group reference inside the table) and `tbl8` (256
-    /// entries per group), all zero (no route) to start with, in rte_lpm's
-    /// entry format (next hop in bits 0-23, valid bit 24, group bit 25 - in
-    /// `tbl24`, the next hop is then a tbl8 group - and depth in bits
-    /// 26-31). For large tables: rte_lpm_add keeps a rule list whose inserts
+    /// `fill` write its two tables directly: `tbl24` (2^24 entries, one per
+    /// /24, through [`Tbl24`], which keeps every group reference inside the
+    /// table) and `tbl8` (`tbl8s` groups of 256 entries, one per address of
+    /// a /24). Both start all zero (no route). Entries are in rte_lpm's
+    /// format:
+    /// - bits 0-23: the next hop, or, with the group bit, a tbl8 group number;
+    /// - bit 24: valid (an entry without it is a miss);
+    /// - bit 25: group: in `tbl24`, the entry refers to a tbl8 group; in a
+    ///   group's first `tbl8` entry, the group is in use;
+    /// - bits 26-31: the depth of the route the entry holds.
+    ///
+    /// This is for large tables: rte_lpm_add keeps a rule list whose inserts
     /// scan every rule of the same depth (minutes for 1M routes). The table
-    /// has no rule list, so `add` must not be used on it.
+    /// has no rule list, so `add` must not be used on it. Fails if DPDK
+    /// cannot create the table or `fill` wrote a `tbl24` entry referring to
+    /// a group past `tbl8s`.
+    ///
+    /// ```
+    /// # let prefix = format!("doc-{}-{}", "lpmfilled", std::process::id());
+    /// # let args: Vec<String> = ["doc", "--no-huge", "-m", "256", "--no-pci", "-l", "0",
+    /// #     "--log-level", "error", "--file-prefix", &prefix]
+    /// #     .iter().map(|s| s.to_string()).collect();
+    /// # dpdk::Eal::init_shared(&args)?;
+    /// const VALID: u32 = 1 << 24;
+    /// const GROUP: u32 = 1 << 25;
+    /// let depth = |d: u32| d << 26;
+    /// // 198.18.0.0/16 -> 1, and 198.18.7.128/25 -> 2 through tbl8 group 0.
+    /// let lpm = dpdk::Lpm::filled("doc_filled", 0, 1, |tbl24, tbl8| {
+    ///     let slash24 = |a: [u8; 4]| (u32::from_be_bytes(a) >> 8) as usize;
+    ///     let first = slash24([198, 18, 0, 0]);
+    ///     tbl24.fill(first..first + 256, VALID | depth(16) | 1);
+    ///     tbl8[..256].fill(tbl24.get(slash24([198, 18, 7, 0]))); // the /16 covers the rest
+    ///     tbl8[128..256].fill(VALID | depth(25) | 2);
+    ///     tbl8[0] |= GROUP; // group 0 in use
+    ///     tbl24.set(slash24([198, 18, 7, 0]), VALID | GROUP | 0);
+    /// })?;
+    /// assert_eq!(lpm.lookup(u32::from_be_bytes([198, 18, 7, 200])), Some(2));
+    /// assert_eq!(lpm.lookup(u32::from_be_bytes([198, 18, 7, 1])), Some(1));
+    /// assert_eq!(lpm.lookup(u32::from_be_bytes([10, 0, 0, 1])), None);
+    /// # Ok::<(), dpdk::DpdkError>(())
+    /// ```
     pub fn filled(name: &str, socket: i32, tbl8s: u32, fill: impl FnOnce(&mut Tbl24<'_>, &mut [u32])) -> Result<Lpm> {
         const TBL24_ENTRIES: usize = 1 << 24;
         const GROUP_ENTRIES: usize = sys::RTE_LPM_TBL8_GROUP_NUM_ENTRIES as usize;
@@ -181,7 +214,8 @@ impl Drop for Lpm {
     }
 }
 
-/// The first-level table of an [`Lpm`] being filled by [`Lpm::filled`].
+/// The first-level table of an [`Lpm`] being filled by [`Lpm::filled`]
+/// (one entry per /24, in the format described there).
 /// Lookups index the tbl8 groups with what an entry holds, so every write
 /// is checked to keep group references inside the table (checking on write
 /// rather than scanning all 2^24 entries afterwards leaves the untouched

@@ -53,7 +53,12 @@ pub enum LineProblem {
     /// The depth is not a number.
     BadDepth(String),
     /// The depth is larger than the family's address length.
-    DepthOutOfRange { depth: u64, max: u8 },
+    DepthOutOfRange {
+        /// The depth as written.
+        depth: u64,
+        /// The family's address length in bits: 32 or 128.
+        max: u8,
+    },
     /// The port is not a number.
     BadPort(String),
     /// The port does not fit in a `u8` (l3fwd's `if_out`).
@@ -110,6 +115,21 @@ impl Prefix for Ipv6Net {
 }
 
 /// Parses an IPv4 rule file's text; `origin` (usually the path) names it in errors.
+///
+/// ```
+/// let text = "# port 1 gets 198.18.0.0/16\nR198.18.0.0/16 1\n\nR198.18.7.9/24\t0x2\n";
+/// let routes = lpm::rules::parse_v4(text, "v4.cfg")?;
+/// assert_eq!(routes.len(), 2);
+/// assert_eq!((routes[1].port, routes[1].line), (2, 4));
+/// // Host bits are kept as written; rte_lpm masks them.
+/// assert_eq!(routes[1].prefix.to_string(), "198.18.7.9/24");
+/// assert_eq!(routes[1].prefix.trunc().to_string(), "198.18.7.0/24");
+///
+/// // An error names the file, the line, its text and the problem.
+/// let err = lpm::rules::parse_v4("R198.18.0.0/16 1\nR10.0.0.0/33 1\n", "v4.cfg").unwrap_err();
+/// assert_eq!(err.to_string(), "v4.cfg:2: 'R10.0.0.0/33 1': depth 33 out of range 0..=32");
+/// # Ok::<(), lpm::rules::RuleError>(())
+/// ```
 pub fn parse_v4(text: &str, origin: &str) -> Result<Vec<Route<Ipv4Net>>, RuleError> {
     rulefile::parse(text, origin, route)
 }

@@ -23,14 +23,23 @@ const TBL8_BITS: u8 = 8;
 /// `--lpm-tbl8s`); each applies to the IPv4 and the IPv6 table.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Limits {
+    /// Rules per table (`--lpm-max-rules`); `None`: one per distinct prefix
+    /// of the table's routes.
     pub max_rules: Option<u32>,
+    /// tbl8 groups per table (`--lpm-tbl8s`), capped at the library's
+    /// maximum; `None`: as many as the table's routes need.
     pub tbl8s: Option<u32>,
 }
 
-/// The size of one table.
+/// The size of one table: at least 1 of each, since the libraries refuse
+/// empty tables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Size {
+    /// Rules (rte_lpm6's `max_rules`): one per distinct prefix. The IPv4
+    /// table, filled in one pass, keeps no rule list, but its routes are
+    /// held to this number all the same.
     pub rules: u32,
+    /// tbl8 groups (`number_tbl8s`), for the prefixes longer than /24.
     pub tbl8s: u32,
 }
 
@@ -38,10 +47,19 @@ pub struct Size {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Shortage {
     /// The route would be rule `limit + 1`.
-    Rules { limit: u32 },
-    /// The route would need tbl8 group `limit + 1`; `library_max` when the
-    /// limit is the library's own.
-    Tbl8s { limit: u32, library_max: bool },
+    Rules {
+        /// The number of rules the table has (`--lpm-max-rules`).
+        limit: u32,
+    },
+    /// The route would need tbl8 group `limit + 1`.
+    Tbl8s {
+        /// The number of tbl8 groups the table has.
+        limit: u32,
+        /// Whether `limit` is the library's own maximum (2^24 groups for
+        /// rte_lpm, 2^21 for rte_lpm6) rather than `--lpm-tbl8s`, so that
+        /// raising the option would not help.
+        library_max: bool,
+    },
 }
 
 /// An address family as its library lays out its tables.

@@ -35,25 +35,40 @@ pub struct LoadReport {
 pub enum LpmError {
     /// A route needs more rules or tbl8 groups than the table has.
     Full {
+        /// The rule file (its path, usually).
         origin: String,
+        /// 1-based line of the first route that does not fit.
         line: usize,
+        /// `"IPv4"` or `"IPv6"`.
         family: &'static str,
+        /// What the table lacks, and whether an option can raise it.
         shortage: Shortage,
     },
-    /// rte_lpm_create / rte_lpm6_create failed.
+    /// rte_lpm_create / rte_lpm6_create failed (out of memory, usually).
     Create {
+        /// `"IPv4"` or `"IPv6"`.
         family: &'static str,
+        /// The size asked for.
         size: Size,
+        /// DPDK's error.
         source: DpdkError,
     },
     /// rte_lpm6_add refused a route.
     Add {
+        /// The rule file (its path, usually).
         origin: String,
+        /// 1-based line of the route.
         line: usize,
+        /// DPDK's error.
         source: DpdkError,
     },
     /// A route of depth 0, which rte_lpm and rte_lpm6 refuse.
-    DefaultRoute { origin: String, line: usize },
+    DefaultRoute {
+        /// The rule file (its path, usually).
+        origin: String,
+        /// 1-based line of the route.
+        line: usize,
+    },
 }
 
 impl fmt::Display for LpmError {
@@ -105,7 +120,36 @@ impl LpmTables {
     /// Builds the tables on `socket` from `v4` and `v6`, adding only the
     /// routes whose port `enabled` accepts (so a less specific route to an
     /// enabled port may match instead, as in the C sample). Each table is
-    /// sized for its routes unless `limits` says otherwise.
+    /// sized for its routes unless `limits` says otherwise. `name` prefixes
+    /// the DPDK tables' names (`{name}_v4`, `{name}_v6`), which must be
+    /// unique in the process. Needs EAL.
+    ///
+    /// ```
+    /// # let prefix = format!("lpm-doc-{}", std::process::id());
+    /// # let args: Vec<String> = ["doc", "--no-huge", "-m", "256", "--no-pci", "--file-prefix", &prefix,
+    /// #     "-l", "0", "--log-level", "error"]
+    /// #     .iter().map(|s| s.to_string()).collect();
+    /// # dpdk::Eal::init_shared(&args)?;
+    /// use lpm::rules::{parse_v4, parse_v6, RouteFile};
+    ///
+    /// let v4_text = "R198.18.0.0/16 1\nR198.18.7.128/25 2\nR198.18.9.0/24 5\n";
+    /// let v4 = RouteFile { origin: "v4.cfg".into(), routes: parse_v4(v4_text, "v4.cfg")? };
+    /// let v6 = RouteFile { origin: "v6.cfg".into(), routes: parse_v6("R2001:db8::/32 3\n", "v6.cfg")? };
+    /// // Ports 0-3 are enabled: the route to port 5 is left out.
+    /// let (tables, report) = lpm::LpmTables::build("doc", 0, &v4, &v6, lpm::Limits::default(), |port| port < 4)?;
+    /// assert_eq!((report.v4_added, report.v6_added, report.skipped), (2, 1, 1));
+    ///
+    /// // The longest prefix wins; 198.18.9.0/24 was skipped, so its
+    /// // addresses match the /16; 99 on a miss.
+    /// let dsts = [[198, 18, 7, 200], [198, 18, 7, 1], [198, 18, 9, 1], [10, 0, 0, 1]].map(u32::from_be_bytes);
+    /// let mut hops = [0; 4];
+    /// tables.lookup_v4_bulk(&dsts, &mut hops, 99);
+    /// assert_eq!(hops, [2, 1, 1, 99]);
+    ///
+    /// let host: std::net::Ipv6Addr = "2001:db8::1".parse()?;
+    /// assert_eq!(tables.lookup_v6(&host.octets()), Some(3));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn build(
         name: &str,
         socket: i32,
