@@ -14,7 +14,7 @@ use dpdk::{Eal, Port};
 use crate::cli::{Args, LookupMode};
 use crate::control::{self, Control, LcoreView};
 use crate::counters::LcoreCounters;
-use crate::forward::{LcoreTask, MAX_PORTS};
+use crate::forward::LcoreTask;
 use crate::lookup::{EmLookup, Lookup, LpmLookup};
 use crate::plan::{self, PortCaps, Topology};
 use crate::setup;
@@ -41,7 +41,7 @@ pub fn run(eal_args: &[String], args: &Args) -> Result<(), Box<dyn Error>> {
 
 /// Whether rules to `port` are loaded: the port is enabled in `-p`.
 fn port_enabled(args: &Args, port: u8) -> bool {
-    (port as usize) < MAX_PORTS && args.portmask & (1 << port) != 0
+    u16::from(port) < dpdk::MAX_PORTS && args.portmask & (1 << port) != 0
 }
 
 /// EAL start and the port/queue/lcore plan: common to both modes.

@@ -7,12 +7,11 @@
 use clap::error::ErrorKind;
 use clap::parser::ValueSource;
 use clap::{Arg, ArgAction, ArgMatches, CommandFactory, FromArgMatches, Parser, ValueEnum};
+use dpdk::MAX_PORTS;
 use rulefile::parse_c_ulong;
 use std::fmt;
 use std::path::PathBuf;
 
-/// RTE_MAX_ETHPORTS of the DPDK build: port ids are below it.
-const MAX_PORTS: u16 = 32;
 /// RTE_MAX_QUEUES_PER_PORT: the bound C's parse_config puts on queue ids.
 const MAX_QUEUES_PER_PORT: u16 = 1024;
 /// RTE_MAX_LCORE: lcore ids are below it.

@@ -15,8 +15,6 @@ use crate::BURST;
 /// How far ahead of the packet being classified its successors' headers are
 /// prefetched.
 const PREFETCH_AHEAD: usize = 4;
-/// Ports an lcore can address (DPDK's RTE_MAX_ETHPORTS here).
-pub const MAX_PORTS: usize = 32;
 
 /// A port this lcore transmits on: its TX queue, the frames waiting for it,
 /// and the MACs frames get on their way out.

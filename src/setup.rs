@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use dpdk::{Eal, Mempool, Port, PortConfig, RxQueue};
 
 use crate::cli::Args;
-use crate::forward::{TxPort, MAX_PORTS};
+use crate::forward::TxPort;
 use crate::packet::{default_dest_mac, eth_rewrite};
 use crate::plan::Plan;
 use crate::BURST;
@@ -55,7 +55,7 @@ pub fn build(eal: &Eal, plan: &Plan, args: &Args) -> Result<Dataplane, Box<dyn s
         .map(|l| LcoreQueues {
             lcore: l.lcore,
             rx: Vec::new(),
-            tx: (0..MAX_PORTS).map(|_| None).collect(),
+            tx: (0..dpdk::MAX_PORTS).map(|_| None).collect(),
             tx_ports: l.tx_ports.clone(),
         })
         .collect();

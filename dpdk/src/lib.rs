@@ -102,6 +102,10 @@ pub mod sys {
     include!(concat!(env!("OUT_DIR"), "/bindings.rs"));
 }
 
+/// Ports this DPDK build can address (`RTE_MAX_ETHPORTS`): port ids are
+/// below it, and so are the bits of l3fwd's port mask that can name a port.
+pub const MAX_PORTS: u16 = sys::RTE_MAX_ETHPORTS as u16;
+
 pub use eal::{current_lcore, rdtsc, tsc_hz, Eal};
 pub use error::{DpdkError, Result};
 pub use hash::{Hash, HASH_BULK_MAX};

@@ -49,4 +49,4 @@ mod table;
 
 pub use frame::{key_of, EmKey};
 pub use key::{FiveTuple, Ipv4Key, Ipv6Key};
-pub use table::{EmTables, TableError, DEFAULT_HASH_ENTRIES, EM_HASH_LOOKUP_COUNT, MAX_PORTS};
+pub use table::{EmTables, TableError, DEFAULT_HASH_ENTRIES, EM_HASH_LOOKUP_COUNT};

@@ -19,7 +19,11 @@ pub const EM_HASH_LOOKUP_COUNT: usize = 8;
 pub const DEFAULT_HASH_ENTRIES: u32 = 4 * 1024 * 1024;
 
 /// `RTE_MAX_ETHPORTS`: a hit on a port at or above it goes back to the input port.
-pub const MAX_PORTS: u8 = 32;
+const MAX_PORTS: u8 = dpdk::MAX_PORTS as u8;
+
+/// Width of the C sample's `1 << if_out` (a 32-bit int): x86 takes the
+/// shift count modulo this, so its "is the port enabled" test wraps.
+const SHIFT_WIDTH: u8 = 32;
 
 /// rte_hash refuses tables smaller than one bucket.
 const MIN_ENTRIES: u32 = 8;
@@ -163,7 +167,7 @@ impl<const N: usize> Table<N> {
         let mut lines: Vec<Option<usize>> = Vec::new();
         let mut skipped = 0;
         for rule in rules {
-            if !enabled(rule.port % MAX_PORTS) {
+            if !enabled(rule.port % SHIFT_WIDTH) {
                 skipped += 1;
                 continue;
             }
