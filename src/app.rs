@@ -194,7 +194,7 @@ fn forward_until_stopped<L: Lookup>(
     dpdk::register_telemetry(
         "/l3fwd/stats",
         "l3fwd-rs forwarding counters, summed over lcores",
-        move || LcoreCounters::named(&telemetry_view.iter().map(|l| l.counters.totals()).sum()),
+        move || LcoreCounters::named(&control::totals(&telemetry_view)),
     )?;
     let control = Control {
         ports: port_ids.clone(),

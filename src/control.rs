@@ -44,12 +44,12 @@ fn mpps(packets: u64, secs: f64) -> f64 {
     }
 }
 
-impl Control {
-    /// Sum of the lcores' counters.
-    pub fn totals(&self) -> Totals {
-        self.lcores.iter().map(|l| l.counters.totals()).sum()
-    }
+/// Sum of the lcores' counters.
+pub fn totals(lcores: &[LcoreView]) -> Totals {
+    lcores.iter().map(|l| l.counters.totals()).sum()
+}
 
+impl Control {
     /// Runs until `quit` is set (by a signal or by the duration).
     pub fn run(self) {
         let start = Instant::now();
@@ -81,7 +81,7 @@ impl Control {
             tx_all += tx;
             line += &format!("port {p}: rx {:7.3} tx {:7.3} Mpps | ", mpps(rx, secs), mpps(tx, secs));
         }
-        let t = self.totals();
+        let t = totals(&self.lcores);
         println!(
             "{line}total tx {:7.3} Mpps | dropped: invalid {} runt {} tx-full {}",
             mpps(tx_all, secs),
