@@ -19,14 +19,14 @@ fn main() {
     for f in &flags {
         shim.flag(f);
     }
-    shim.compile("l3fwd_shim");
+    shim.compile("dpdk_shim");
 
     let bindings = bindgen::Builder::default()
         .header("csrc/wrapper.h")
         .clang_args(&flags)
-        .allowlist_function("rte_.*|l3fwd_.*|pthread_join")
+        .allowlist_function("rte_.*|shim_.*|pthread_join")
         .allowlist_type("rte_.*")
-        .allowlist_var("RTE_.*|l3fwd_.*|EINVAL")
+        .allowlist_var("RTE_.*|shim_.*|EINVAL")
         // Packed-and-aligned types bindgen cannot lay out; l3fwd-rs reads
         // them as bytes.
         .opaque_type("rte_l2tpv2_combined_msg_hdr|rte_arp_hdr|rte_gtp_psc_generic_hdr")

@@ -7,15 +7,12 @@
 use clap::error::ErrorKind;
 use clap::parser::ValueSource;
 use clap::{Arg, ArgAction, ArgMatches, CommandFactory, FromArgMatches, Parser, ValueEnum};
-use dpdk::MAX_PORTS;
+use dpdk::{MAX_LCORES, MAX_PORTS, MAX_QUEUES_PER_PORT};
 use rulefile::parse_c_ulong;
 use std::fmt;
 use std::path::PathBuf;
 
-/// RTE_MAX_QUEUES_PER_PORT: the bound C's parse_config puts on queue ids.
-const MAX_QUEUES_PER_PORT: u16 = 1024;
-/// RTE_MAX_LCORE: lcore ids are below it.
-const MAX_LCORES: u32 = 128;
+use crate::portmask::PortMask;
 
 /// C l3fwd's `lcore_params_array_default`, used when `--config` is absent.
 const DEFAULT_CONFIG: &str = "(0,0,2),(0,1,2),(0,2,2),(1,0,2),(1,1,2),(1,2,2),(2,0,2),(3,0,3),(3,1,3)";
@@ -73,7 +70,7 @@ pub struct EthDest {
 pub struct Args {
     /// Hexadecimal bitmask of the ports to use (with or without 0x)
     #[arg(short = 'p', value_name = "PORTMASK", value_parser = parse_portmask)]
-    pub portmask: u32,
+    pub portmask: PortMask,
 
     /// Put the ports in promiscuous mode
     #[arg(short = 'P')]
@@ -251,10 +248,11 @@ fn first_unsupported(matches: &ArgMatches) -> Option<&'static str> {
 }
 
 /// `-p`: hexadecimal like C's `strtoul(s, &end, 16)`; 0 enables nothing and is refused.
-fn parse_portmask(text: &str) -> Result<u32, String> {
+fn parse_portmask(text: &str) -> Result<PortMask, String> {
     parse_c_ulong(text, 16)
         .and_then(|mask| u32::try_from(mask).ok())
-        .filter(|&mask| mask != 0)
+        .map(PortMask::from_bits)
+        .filter(|mask| !mask.is_empty())
         .ok_or_else(|| format!("invalid portmask '{text}'"))
 }
 
@@ -407,7 +405,7 @@ mod tests {
     #[test]
     fn defaults_match_c() {
         let args = ok("-p 3");
-        assert_eq!(args.portmask, 3);
+        assert_eq!(args.portmask, PortMask::from_bits(3));
         assert!(!args.promiscuous);
         assert_eq!(args.lookup, LookupMode::Lpm);
         assert_eq!(args.rx_queue_size, 1024);
@@ -424,10 +422,10 @@ mod tests {
 
     #[test]
     fn portmask_is_hex_with_or_without_prefix() {
-        assert_eq!(ok("-p ff").portmask, 0xff);
-        assert_eq!(ok("-p 0x10").portmask, 0x10);
-        assert_eq!(ok("-p0X3").portmask, 3);
-        assert_eq!(ok("-p 10").portmask, 0x10);
+        assert_eq!(ok("-p ff").portmask, PortMask::from_bits(0xff));
+        assert_eq!(ok("-p 0x10").portmask, PortMask::from_bits(0x10));
+        assert_eq!(ok("-p0X3").portmask, PortMask::from_bits(3));
+        assert_eq!(ok("-p 10").portmask, PortMask::from_bits(0x10));
     }
 
     #[test]
@@ -608,7 +606,7 @@ mod tests {
     #[test]
     fn long_options_may_be_abbreviated_and_repeated() {
         let args = ok("-p 1 -p 2 --conf (1,0,0) --max-pkt 128");
-        assert_eq!(args.portmask, 2);
+        assert_eq!(args.portmask, PortMask::from_bits(2));
         assert_eq!(args.config, vec![entry(1, 0, 0)]);
         assert_eq!(args.max_pkt_len, Some(128));
     }

@@ -6,24 +6,15 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use dpdk::{Port, PortStats, QUEUE_STATS};
+use dpdk::{Port, PortStats, PortStatsReader, QUEUE_STATS};
 use serde::Serialize;
 
-use crate::counters::{LcoreCounters, Totals};
-
-/// One forwarding lcore as the control thread sees it.
-#[derive(Clone)]
-pub struct LcoreView {
-    pub lcore: u32,
-    /// The `(port, queue)` pairs it polls.
-    pub rx_queues: Vec<(u16, u16)>,
-    pub counters: Arc<LcoreCounters>,
-}
+use crate::counters::{LcoreStats, Totals};
 
 /// What the control thread watches.
 pub struct Control {
-    pub ports: Vec<u16>,
-    pub lcores: Vec<LcoreView>,
+    pub ports: Vec<PortStatsReader>,
+    pub lcores: Vec<Arc<LcoreStats>>,
     pub quit: Arc<AtomicBool>,
     /// Print rates every this often (None: never).
     pub interval: Option<Duration>,
@@ -32,8 +23,8 @@ pub struct Control {
 }
 
 /// Port counters at one instant.
-fn snapshot(ports: &[u16]) -> Vec<PortStats> {
-    ports.iter().map(|&p| PortStats::read(p).unwrap_or_default()).collect()
+fn snapshot(ports: &[PortStatsReader]) -> Vec<PortStats> {
+    ports.iter().map(|p| p.stats().unwrap_or_default()).collect()
 }
 
 fn mpps(packets: u64, secs: f64) -> f64 {
@@ -45,7 +36,7 @@ fn mpps(packets: u64, secs: f64) -> f64 {
 }
 
 /// Sum of the lcores' counters.
-pub fn totals(lcores: &[LcoreView]) -> Totals {
+pub fn totals(lcores: &[Arc<LcoreStats>]) -> Totals {
     lcores.iter().map(|l| l.counters.totals()).sum()
 }
 
@@ -79,16 +70,11 @@ impl Control {
         for ((p, b), a) in self.ports.iter().zip(before).zip(after) {
             let (rx, tx) = (a.rx_packets - b.rx_packets, a.tx_packets - b.tx_packets);
             tx_all += tx;
+            let p = p.port();
             line += &format!("port {p}: rx {:7.3} tx {:7.3} Mpps | ", mpps(rx, secs), mpps(tx, secs));
         }
         let t = totals(&self.lcores);
-        println!(
-            "{line}total tx {:7.3} Mpps | dropped: invalid {} runt {} tx-full {}",
-            mpps(tx_all, secs),
-            t.dropped_invalid,
-            t.dropped_runt,
-            t.dropped_tx_full
-        );
+        println!("{line}total tx {:7.3} Mpps | {}", mpps(tx_all, secs), drops(&t));
     }
 }
 
@@ -109,16 +95,6 @@ pub struct PortSummary {
     pub tx_queue_packets: Vec<u64>,
 }
 
-/// What one forwarding lcore did.
-#[derive(Debug, Serialize)]
-pub struct LcoreSummary {
-    pub lcore: u32,
-    /// The `(port, queue)` pairs it polled.
-    pub rx_queues: Vec<(u16, u16)>,
-    #[serde(flatten)]
-    pub counters: Totals,
-}
-
 /// What a run did: printed at exit and written by `--stats-json`.
 #[derive(Debug, Serialize)]
 pub struct Summary {
@@ -127,7 +103,8 @@ pub struct Summary {
     pub tx_mpps: f64,
     /// The sum over the lcores.
     pub forwarded: Totals,
-    pub lcores: Vec<LcoreSummary>,
+    /// What each forwarding lcore did.
+    pub lcores: Vec<Arc<LcoreStats>>,
     /// Mbufs taken from the pools before the ports started and after they
     /// stopped: equal unless something leaked (or a port's peer, such as a
     /// net_ring, still holds what was sent to it).
@@ -137,15 +114,15 @@ pub struct Summary {
 impl Summary {
     /// Reads the port and lcore counters now; `secs` is how long
     /// forwarding ran.
-    pub fn collect(ports: &[u16], lcores: &[LcoreView], secs: f64) -> Summary {
+    pub fn collect(ports: &[Port], lcores: &[Arc<LcoreStats>], secs: f64) -> Summary {
         let ports: Vec<PortSummary> = ports
             .iter()
-            .zip(snapshot(ports))
-            .map(|(&port, s)| {
-                let info = Port::new(port).and_then(|p| p.info());
+            .map(|port| {
+                let s = port.stats().unwrap_or_default();
+                let info = port.info();
                 let (rxq, txq) = info.map_or((0, 0), |i| (i.rx_queues as usize, i.tx_queues as usize));
                 PortSummary {
-                    port,
+                    port: port.id(),
                     rx_packets: s.rx_packets,
                     tx_packets: s.tx_packets,
                     rx_mpps: mpps(s.rx_packets, secs),
@@ -158,21 +135,13 @@ impl Summary {
                 }
             })
             .collect();
-        let lcores: Vec<LcoreSummary> = lcores
-            .iter()
-            .map(|l| LcoreSummary {
-                lcore: l.lcore,
-                rx_queues: l.rx_queues.clone(),
-                counters: l.counters.totals(),
-            })
-            .collect();
         let tx_mpps = ports.iter().map(|p| p.tx_mpps).sum();
         Summary {
             seconds: secs,
             ports,
             tx_mpps,
-            forwarded: lcores.iter().map(|l| l.counters).sum(),
-            lcores,
+            forwarded: totals(lcores),
+            lcores: lcores.to_vec(),
             mbufs_in_use: [0; 2],
         }
     }
@@ -202,7 +171,7 @@ impl Summary {
                     "lcore {} polling {}: {}",
                     l.lcore,
                     queues.join(" "),
-                    counts(&l.counters)
+                    counts(&l.counters.totals())
                 );
             }
         }
@@ -224,11 +193,16 @@ impl Summary {
     }
 }
 
-/// `rx N tx N | dropped: invalid N runt N tx-full N`.
+/// `rx N tx N | dropped: ...`.
 fn counts(t: &Totals) -> String {
+    format!("rx {} tx {} | {}", t.rx, t.tx, drops(t))
+}
+
+/// `dropped: invalid N runt N tx-full N unroutable N`.
+fn drops(t: &Totals) -> String {
     format!(
-        "rx {} tx {} | dropped: invalid {} runt {} tx-full {}",
-        t.rx, t.tx, t.dropped_invalid, t.dropped_runt, t.dropped_tx_full
+        "dropped: invalid {} runt {} tx-full {} unroutable {}",
+        t.dropped_invalid, t.dropped_runt, t.dropped_tx_full, t.dropped_unroutable
     )
 }
 

@@ -3,6 +3,20 @@
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
+use serde::Serialize;
+
+/// One forwarding lcore as everyone but the lcore itself sees it: which
+/// queues it polls and its counters. Shared (`Arc`) between the lcore, the
+/// control thread, telemetry and the summary.
+#[derive(Debug, Serialize)]
+pub struct LcoreStats {
+    pub lcore: u32,
+    /// The `(port, queue)` pairs it polls.
+    pub rx_queues: Vec<(u16, u16)>,
+    #[serde(flatten)]
+    pub counters: LcoreCounters,
+}
+
 /// Counters of one forwarding lcore.
 #[repr(align(64))]
 #[derive(Debug, Default)]
@@ -12,10 +26,11 @@ pub struct LcoreCounters {
     dropped_invalid: AtomicU64,
     dropped_runt: AtomicU64,
     dropped_tx_full: AtomicU64,
+    dropped_unroutable: AtomicU64,
 }
 
 /// A plain snapshot of counters, summable across lcores.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Totals {
     /// Packets received.
     pub rx: u64,
@@ -27,6 +42,10 @@ pub struct Totals {
     pub dropped_runt: u64,
     /// Packets a TX queue refused.
     pub dropped_tx_full: u64,
+    /// Packets routed to a port the lcore cannot send on. The tables hold
+    /// routes to enabled ports only, so this stays 0; a route is counted
+    /// here rather than trusted.
+    pub dropped_unroutable: u64,
 }
 
 /// Adds `n` to a counter only this lcore writes: a plain load and store, no
@@ -57,6 +76,10 @@ impl LcoreCounters {
     pub fn add_tx_full(&self, n: u64) {
         bump(&self.dropped_tx_full, n);
     }
+    #[inline(always)]
+    pub fn add_unroutable(&self, n: u64) {
+        bump(&self.dropped_unroutable, n);
+    }
 
     /// The counters as name/value pairs, for telemetry.
     pub fn named(t: &Totals) -> Vec<(String, u64)> {
@@ -66,6 +89,7 @@ impl LcoreCounters {
             ("dropped_invalid", t.dropped_invalid),
             ("dropped_runt", t.dropped_runt),
             ("dropped_tx_full", t.dropped_tx_full),
+            ("dropped_unroutable", t.dropped_unroutable),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_owned(), v))
@@ -80,7 +104,15 @@ impl LcoreCounters {
             dropped_invalid: self.dropped_invalid.load(Relaxed),
             dropped_runt: self.dropped_runt.load(Relaxed),
             dropped_tx_full: self.dropped_tx_full.load(Relaxed),
+            dropped_unroutable: self.dropped_unroutable.load(Relaxed),
         }
+    }
+}
+
+/// Serialised as a snapshot of the counters.
+impl Serialize for LcoreCounters {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.totals().serialize(s)
     }
 }
 
@@ -93,6 +125,7 @@ impl std::ops::Add for Totals {
             dropped_invalid: self.dropped_invalid + o.dropped_invalid,
             dropped_runt: self.dropped_runt + o.dropped_runt,
             dropped_tx_full: self.dropped_tx_full + o.dropped_tx_full,
+            dropped_unroutable: self.dropped_unroutable + o.dropped_unroutable,
         }
     }
 }
@@ -123,6 +156,7 @@ mod tests {
         let b = LcoreCounters::default();
         b.add_rx(2);
         b.add_tx_full(2);
+        b.add_unroutable(3);
         let t: Totals = [a.totals(), b.totals()].into_iter().sum();
         assert_eq!(
             t,
@@ -131,7 +165,8 @@ mod tests {
                 tx: 3,
                 dropped_invalid: 1,
                 dropped_runt: 1,
-                dropped_tx_full: 2
+                dropped_tx_full: 2,
+                dropped_unroutable: 3,
             }
         );
     }

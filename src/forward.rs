@@ -1,4 +1,4 @@
-//! The per-lcore data path: RX burst -> classify -> lookup -> rewrite ->
+//! The per-lcore data path: RX burst -> parse -> lookup -> rewrite ->
 //! per-port TX buffer, with a drain timer over the ports this lcore
 //! transmits on.
 
@@ -7,15 +7,14 @@ use std::sync::Arc;
 
 use dpdk::{Mbuf, MbufArray, RxQueue, TxQueue};
 
-use crate::counters::LcoreCounters;
-use crate::lookup::{Lookup, RUNT};
-use crate::packet::{classify, rewrite, EthRewrite, L3};
+use crate::counters::{LcoreCounters, LcoreStats};
+use crate::lookup::{Lookup, Route};
+use crate::packet::{parse, rewrite, EthRewrite, L3};
 use crate::BURST;
 
-/// How far ahead of the packet being classified its successors' headers are
+/// How far ahead of the packet being parsed its successors' headers are
 /// prefetched.
 const PREFETCH_AHEAD: usize = 4;
-
 /// A port this lcore transmits on: its TX queue, the frames waiting for it,
 /// and the MACs frames get on their way out.
 pub struct TxPort {
@@ -63,142 +62,157 @@ impl TxPort {
     }
 }
 
-/// Everything one forwarding lcore owns.
-pub struct LcoreTask<L: Lookup> {
+/// The TX side of an lcore: a [`TxPort`] for each port it transmits on,
+/// by port id. The drain timer flushes exactly these.
+pub struct TxPorts(Vec<Option<TxPort>>);
+
+impl Default for TxPorts {
+    fn default() -> Self {
+        TxPorts((0..dpdk::MAX_PORTS).map(|_| None).collect())
+    }
+}
+
+impl TxPorts {
+    /// Adds the TX side of `port`.
+    pub fn insert(&mut self, port: u16, tx: TxPort) {
+        if let Some(slot) = self.0.get_mut(usize::from(port)) {
+            *slot = Some(tx);
+        }
+    }
+
+    #[inline(always)]
+    fn get_mut(&mut self, port: u16) -> Option<&mut TxPort> {
+        self.0.get_mut(usize::from(port))?.as_mut()
+    }
+
+    /// Flushes the buffer of every port this lcore transmits on.
+    fn drain(&mut self, counters: &LcoreCounters) {
+        for t in self.0.iter_mut().flatten() {
+            t.flush(counters);
+        }
+    }
+}
+
+/// The queues one lcore polls and sends on, as setup hands them out.
+pub struct LcoreQueues {
+    pub lcore: u32,
     /// RX queues polled in order.
     pub rx: Vec<RxQueue>,
-    /// TX side by port id (None for ports not enabled).
-    pub tx: Vec<Option<TxPort>>,
-    /// Ports whose buffers the drain timer flushes: exactly the ports this
-    /// lcore transmits on.
-    pub tx_ports: Vec<u16>,
+    pub tx: TxPorts,
+}
+
+/// Everything one forwarding lcore owns.
+pub struct Lcore<L: Lookup> {
+    pub queues: LcoreQueues,
     pub lookup: Arc<L>,
-    pub counters: Arc<LcoreCounters>,
+    pub stats: Arc<LcoreStats>,
     pub quit: Arc<AtomicBool>,
     /// TSC ticks between drains (~100 us).
     pub drain_ticks: u64,
 }
 
-impl<L: Lookup> LcoreTask<L> {
+impl<L: Lookup> Lcore<L> {
     /// Forwards until `quit` is set, then flushes every TX buffer. Never
     /// inlined: profilers (callgrind --toggle-collect) find the loop by name.
     #[inline(never)]
     pub fn run(self) -> i32 {
-        let LcoreTask {
-            mut rx,
-            tx,
-            tx_ports,
+        let Lcore {
+            queues: LcoreQueues { mut rx, mut tx, .. },
             lookup,
-            counters,
+            stats,
             quit,
             drain_ticks,
         } = self;
-        let mut out = TxSide { tx, tx_ports, counters };
+        let counters = &stats.counters;
         let mut burst = MbufArray::<BURST>::new();
         let mut work = BurstWork::<L>::default();
         let mut last_drain = dpdk::rdtsc();
         while !quit.load(Relaxed) {
             let now = dpdk::rdtsc();
             if now.wrapping_sub(last_drain) > drain_ticks {
-                out.drain();
+                tx.drain(counters);
                 last_drain = now;
             }
             for q in rx.iter_mut() {
                 if q.recv(&mut burst) == 0 {
                     continue;
                 }
-                out.counters.add_rx(burst.len() as u64);
-                forward_burst(q.port(), &mut burst, lookup.as_ref(), &mut work, &mut out);
+                counters.add_rx(burst.len() as u64);
+                forward_burst(q.port(), &mut burst, lookup.as_ref(), &mut work, &mut tx, counters);
             }
         }
-        out.drain();
+        tx.drain(counters);
         0
     }
 }
 
-/// The TX half of an lcore: buffers by port and the drain list.
-struct TxSide {
-    tx: Vec<Option<TxPort>>,
-    tx_ports: Vec<u16>,
-    counters: Arc<LcoreCounters>,
-}
-
-impl TxSide {
-    /// Flushes the buffer of every port this lcore transmits on.
-    fn drain(&mut self) {
-        for &p in &self.tx_ports {
-            if let Some(Some(t)) = self.tx.get_mut(p as usize) {
-                t.flush(&self.counters);
-            }
-        }
-    }
-}
-
-/// Per-burst results, kept for the life of the lcore so no burst pays for
+/// Per-burst records, kept for the life of the lcore so no burst pays for
 /// initialising them.
 struct BurstWork<L: Lookup> {
-    l3: [L3; BURST],
-    dst: [u16; BURST],
+    headers: [L3; BURST],
+    routes: [Route; BURST],
     lookup: L::Scratch,
 }
 
 impl<L: Lookup> Default for BurstWork<L> {
     fn default() -> Self {
         Self {
-            l3: [L3::Other; BURST],
-            dst: [0; BURST],
+            headers: [L3::Other; BURST],
+            routes: [Route::NoMatch; BURST],
             lookup: L::Scratch::default(),
         }
     }
 }
 
-/// Classifies, looks up, rewrites and buffers one burst received on
-/// `in_port`; leaves `burst` empty.
+/// Parses, looks up, rewrites and buffers one burst received on `in_port`;
+/// leaves `burst` empty. A packet that matched nothing goes back out of
+/// `in_port`: the miss policy, here and nowhere else.
 #[inline(always)]
 fn forward_burst<L: Lookup>(
     in_port: u16,
     burst: &mut MbufArray<BURST>,
     lookup: &L,
     work: &mut BurstWork<L>,
-    out: &mut TxSide,
+    tx: &mut TxPorts,
+    counters: &LcoreCounters,
 ) {
     let BurstWork {
-        l3,
-        dst,
+        headers,
+        routes,
         lookup: scratch,
     } = work;
     let pkts = burst.as_slice();
     // Slices of exactly the burst's length: the loops below need no bounds
     // checks.
-    let (l3, dst) = (&mut l3[..pkts.len()], &mut dst[..pkts.len()]);
+    let (headers, routes) = (&mut headers[..pkts.len()], &mut routes[..pkts.len()]);
     for p in pkts.iter().take(PREFETCH_AHEAD) {
         p.prefetch_data();
     }
-    for (i, (h, p)) in l3.iter_mut().zip(pkts).enumerate() {
+    for (i, (h, p)) in headers.iter_mut().zip(pkts).enumerate() {
         if let Some(ahead) = pkts.get(i + PREFETCH_AHEAD) {
             ahead.prefetch_data();
         }
-        *h = classify(p.data());
+        *h = parse(p.data());
     }
-    lookup.route(scratch, in_port, pkts, l3, dst);
+    lookup.route(scratch, pkts, headers, routes);
 
-    let counters = &out.counters;
-    for ((mut m, &d), h) in burst.drain().zip(dst.iter()).zip(l3.iter()) {
-        if d == RUNT {
-            counters.add_runt(1);
-            continue;
-        }
-        let Some(Some(port)) = out.tx.get_mut(d as usize) else {
-            // A next hop outside the enabled ports cannot come from the
-            // tables (rules to disabled ports are not loaded); dropped and
-            // counted rather than trusted.
-            counters.add_invalid(1);
+    for ((mut m, &route), h) in burst.drain().zip(routes.iter()).zip(headers.iter()) {
+        let port = match route {
+            Route::Port(port) => port,
+            Route::NoMatch => in_port,
+            Route::Runt => {
+                counters.add_runt(1);
+                continue;
+            }
+        };
+        let Some(out) = tx.get_mut(port) else {
+            counters.add_unroutable(1);
             continue;
         };
-        if !rewrite(m.data_mut(), h, &port.eth) {
+        if !rewrite(m.data_mut(), h, &out.eth) {
             counters.add_invalid(1);
             continue;
         }
-        port.enqueue(m, counters);
+        out.enqueue(m, counters);
     }
 }

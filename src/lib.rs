@@ -2,6 +2,8 @@
 //! fuzzers and benchmarks can reach the data-path code. The binary
 //! (`src/main.rs`) only parses the command line and calls [`app::run`].
 
+#![forbid(unsafe_code)]
+
 pub mod app;
 pub mod cli;
 pub mod control;
@@ -10,6 +12,7 @@ pub mod forward;
 pub mod lookup;
 pub mod packet;
 pub mod plan;
+pub mod portmask;
 pub mod setup;
 
 /// Packets per RX burst and per TX buffer (the C sample's MAX_PKT_BURST).

@@ -2,6 +2,8 @@
 //! (`[EAL args] -- -p PORTMASK --config (port,queue,lcore)...`), same
 //! forwarding decisions, same bytes on the wire.
 
+#![forbid(unsafe_code)]
+
 use l3fwd_rs::{app, cli};
 
 fn main() {

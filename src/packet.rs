@@ -1,30 +1,44 @@
 //! What the forwarder reads and writes in a frame, as C l3fwd's vector path
 //! does it (`l3fwd_sse.h`, `l3fwd_common.h`), but never past the frame's end.
 //!
-//! The packet type comes from the Ethernet type alone, as `--parse-ptype`
-//! does in the C sample: no reliance on the NIC.
+//! Every frame is parsed once, by [`parse`], into an [`L3`] record that
+//! every lookup mode takes; the header offsets are written here and nowhere
+//! else. The packet type comes from the Ethernet type alone, as
+//! `--parse-ptype` does in the C sample: no reliance on the NIC.
 
 /// Ethernet header length.
 pub const ETH_LEN: usize = 14;
+const ETHERTYPE: usize = 12;
 const ETHERTYPE_IPV4: [u8; 2] = [0x08, 0x00];
 const ETHERTYPE_IPV6: [u8; 2] = [0x86, 0xdd];
-/// Ethernet + fixed IPv4 header: the bytes the IPv4 path reads and writes.
-const IPV4_MIN_FRAME: usize = ETH_LEN + 20;
-const IPV4_DST: usize = ETH_LEN + 16;
-const IPV6_DST: usize = ETH_LEN + 24;
+
+// IPv4 header fields, as frame offsets.
 const IPV4_VER_IHL: usize = ETH_LEN;
 const IPV4_TOTAL_LEN: usize = ETH_LEN + 2;
 const IPV4_TTL: usize = ETH_LEN + 8;
+const IPV4_PROTO: usize = ETH_LEN + 9;
 const IPV4_CHECKSUM: usize = ETH_LEN + 10;
+const IPV4_DST: usize = ETH_LEN + 16;
+/// End of a 20-byte IPv4 header: the bytes the IPv4 path reads and writes.
+const IPV4_END: usize = ETH_LEN + 20;
 
-/// The layer-3 header a frame carries, as far as forwarding cares.
+// IPv6 header fields, as frame offsets.
+const IPV6_PAYLOAD_LEN: usize = ETH_LEN + 4;
+const IPV6_NEXT_HEADER: usize = ETH_LEN + 6;
+const IPV6_DST: usize = ETH_LEN + 24;
+const IPV6_END: usize = ETH_LEN + 40;
+
+/// TCP/UDP source and destination ports: 4 bytes after the IP header.
+const L4_PORTS_LEN: usize = 4;
+
+/// The layer-3 header a frame carries, as far as any lookup mode cares:
+/// read once per frame by [`parse`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum L3 {
-    /// IPv4, with the destination address in host order.
-    Ipv4(u32),
-    /// IPv6 (its destination, 16 bytes, is read by [`ipv6_dst`] only when a
-    /// lookup needs it, to keep this type small).
-    Ipv6,
+    /// IPv4 (at least the fixed 20-byte header is in the frame).
+    Ipv4(Ipv4Header),
+    /// IPv6 (the fixed 40-byte header is in the frame).
+    Ipv6(Ipv6Header),
     /// Neither IPv4 nor IPv6 (ARP, VLAN-tagged, ...): goes back out of the
     /// input port, as in the C sample.
     Other,
@@ -32,20 +46,47 @@ pub enum L3 {
     Runt,
 }
 
-/// Reads the layer-3 kind and destination of `frame`.
+/// The IPv4 fields the lookups read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ipv4Header {
+    /// Destination address, host order.
+    pub dst: u32,
+    /// Header length in 32-bit words (5 without options).
+    pub ihl: u8,
+    /// Protocol of the payload (6 TCP, 17 UDP, ...).
+    pub proto: u8,
+}
+
+/// The IPv6 fields the lookups read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ipv6Header {
+    /// Destination address, network order.
+    pub dst: [u8; 16],
+    /// Next header (6 TCP, 17 UDP, or an extension header).
+    pub next_header: u8,
+}
+
+/// Reads the layer-3 header of `frame`: the one parse of each frame.
 #[inline(always)]
-pub fn classify(frame: &[u8]) -> L3 {
-    let Some(ethertype) = frame.get(12..ETH_LEN) else {
+pub fn parse(frame: &[u8]) -> L3 {
+    let Some(ethertype) = frame.get(ETHERTYPE..ETH_LEN) else {
         return L3::Runt;
     };
     if ethertype == ETHERTYPE_IPV4 {
-        match frame.get(IPV4_DST..IPV4_DST + 4) {
-            Some(d) => L3::Ipv4(u32::from_be_bytes([d[0], d[1], d[2], d[3]])),
+        match frame.first_chunk::<IPV4_END>() {
+            Some(h) => L3::Ipv4(Ipv4Header {
+                dst: u32::from_be_bytes([h[IPV4_DST], h[IPV4_DST + 1], h[IPV4_DST + 2], h[IPV4_DST + 3]]),
+                ihl: h[IPV4_VER_IHL] & 0x0f,
+                proto: h[IPV4_PROTO],
+            }),
             None => L3::Runt,
         }
     } else if ethertype == ETHERTYPE_IPV6 {
-        match ipv6_dst(frame) {
-            Some(_) => L3::Ipv6,
+        match frame.first_chunk::<IPV6_END>() {
+            Some(h) => L3::Ipv6(Ipv6Header {
+                dst: std::array::from_fn(|i| h[IPV6_DST + i]),
+                next_header: h[IPV6_NEXT_HEADER],
+            }),
             None => L3::Runt,
         }
     } else {
@@ -53,10 +94,21 @@ pub fn classify(frame: &[u8]) -> L3 {
     }
 }
 
-/// The destination address of an IPv6 frame, if the frame holds it.
+/// The 16 bytes of an IPv4 frame from the TTL to the end of the TCP/UDP
+/// ports that follow a 20-byte header (TTL, protocol, checksum, source,
+/// destination, ports): the 5-tuple in frame order, as exact match (and
+/// ACL) read it. None if the frame ends before the ports.
 #[inline(always)]
-pub fn ipv6_dst(frame: &[u8]) -> Option<&[u8; 16]> {
-    frame.get(IPV6_DST..IPV6_DST + 16)?.try_into().ok()
+pub fn ipv4_tuple(frame: &[u8]) -> Option<&[u8; 16]> {
+    frame.get(IPV4_TTL..IPV4_END + L4_PORTS_LEN)?.try_into().ok()
+}
+
+/// The 40 bytes of an IPv6 frame from the payload length to the end of
+/// the TCP/UDP ports that follow the fixed header: the 5-tuple in frame
+/// order. None if the frame ends before the ports.
+#[inline(always)]
+pub fn ipv6_tuple(frame: &[u8]) -> Option<&[u8; 40]> {
+    frame.get(IPV6_PAYLOAD_LEN..IPV6_END + L4_PORTS_LEN)?.try_into().ok()
 }
 
 /// Destination and source MAC for frames leaving one port: the first 12
@@ -78,10 +130,10 @@ pub fn default_dest_mac(port: u16) -> [u8; 6] {
     [0x02, 0, 0, 0, 0, port as u8]
 }
 
-/// Rewrites a classified frame for transmission: MACs for every frame, and
-/// for IPv4 the sample's RFC 1812 handling (TTL - 1, incremental checksum
+/// Rewrites a parsed frame for transmission: MACs for every frame, and for
+/// IPv4 the sample's RFC 1812 handling (TTL - 1, incremental checksum
 /// update). Returns false when the IPv4 header is invalid and the frame must
-/// be dropped. `frame` must have been classified as `l3` (not a runt).
+/// be dropped. `frame` must have been parsed as `l3` (not a runt).
 #[inline(always)]
 pub fn rewrite(frame: &mut [u8], l3: &L3, eth: &EthRewrite) -> bool {
     if let Some(head) = frame.get_mut(..12) {
@@ -99,7 +151,7 @@ pub fn rewrite(frame: &mut [u8], l3: &L3, eth: &EthRewrite) -> bool {
 /// second), which is what the sample's little-endian `hdr_checksum++` does.
 #[inline(always)]
 fn rfc1812_process(frame: &mut [u8]) -> bool {
-    let Some(ip) = frame.get_mut(IPV4_VER_IHL..IPV4_MIN_FRAME) else {
+    let Some(ip) = frame.get_mut(IPV4_VER_IHL..IPV4_END) else {
         return false;
     };
     let ihl_diff = ip[IPV4_VER_IHL - ETH_LEN].wrapping_sub(0x45);
@@ -144,32 +196,46 @@ mod tests {
     }
 
     #[test]
-    fn classifies_by_ethertype_and_bounds() {
-        let f = ipv4_frame(0x45, 46, 64, [198, 18, 1, 7]);
-        assert_eq!(classify(&f), L3::Ipv4(0xc612_0107));
-        assert_eq!(classify(&f[..33]), L3::Runt);
-        assert_eq!(classify(&f[..34]), L3::Ipv4(0xc612_0107));
-        assert_eq!(classify(&f[..13]), L3::Runt);
+    fn parses_by_ethertype_and_bounds() {
+        let f = ipv4_frame(0x46, 46, 64, [198, 18, 1, 7]);
+        let v4 = L3::Ipv4(Ipv4Header {
+            dst: 0xc612_0107,
+            ihl: 6,
+            proto: 17,
+        });
+        assert_eq!(parse(&f), v4);
+        assert_eq!(parse(&f[..33]), L3::Runt);
+        assert_eq!(parse(&f[..34]), v4);
+        assert_eq!(parse(&f[..13]), L3::Runt);
         let mut v6 = vec![0u8; 54];
         v6[12..14].copy_from_slice(&ETHERTYPE_IPV6);
+        v6[20] = 6;
         v6[38] = 0x20;
         v6[53] = 9;
         let mut dst = [0u8; 16];
         dst[0] = 0x20;
         dst[15] = 9;
-        assert_eq!(classify(&v6), L3::Ipv6);
-        assert_eq!(ipv6_dst(&v6), Some(&dst));
-        assert_eq!(classify(&v6[..53]), L3::Runt);
+        assert_eq!(parse(&v6), L3::Ipv6(Ipv6Header { dst, next_header: 6 }));
+        assert_eq!(parse(&v6[..53]), L3::Runt);
         let mut arp = vec![0u8; 14];
         arp[12..14].copy_from_slice(&[0x08, 0x06]);
-        assert_eq!(classify(&arp), L3::Other);
+        assert_eq!(parse(&arp), L3::Other);
+    }
+
+    #[test]
+    fn tuples_end_with_the_ports() {
+        let f = ipv4_frame(0x45, 46, 64, [198, 18, 1, 7]);
+        assert_eq!(ipv4_tuple(&f).map(|t| t[..2].to_vec()), Some(vec![64, 17]));
+        assert!(ipv4_tuple(&f[..38]).is_some() && ipv4_tuple(&f[..37]).is_none());
+        let v6 = vec![0x11u8; 58];
+        assert!(ipv6_tuple(&v6).is_some() && ipv6_tuple(&v6[..57]).is_none());
     }
 
     #[test]
     fn rewrite_sets_macs_ttl_and_keeps_checksum_valid() {
         let mut f = ipv4_frame(0x45, 46, 64, [198, 18, 1, 7]);
         let eth = eth_rewrite(default_dest_mac(1), [0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0x01]);
-        let l3 = classify(&f);
+        let l3 = parse(&f);
         assert!(rewrite(&mut f, &l3, &eth));
         assert_eq!(&f[..12], &eth);
         assert_eq!(f[22], 63);
@@ -181,11 +247,13 @@ mod tests {
         let eth = [0u8; 12];
         for (ver_ihl, len) in [(0x44, 46), (0x50, 46), (0x35, 46), (0x45, 19), (0x45, 0)] {
             let mut f = ipv4_frame(ver_ihl, len, 64, [1, 2, 3, 4]);
-            assert!(!rewrite(&mut f, &L3::Ipv4(0), &eth), "{ver_ihl:#x} len {len}");
+            let l3 = parse(&f);
+            assert!(!rewrite(&mut f, &l3, &eth), "{ver_ihl:#x} len {len}");
         }
         for (ver_ihl, len) in [(0x45, 20), (0x4f, 60), (0x46, 0x100)] {
             let mut f = ipv4_frame(ver_ihl, len, 64, [1, 2, 3, 4]);
-            assert!(rewrite(&mut f, &L3::Ipv4(0), &eth), "{ver_ihl:#x} len {len}");
+            let l3 = parse(&f);
+            assert!(rewrite(&mut f, &l3, &eth), "{ver_ihl:#x} len {len}");
         }
     }
 
@@ -194,7 +262,8 @@ mod tests {
         let mut f = ipv4_frame(0x45, 46, 1, [1, 2, 3, 4]);
         f[24] = 0xff;
         f[25] = 0x12;
-        rewrite(&mut f, &L3::Ipv4(0), &[0; 12]);
+        let l3 = parse(&f);
+        rewrite(&mut f, &l3, &[0; 12]);
         assert_eq!((f[22], f[24], f[25]), (0, 0x00, 0x13));
     }
 
@@ -202,7 +271,7 @@ mod tests {
         #[test]
         fn touches_only_macs_ttl_and_checksum(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
             let mut f = bytes.clone();
-            let l3 = classify(&f);
+            let l3 = parse(&f);
             prop_assume!(l3 != L3::Runt);
             rewrite(&mut f, &l3, &[7; 12]);
             prop_assert_eq!(f.len(), bytes.len());

@@ -7,6 +7,7 @@
 //! is testable without DPDK and fails with a message instead of `rte_exit`.
 
 use crate::cli::ConfigEntry;
+use crate::portmask::PortMask;
 use std::collections::HashMap;
 use std::fmt;
 
@@ -43,13 +44,11 @@ pub struct LcorePlan {
     pub is_main: bool,
     /// `(port, queue)` pairs to poll, in `--config` order; empty: the lcore idles.
     pub rx_queues: Vec<(u16, u16)>,
-    /// The TX queue id this lcore owns on every port: its index among the
-    /// enabled lcores, as in C, so no two lcores share a TX queue.
+    /// The TX queue id this lcore owns on every enabled port (it transmits
+    /// on all of them, since a route may point to any and a lookup miss
+    /// goes back out of the input port): its index among the enabled
+    /// lcores, as in C, so no two lcores share a TX queue.
     pub tx_queue: u16,
-    /// Ports this lcore transmits on, hence buffers for and drains: every
-    /// enabled port, since a route may point to any of them and a lookup
-    /// miss goes back out of the input port.
-    pub tx_ports: Vec<u16>,
 }
 
 /// The whole plan: every enabled port (ascending) and every enabled lcore
@@ -63,14 +62,41 @@ pub struct Plan {
 /// Why the `--config` / portmask pair does not fit the EAL topology.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PlanError {
-    LcoreNotEnabled { entry: ConfigEntry, lcores: Vec<u32> },
-    PortNotInMask { entry: ConfigEntry, portmask: u32 },
-    ConfigPortMissing { entry: ConfigEntry, n_ports: usize },
-    MaskPortMissing { portmask: u32, port: u16, n_ports: usize },
-    DuplicateQueue { entry: ConfigEntry, first: ConfigEntry },
-    QueueOutOfSequence { entry: ConfigEntry, expected: u16 },
-    TooManyRxQueues { port: u16, requested: u16, max: u16 },
-    TooManyTxQueues { port: u16, requested: u16, max: u16 },
+    LcoreNotEnabled {
+        entry: ConfigEntry,
+        lcores: Vec<u32>,
+    },
+    PortNotInMask {
+        entry: ConfigEntry,
+        portmask: PortMask,
+    },
+    ConfigPortMissing {
+        entry: ConfigEntry,
+        n_ports: usize,
+    },
+    MaskPortMissing {
+        portmask: PortMask,
+        port: u16,
+        n_ports: usize,
+    },
+    DuplicateQueue {
+        entry: ConfigEntry,
+        first: ConfigEntry,
+    },
+    QueueOutOfSequence {
+        entry: ConfigEntry,
+        expected: u16,
+    },
+    TooManyRxQueues {
+        port: u16,
+        requested: u16,
+        max: u16,
+    },
+    TooManyTxQueues {
+        port: u16,
+        requested: u16,
+        max: u16,
+    },
 }
 
 impl fmt::Display for PlanError {
@@ -126,7 +152,7 @@ impl std::error::Error for PlanError {}
 impl Plan {
     /// Checks `config` against the portmask and the topology, and lays out
     /// queues and lcores.
-    pub fn build(config: &[ConfigEntry], portmask: u32, topology: &Topology) -> Result<Self, PlanError> {
+    pub fn build(config: &[ConfigEntry], portmask: PortMask, topology: &Topology) -> Result<Self, PlanError> {
         for entry in config {
             check_entry(entry, portmask, topology)?;
         }
@@ -145,7 +171,6 @@ impl Plan {
                 is_main: lcore == topology.main_lcore,
                 rx_queues: rx_queues_of(lcore, config),
                 tx_queue,
-                tx_ports: enabled.clone(),
             })
             .collect();
         Ok(Self { ports, lcores })
@@ -153,14 +178,14 @@ impl Plan {
 }
 
 /// One tuple's lcore and port, in the order C checks them.
-fn check_entry(entry: &ConfigEntry, portmask: u32, topology: &Topology) -> Result<(), PlanError> {
+fn check_entry(entry: &ConfigEntry, portmask: PortMask, topology: &Topology) -> Result<(), PlanError> {
     if !topology.lcores.contains(&entry.lcore) {
         return Err(PlanError::LcoreNotEnabled {
             entry: *entry,
             lcores: topology.lcores.clone(),
         });
     }
-    if !mask_has(portmask, entry.port) {
+    if !portmask.contains(entry.port) {
         return Err(PlanError::PortNotInMask {
             entry: *entry,
             portmask,
@@ -175,15 +200,11 @@ fn check_entry(entry: &ConfigEntry, portmask: u32, topology: &Topology) -> Resul
     Ok(())
 }
 
-fn mask_has(portmask: u32, port: u16) -> bool {
-    u32::from(port) < u32::BITS && portmask & (1 << port) != 0
-}
-
 /// The ports the mask enables, ascending; each must exist (C silently skips
 /// missing ones, which hides typos in the mask).
-fn enabled_ports(portmask: u32, n_ports: usize) -> Result<Vec<u16>, PlanError> {
-    (0..u32::BITS as u16)
-        .filter(|&port| mask_has(portmask, port))
+fn enabled_ports(portmask: PortMask, n_ports: usize) -> Result<Vec<u16>, PlanError> {
+    portmask
+        .ports()
         .map(|port| {
             if usize::from(port) < n_ports {
                 Ok(port)
@@ -292,7 +313,7 @@ mod tests {
     }
 
     fn error(tuples: &[(u16, u16, u32)], portmask: u32, topology: &Topology) -> String {
-        Plan::build(&entries(tuples), portmask, topology)
+        Plan::build(&entries(tuples), PortMask::from_bits(portmask), topology)
             .unwrap_err()
             .to_string()
     }
@@ -310,7 +331,7 @@ mod tests {
             (3, 0, 3),
             (3, 1, 3),
         ]);
-        let plan = Plan::build(&config, 0xf, &topology(4, &[0, 1, 2, 3])).unwrap();
+        let plan = Plan::build(&config, PortMask::from_bits(0xf), &topology(4, &[0, 1, 2, 3])).unwrap();
         let rx: Vec<u16> = plan.ports.iter().map(|p| p.n_rx_queues).collect();
         assert_eq!(rx, [3, 3, 1, 2]);
         assert!(plan.ports.iter().all(|p| p.n_tx_queues == 4));
@@ -323,7 +344,6 @@ mod tests {
         assert!(!plan.lcores[3].is_main);
         for (index, lcore) in plan.lcores.iter().enumerate() {
             assert_eq!(usize::from(lcore.tx_queue), index);
-            assert_eq!(lcore.tx_ports, [0, 1, 2, 3]);
         }
     }
 
@@ -331,7 +351,7 @@ mod tests {
     fn sparse_lcores_and_ports() {
         let topology = topology(4, &[1, 4, 9]);
         let config = entries(&[(2, 0, 9), (0, 0, 4), (2, 1, 4)]);
-        let plan = Plan::build(&config, 0b101, &topology).unwrap();
+        let plan = Plan::build(&config, PortMask::from_bits(0b101), &topology).unwrap();
         assert_eq!(
             plan.ports,
             [
@@ -351,12 +371,11 @@ mod tests {
         assert_eq!(lcores, [(1, 0), (4, 1), (9, 2)]);
         assert_eq!(plan.lcores[1].rx_queues, [(0, 0), (2, 1)]);
         assert_eq!(plan.lcores[2].rx_queues, [(2, 0)]);
-        assert!(plan.lcores.iter().all(|l| l.tx_ports == [0, 2]));
     }
 
     #[test]
     fn enabled_port_without_rx_queue_still_gets_tx_queues() {
-        let plan = Plan::build(&entries(&[(0, 0, 0)]), 0b11, &topology(2, &[0, 1])).unwrap();
+        let plan = Plan::build(&entries(&[(0, 0, 0)]), PortMask::from_bits(0b11), &topology(2, &[0, 1])).unwrap();
         assert_eq!(
             plan.ports[1],
             PortPlan {
@@ -365,7 +384,6 @@ mod tests {
                 n_tx_queues: 2
             }
         );
-        assert_eq!(plan.lcores[1].tx_ports, [0, 1]);
     }
 
     #[test]
@@ -427,7 +445,7 @@ mod tests {
     fn rx_queue_limit() {
         let mut topology = topology(1, &[0]);
         topology.ports[0].max_rx_queues = 2;
-        assert!(Plan::build(&entries(&[(0, 0, 0), (0, 1, 0)]), 1, &topology).is_ok());
+        assert!(Plan::build(&entries(&[(0, 0, 0), (0, 1, 0)]), PortMask::from_bits(1), &topology).is_ok());
         assert_eq!(
             error(&[(0, 0, 0), (0, 1, 0), (0, 2, 0)], 1, &topology),
             "port 0: --config uses 3 RX queues, but the port supports at most 2"
@@ -443,7 +461,7 @@ mod tests {
             "port 1: 3 lcores need 3 TX queues, but the port supports at most 2"
         );
         topology.ports[1].max_tx_queues = 3;
-        assert!(Plan::build(&entries(&[(0, 0, 0)]), 3, &topology).is_ok());
+        assert!(Plan::build(&entries(&[(0, 0, 0)]), PortMask::from_bits(3), &topology).is_ok());
     }
 
     #[test]
@@ -452,7 +470,6 @@ mod tests {
         // reports the lcore first, as check_lcore_params runs first in C.
         let message = error(&[(1, 0, 7)], 1, &topology(2, &[0]));
         assert!(message.starts_with("lcore 7"), "{message}");
-        assert!(!mask_has(u32::MAX, 32));
         assert_eq!(entry(1, 2, 3).to_string(), "(1,2,3)");
     }
 }

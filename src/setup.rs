@@ -5,10 +5,10 @@
 use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
 
-use dpdk::{Eal, Mempool, Port, PortConfig, RxQueue};
+use dpdk::{Eal, EthConf, Mempool, Port, PortInfo, RxSlot};
 
-use crate::cli::Args;
-use crate::forward::TxPort;
+use crate::cli::EthDest;
+use crate::forward::{LcoreQueues, TxPort, TxPorts};
 use crate::packet::{default_dest_mac, eth_rewrite};
 use crate::plan::Plan;
 use crate::BURST;
@@ -17,22 +17,42 @@ use crate::BURST;
 const MEMPOOL_CACHE: u32 = 256;
 /// Smallest pool the C sample creates.
 const MIN_MBUFS: u32 = 8192;
+/// Ethernet header, CRC and standard MTU (RTE_ETHER_HDR_LEN, _CRC_LEN, _MTU).
+const ETHER_HDR_LEN: u32 = 14;
+const ETHER_CRC_LEN: u32 = 4;
+const ETHER_MTU: u32 = 1500;
 
-/// The queues one lcore polls and sends on.
-pub struct LcoreQueues {
-    pub lcore: u32,
-    pub rx: Vec<RxQueue>,
-    /// TX side by port id; None for ports not enabled.
-    pub tx: Vec<Option<TxPort>>,
-    pub tx_ports: Vec<u16>,
+/// What setup takes from the command line.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// RX and TX ring sizes to request (`--rx-queue-size`, `--tx-queue-size`).
+    pub rx_desc: u16,
+    pub tx_desc: u16,
+    /// `--max-pkt-len`: sets the MTU.
+    pub max_pkt_len: Option<u32>,
+    /// `--per-port-pool`: a pool per port instead of one for all.
+    pub per_port_pool: bool,
+    /// `--num-mbufs`: pool size instead of C's formula.
+    pub num_mbufs: Option<u32>,
+    /// `--no-numa`: all memory from socket 0.
+    pub no_numa: bool,
+    /// `--eth-dest`: next-hop MACs by port (the last one given wins).
+    pub eth_dest: Vec<EthDest>,
 }
 
 /// Configured (not yet started) ports, their pools and the lcores' queues.
 pub struct Dataplane {
     pub ports: Vec<Port>,
+    /// One per lcore of the plan, in its order.
     pub lcores: Vec<LcoreQueues>,
-    /// Declared last: dropped after the ports' queues stop using them.
     pub pools: Vec<Mempool>,
+}
+
+impl Dataplane {
+    /// Mbufs taken from the pools.
+    pub fn mbufs_in_use(&self) -> u64 {
+        self.pools.iter().map(|p| u64::from(p.in_use())).sum()
+    }
 }
 
 /// C l3fwd's NB_MBUF: RX and TX rings, per-lcore bursts and caches, at
@@ -43,37 +63,72 @@ fn mbuf_count(ports: u32, rx_queues: u32, rxd: u32, tx_queues: u32, txd: u32, lc
     need.max(MIN_MBUFS)
 }
 
-/// Configures every port of the plan and sets up its queues.
-pub fn build(eal: &Eal, plan: &Plan, args: &Args) -> Result<Dataplane, Box<dyn std::error::Error>> {
+/// What l3fwd asks of a port (the C sample's `port_conf` plus its options):
+/// RSS over IP when the device has several RX queues, no RX offloads (the
+/// packet checks are ours), fast mbuf free on TX when offered, multi-segment
+/// TX for jumbo frames.
+fn port_conf(info: &PortInfo, max_pkt_len: Option<u32>) -> EthConf {
+    let mut conf = EthConf {
+        rss_hash: if info.max_rx_queues > 1 {
+            dpdk::rss_ip() & info.rss_offloads
+        } else {
+            0
+        },
+        tx_offloads: info.tx_offloads & dpdk::tx_offload_fast_free(),
+        mtu: None,
+    };
+    if let Some(len) = max_pkt_len {
+        let mtu = len.saturating_sub(overhead_len(info));
+        conf.mtu = Some(u16::try_from(mtu).unwrap_or(u16::MAX));
+        if mtu > ETHER_MTU {
+            conf.tx_offloads |= dpdk::tx_offload_multi_segs();
+        }
+    }
+    conf
+}
+
+/// Bytes a frame adds to the MTU: C l3fwd's eth_dev_get_overhead_len.
+fn overhead_len(info: &PortInfo) -> u32 {
+    if info.max_mtu != u16::MAX && info.max_rx_pktlen > u32::from(info.max_mtu) {
+        info.max_rx_pktlen - u32::from(info.max_mtu)
+    } else {
+        ETHER_HDR_LEN + ETHER_CRC_LEN
+    }
+}
+
+/// Configures every port of the plan and sets up its queues; the other
+/// ports of `ports` are left alone (and dropped).
+pub fn build(
+    eal: &Eal,
+    ports: Vec<Port>,
+    plan: &Plan,
+    opts: &Options,
+) -> Result<Dataplane, Box<dyn std::error::Error>> {
     let n_lcores = plan.lcores.len() as u32;
-    let socket_of = |lcore: u32| if args.no_numa { 0 } else { eal.lcore_socket(lcore) };
+    let socket_of = |lcore: u32| if opts.no_numa { 0 } else { eal.lcore_socket(lcore) };
     let mut pools: BTreeMap<(u16, u32), Mempool> = BTreeMap::new();
-    let mut ports = Vec::new();
+    let mut configured = Vec::new();
     let mut lcores: Vec<LcoreQueues> = plan
         .lcores
         .iter()
         .map(|l| LcoreQueues {
             lcore: l.lcore,
             rx: Vec::new(),
-            tx: (0..dpdk::MAX_PORTS).map(|_| None).collect(),
-            tx_ports: l.tx_ports.clone(),
+            tx: TxPorts::default(),
         })
         .collect();
-    let mut rings = BTreeMap::new();
+    let mut ports: Vec<Option<Port>> = ports.into_iter().map(Some).collect();
 
     for pp in &plan.ports {
-        let mut port = Port::new(pp.port)?;
-        let conf = PortConfig {
-            rx_queues: pp.n_rx_queues,
-            tx_queues: pp.n_tx_queues,
-            rx_desc: args.rx_queue_size,
-            tx_desc: args.tx_queue_size,
-            max_pkt_len: args.max_pkt_len,
-        };
-        let (rxd, txd) = port.configure(&conf)?;
-        rings.insert(pp.port, rxd);
+        let mut port = ports
+            .get_mut(usize::from(pp.port))
+            .and_then(Option::take)
+            .ok_or_else(|| format!("port {} does not exist", pp.port))?;
+        let info = port.info()?;
+        let slots = port.configure(pp.n_rx_queues, pp.n_tx_queues, &port_conf(&info, opts.max_pkt_len))?;
+        let (rxd, txd) = port.adjust_ring_sizes(opts.rx_desc, opts.tx_desc)?;
         let mac = port.mac()?;
-        let dest = args
+        let dest = opts
             .eth_dest
             .iter()
             .rev()
@@ -82,7 +137,7 @@ pub fn build(eal: &Eal, plan: &Plan, args: &Args) -> Result<Dataplane, Box<dyn s
         log::info!(
             "port {} ({}): {} RX / {} TX queues, address {}, destination {}",
             pp.port,
-            port.info()?.name,
+            info.name,
             pp.n_rx_queues,
             pp.n_tx_queues,
             fmt_mac(&mac),
@@ -92,7 +147,7 @@ pub fn build(eal: &Eal, plan: &Plan, args: &Args) -> Result<Dataplane, Box<dyn s
 
         // One pool for all ports (or one per port with --per-port-pool) on
         // each socket used, sized as the C sample sizes it or by --num-mbufs.
-        let (key_port, nports) = if args.per_port_pool {
+        let (key_port, nports) = if opts.per_port_pool {
             (pp.port, 1)
         } else {
             (0, plan.ports.len() as u32)
@@ -100,7 +155,7 @@ pub fn build(eal: &Eal, plan: &Plan, args: &Args) -> Result<Dataplane, Box<dyn s
         for l in &plan.lcores {
             let socket = socket_of(l.lcore);
             if let Entry::Vacant(slot) = pools.entry((key_port, socket)) {
-                let n = args.num_mbufs.unwrap_or_else(|| {
+                let n = opts.num_mbufs.unwrap_or_else(|| {
                     mbuf_count(
                         nports,
                         pp.n_rx_queues as u32,
@@ -111,6 +166,7 @@ pub fn build(eal: &Eal, plan: &Plan, args: &Args) -> Result<Dataplane, Box<dyn s
                     )
                 });
                 let pool = Mempool::create(
+                    eal,
                     &format!("mbuf_pool_{key_port}_{socket}"),
                     n,
                     MEMPOOL_CACHE,
@@ -121,29 +177,36 @@ pub fn build(eal: &Eal, plan: &Plan, args: &Args) -> Result<Dataplane, Box<dyn s
             }
         }
 
+        // TX queue i belongs to the i-th lcore; RX queues to the lcores
+        // that poll them.
+        let tx_offloads = info.tx_offloads & dpdk::tx_offload_fast_free();
+        for ((lq, l), slot) in lcores.iter_mut().zip(&plan.lcores).zip(slots.tx) {
+            let q = port.setup_tx_queue(slot, txd, socket_of(l.lcore), tx_offloads)?;
+            lq.tx.insert(pp.port, TxPort::new(q, eth));
+        }
+        let mut rx_slots: Vec<Option<RxSlot>> = slots.rx.into_iter().map(Some).collect();
         for (lq, l) in lcores.iter_mut().zip(&plan.lcores) {
-            let q = port.setup_tx_queue(l.tx_queue, txd, socket_of(l.lcore))?;
-            lq.tx[pp.port as usize] = Some(TxPort::new(q, eth));
+            let socket = socket_of(l.lcore);
+            for &(port_id, queue) in l.rx_queues.iter().filter(|(p, _)| *p == pp.port) {
+                let slot = rx_slots
+                    .get_mut(usize::from(queue))
+                    .and_then(Option::take)
+                    .ok_or_else(|| format!("RX queue {queue} of port {port_id} is not in the plan"))?;
+                let key_port = if opts.per_port_pool { port_id } else { 0 };
+                lq.rx
+                    .push(port.setup_rx_queue(slot, rxd, socket, &pools[&(key_port, socket)])?);
+            }
         }
-        ports.push(port);
+        configured.push(port);
     }
-
+    // Each lcore polls its queues in --config order, as in C.
     for (lq, l) in lcores.iter_mut().zip(&plan.lcores) {
-        let socket = socket_of(l.lcore);
-        for &(port_id, queue) in &l.rx_queues {
-            let key_port = if args.per_port_pool { port_id } else { 0 };
-            let pool = &pools[&(key_port, socket)];
-            let port = ports
-                .iter_mut()
-                .find(|p| p.id() == port_id)
-                .ok_or("RX queue on a port that is not set up")?;
-            let rxd = rings[&port_id];
-            lq.rx.push(port.setup_rx_queue(queue, rxd, socket, pool)?);
-        }
+        lq.rx
+            .sort_by_key(|q| l.rx_queues.iter().position(|&pq| pq == (q.port(), q.queue())));
     }
 
     Ok(Dataplane {
-        ports,
+        ports: configured,
         lcores,
         pools: pools.into_values().collect(),
     })

@@ -1,5 +1,5 @@
-//! Property tests of the per-frame code (`packet::classify`,
-//! `packet::rewrite`, `em::key_of`) on hostile input: arbitrary bytes and
+//! Property tests of the per-frame code (`packet::parse`,
+//! `packet::rewrite`, `lookup::em_key`) on hostile input: arbitrary bytes and
 //! lengths 0..=2048, frames shorter than every header, IPv4 options and
 //! IHL/total-length lies, IPv6 with short payloads, VLAN tags. Every frame
 //! goes through the contract in tests/oracle (no panic, one decision, no

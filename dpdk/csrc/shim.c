@@ -8,46 +8,46 @@
 
 #include "shim.h"
 
-uint16_t l3fwd_rx_burst(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n)
+uint16_t shim_rx_burst(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n)
 {
 	return rte_eth_rx_burst(port, queue, pkts, n);
 }
 
-uint16_t l3fwd_tx_burst(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n)
+uint16_t shim_tx_burst(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n)
 {
 	return rte_eth_tx_burst(port, queue, pkts, n);
 }
 
-void l3fwd_pktmbuf_free(struct rte_mbuf *m)
+void shim_pktmbuf_free(struct rte_mbuf *m)
 {
 	rte_pktmbuf_free(m);
 }
 
-int l3fwd_lpm_lookup_bulk(const struct rte_lpm *lpm, const uint32_t *ips, uint32_t *next_hops, unsigned n)
+int shim_lpm_lookup_bulk(const struct rte_lpm *lpm, const uint32_t *ips, uint32_t *next_hops, unsigned n)
 {
 	return rte_lpm_lookup_bulk(lpm, ips, next_hops, n);
 }
 
-uint64_t l3fwd_rdtsc(void)
+uint64_t shim_rdtsc(void)
 {
 	return rte_rdtsc();
 }
 
-unsigned l3fwd_lcore_id(void)
+unsigned shim_lcore_id(void)
 {
 	return rte_lcore_id();
 }
 
-int l3fwd_errno(void)
+int shim_errno(void)
 {
 	return rte_errno;
 }
 
-uint32_t l3fwd_hash_crc(const void *data, uint32_t len, uint32_t init)
+uint32_t shim_hash_crc(const void *data, uint32_t len, uint32_t init)
 {
 	return rte_hash_crc(data, len, init);
 }
 
-const uint64_t l3fwd_rss_ip = RTE_ETH_RSS_IP;
-const uint64_t l3fwd_tx_offload_fast_free = RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE;
-const uint64_t l3fwd_tx_offload_multi_segs = RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+const uint64_t shim_rss_ip = RTE_ETH_RSS_IP;
+const uint64_t shim_tx_offload_fast_free = RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE;
+const uint64_t shim_tx_offload_multi_segs = RTE_ETH_TX_OFFLOAD_MULTI_SEGS;

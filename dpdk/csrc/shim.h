@@ -3,26 +3,26 @@
  * cannot link against. One call each per burst or per group, never per packet
  * on the fast path.
  */
-#ifndef L3FWD_SHIM_H
-#define L3FWD_SHIM_H
+#ifndef DPDK_SHIM_H
+#define DPDK_SHIM_H
 
 #include <stdint.h>
 
 struct rte_mbuf;
 struct rte_lpm;
 
-uint16_t l3fwd_rx_burst(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n);
-uint16_t l3fwd_tx_burst(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n);
-void l3fwd_pktmbuf_free(struct rte_mbuf *m);
-int l3fwd_lpm_lookup_bulk(const struct rte_lpm *lpm, const uint32_t *ips, uint32_t *next_hops, unsigned n);
-unsigned l3fwd_lcore_id(void);
-uint64_t l3fwd_rdtsc(void);
-int l3fwd_errno(void);
-uint32_t l3fwd_hash_crc(const void *data, uint32_t len, uint32_t init);
+uint16_t shim_rx_burst(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n);
+uint16_t shim_tx_burst(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n);
+void shim_pktmbuf_free(struct rte_mbuf *m);
+int shim_lpm_lookup_bulk(const struct rte_lpm *lpm, const uint32_t *ips, uint32_t *next_hops, unsigned n);
+unsigned shim_lcore_id(void);
+uint64_t shim_rdtsc(void);
+int shim_errno(void);
+uint32_t shim_hash_crc(const void *data, uint32_t len, uint32_t init);
 
 /* Function-like macros bindgen cannot evaluate. */
-extern const uint64_t l3fwd_rss_ip;
-extern const uint64_t l3fwd_tx_offload_fast_free;
-extern const uint64_t l3fwd_tx_offload_multi_segs;
+extern const uint64_t shim_rss_ip;
+extern const uint64_t shim_tx_offload_fast_free;
+extern const uint64_t shim_tx_offload_multi_segs;
 
 #endif

@@ -1,20 +1,43 @@
-//! EAL start and stop, lcores, and the TSC clock.
+//! EAL start and stop, lcores, ports, and the TSC clock.
 
 use std::ffi::{c_char, CString};
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use crate::error::{DpdkError, Result};
+use crate::port::Port;
 use crate::sys;
 
-/// The initialised Environment Abstraction Layer. Created once per process;
-/// dropping it calls `rte_eal_cleanup`, so drop every other DPDK object first.
-pub struct Eal {
-    _private: (),
+/// The initialised Environment Abstraction Layer: the proof that EAL is up,
+/// which every constructor of a DPDK object borrows.
+///
+/// A handle: clones share one EAL, and every object made with it (pool,
+/// port, queue, table) keeps a clone, so `rte_eal_cleanup` runs only when
+/// the last of them is gone and the worker lcores have finished their jobs.
+/// No order of drops can use DPDK after its cleanup.
+///
+/// Without an `Eal` there is nothing to build DPDK objects with:
+///
+/// ```compile_fail
+/// // Needs `&Eal` as its first argument: does not compile without one.
+/// let pool = dpdk::Mempool::create("pool", 1024, 32, 0);
+/// ```
+///
+/// ```compile_fail
+/// let lpm = dpdk::Lpm::new("v4", 0, 16, 16);
+/// ```
+#[derive(Clone)]
+pub struct Eal(Arc<EalState>);
+
+struct EalState {
+    /// Whether [`Eal::take_ports`] has handed the ports out.
+    ports_taken: AtomicBool,
 }
 
 impl Eal {
     /// Initialises EAL with `args` (program name first, then EAL arguments:
-    /// everything before `--` on l3fwd's command line).
+    /// everything before `--` on l3fwd's command line). EAL starts once per
+    /// process: a second call fails.
     pub fn init(args: &[String]) -> Result<Eal> {
         let mut argv: Vec<*mut c_char> = Vec::with_capacity(args.len() + 1);
         for a in args {
@@ -34,14 +57,16 @@ impl Eal {
             // EAL's own messages above name the bad argument or the clash
             // (e.g. a --file-prefix in use); it does not always set rte_errno.
             // SAFETY: reads this thread's rte_errno through the shim.
-            let errno = unsafe { sys::l3fwd_errno() };
+            let errno = unsafe { sys::shim_errno() };
             let what = "cannot initialise EAL (see EAL's messages above)";
             return Err(match errno {
                 0 => DpdkError::invalid(what, "no reason given"),
                 e => DpdkError::from_code(what, -e),
             });
         }
-        Ok(Eal { _private: () })
+        Ok(Eal(Arc::new(EalState {
+            ports_taken: AtomicBool::new(false),
+        })))
     }
 
     /// Initialises EAL once per process and shares it: for tests and
@@ -50,6 +75,72 @@ impl Eal {
     pub fn init_shared(args: &[String]) -> Result<&'static Eal> {
         static SHARED: OnceLock<Result<Eal>> = OnceLock::new();
         SHARED.get_or_init(|| Eal::init(args)).as_ref().map_err(Clone::clone)
+    }
+
+    /// [`Eal::init_shared`] as tests and examples want it: no hugepages or
+    /// PCI devices, `memory_mb` of memory, quiet logs, lcore 0 (unless
+    /// `extra` names lcores), a file prefix of this process's own, then
+    /// `extra` (e.g. `--vdev=net_null0`).
+    ///
+    /// ```
+    /// let eal = dpdk::Eal::for_tests(256, &[])?;
+    /// assert_eq!(eal.lcores(), [0]);
+    /// # Ok::<(), dpdk::DpdkError>(())
+    /// ```
+    pub fn for_tests(memory_mb: u32, extra: &[&str]) -> Result<&'static Eal> {
+        let exe = std::env::current_exe().ok();
+        let name = exe
+            .as_deref()
+            .and_then(|p| p.file_stem())
+            .map_or("dpdk-test".into(), |s| s.to_string_lossy().into_owned());
+        let prefix = format!("{name}-{}", std::process::id());
+        let memory = memory_mb.to_string();
+        let mut args = vec![name.as_str(), "--no-huge", "-m", &memory, "--no-pci"];
+        args.extend(["--log-level", "error", "--file-prefix", &prefix]);
+        if !extra.iter().any(|a| *a == "-l" || a.starts_with("--lcores")) {
+            args.extend(["-l", "0"]);
+        }
+        args.extend(extra);
+        let args: Vec<String> = args.into_iter().map(String::from).collect();
+        Eal::init_shared(&args)
+    }
+
+    /// Hands out every port EAL created (vdevs and probed devices), in id
+    /// order: the only way to get a [`Port`], so each port has one owner.
+    /// Fails if the ports were handed out before.
+    ///
+    /// ```
+    /// let eal = dpdk::Eal::for_tests(256, &["--vdev=net_null0"])?;
+    /// let ports = eal.take_ports()?;
+    /// assert_eq!(ports.len(), 1);
+    /// assert!(eal.take_ports().is_err()); // never twice
+    /// # Ok::<(), dpdk::DpdkError>(())
+    /// ```
+    ///
+    /// A port is not `Clone`, so a second handle cannot be made:
+    ///
+    /// ```compile_fail
+    /// # let eal = dpdk::Eal::for_tests(256, &["--vdev=net_null0"]).unwrap();
+    /// let ports = eal.take_ports().unwrap();
+    /// let again = ports[0].clone();
+    /// ```
+    pub fn take_ports(&self) -> Result<Vec<Port>> {
+        if self.0.ports_taken.swap(true, Ordering::AcqRel) {
+            return Err(DpdkError::invalid("ports", "already handed out"));
+        }
+        // SAFETY: reads the ethdev port table.
+        let count = unsafe { sys::rte_eth_dev_count_avail() };
+        Ok((0..count).map(|id| Port::owned(self.clone(), id)).collect())
+    }
+
+    /// The id of the port named `name` (e.g. `net_pcap0`), if it exists.
+    pub fn port_id_by_name(&self, name: &str) -> Option<u16> {
+        let cname = CString::new(name).ok()?;
+        let mut id = 0;
+        // SAFETY: cname is a valid C string and id a valid out-parameter for
+        // the call.
+        let ret = unsafe { sys::rte_eth_dev_get_port_by_name(cname.as_ptr(), &mut id) };
+        (ret == 0).then_some(id)
     }
 
     /// The enabled lcores, ascending (main lcore included).
@@ -79,18 +170,27 @@ impl Eal {
         unsafe { sys::rte_lcore_to_socket_id(lcore) }
     }
 
-    /// Number of ethdev ports EAL created (vdevs and probed devices).
-    pub fn port_count(&self) -> u16 {
-        // SAFETY: reads the ethdev port table.
-        unsafe { sys::rte_eth_dev_count_avail() }
+    /// TSC ticks per second, as EAL measured them.
+    pub fn tsc_hz(&self) -> u64 {
+        // SAFETY: reads a value EAL computed at init.
+        unsafe { sys::rte_get_tsc_hz() }
     }
 }
 
-impl Drop for Eal {
+impl Drop for EalState {
+    /// The last handle is gone: every DPDK object made with it is too.
     fn drop(&mut self) {
-        // SAFETY: called once, after the application dropped its DPDK
-        // objects (ports closed, pools freed).
+        // Waiting for the workers and cleaning up are the main thread's to
+        // do; a last handle dropped elsewhere leaves EAL up until exit.
+        // SAFETY: reads EAL's configuration, set by init.
+        if current_lcore() != unsafe { sys::rte_get_main_lcore() } {
+            return;
+        }
+        // SAFETY: no object of this EAL is left (each holds a handle); the
+        // wait lets worker lcores finish their jobs (which own their DPDK
+        // objects, so none is left once they return) before the cleanup.
         unsafe {
+            sys::rte_eal_mp_wait_lcore();
             sys::rte_eal_cleanup();
         }
     }
@@ -99,13 +199,7 @@ impl Drop for Eal {
 /// The lcore the calling thread runs as (`u32::MAX` outside EAL threads).
 pub fn current_lcore() -> u32 {
     // SAFETY: reads a thread-local through the shim.
-    unsafe { sys::l3fwd_lcore_id() }
-}
-
-/// TSC ticks per second, as EAL measured them.
-pub fn tsc_hz() -> u64 {
-    // SAFETY: reads a value EAL computed at init.
-    unsafe { sys::rte_get_tsc_hz() }
+    unsafe { sys::shim_lcore_id() }
 }
 
 /// The CPU's time-stamp counter: the cheap clock of the forwarding loop.
@@ -119,6 +213,6 @@ pub fn rdtsc() -> u64 {
     #[cfg(not(target_arch = "x86_64"))]
     // SAFETY: the shim reads the cycle counter; no memory effects.
     unsafe {
-        sys::l3fwd_rdtsc()
+        sys::shim_rdtsc()
     }
 }

@@ -17,15 +17,17 @@ use crate::sys;
 /// It displays as `what: reason`, e.g. `cannot create LPM table l3fwd_v4:
 /// Cannot allocate memory`. Arguments rejected before DPDK is called (a
 /// name with a NUL byte, a queue set up twice) give the same kind of
-/// error, with l3fwd-rs's reason.
+/// error, with the reason this crate found.
 ///
 /// ```
-/// // Rejected before DPDK is called: no EAL needed.
-/// let err = dpdk::Lpm::new("bad\0name", 0, 16, 16).err().unwrap();
+/// let eal = dpdk::Eal::for_tests(256, &[])?;
+/// // Rejected before DPDK is called.
+/// let err = dpdk::Lpm::new(eal, "bad\0name", 0, 16, 16).err().unwrap();
 /// assert_eq!(err.to_string(), "table name: contains a NUL byte");
 /// // It is a std::error::Error, so `?` turns it into Box<dyn Error>.
 /// let boxed: Box<dyn std::error::Error> = err.into();
 /// assert!(boxed.to_string().starts_with("table name"));
+/// # Ok::<(), dpdk::DpdkError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DpdkError {
@@ -73,7 +75,7 @@ impl std::error::Error for DpdkError {}
 
 fn last_errno() -> i32 {
     // SAFETY: reads this thread's rte_errno through the shim; no arguments.
-    unsafe { sys::l3fwd_errno() }
+    unsafe { sys::shim_errno() }
 }
 
 fn strerror(errno: i32) -> String {

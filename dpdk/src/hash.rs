@@ -14,11 +14,12 @@ use std::ffi::{c_void, CString};
 use std::mem::MaybeUninit;
 use std::ptr::NonNull;
 
+use crate::eal::Eal;
 use crate::error::{DpdkError, Result};
 use crate::sys;
 
 /// Most keys one bulk lookup takes (RTE_HASH_LOOKUP_BULK_MAX, 64):
-/// [`Hash::lookup_bulk`] looks up no more than this many per call.
+/// [`Hash::lookup_bulk`] makes one DPDK call per this many keys.
 pub const HASH_BULK_MAX: usize = sys::RTE_HASH_LOOKUP_BULK_MAX as usize;
 
 /// An exact-match table of `N`-byte keys, each mapped to a slot number
@@ -31,12 +32,8 @@ pub const HASH_BULK_MAX: usize = sys::RTE_HASH_LOOKUP_BULK_MAX as usize;
 /// sample's `ipv4_l3fwd_out_if`).
 ///
 /// ```
-/// # let prefix = format!("doc-hash-{}", std::process::id());
-/// # let args: Vec<String> = ["doc", "--no-huge", "-m", "256", "--no-pci", "-l", "0",
-/// #     "--log-level", "error", "--file-prefix", &prefix]
-/// #     .iter().map(|s| s.to_string()).collect();
-/// # dpdk::Eal::init_shared(&args)?;
-/// let mut table = dpdk::Hash::<16>::new("doc_hash", 1024, 0)?;
+/// let eal = dpdk::Eal::for_tests(256, &[])?;
+/// let mut table = dpdk::Hash::<16>::new(eal, "doc_hash", 1024, 0)?;
 /// let mut ports = vec![0u16; 1024]; // the values, by position
 ///
 /// let key = [7u8; 16];
@@ -49,7 +46,10 @@ pub const HASH_BULK_MAX: usize = sys::RTE_HASH_LOOKUP_BULK_MAX as usize;
 /// assert_eq!(table.lookup(&[8u8; 16]), None);
 /// # Ok::<(), dpdk::DpdkError>(())
 /// ```
-pub struct Hash<const N: usize>(NonNull<sys::rte_hash>);
+pub struct Hash<const N: usize> {
+    raw: NonNull<sys::rte_hash>,
+    _eal: Eal,
+}
 
 // SAFETY: rte_hash lookups are safe from many threads as long as nobody
 // writes; writes need &mut Hash.
@@ -60,8 +60,8 @@ unsafe impl<const N: usize> Sync for Hash<N> {}
 impl<const N: usize> Hash<N> {
     /// Creates a table for `entries` keys hashed with CRC32 on `socket`.
     /// `name` must be unique in the process (DPDK keeps a list of tables by
-    /// name). Needs EAL.
-    pub fn new(name: &str, entries: u32, socket: i32) -> Result<Hash<N>> {
+    /// name).
+    pub fn new(eal: &Eal, name: &str, entries: u32, socket: i32) -> Result<Hash<N>> {
         let cname = CString::new(name).map_err(|_| DpdkError::invalid("hash name", "contains a NUL byte"))?;
         let params = sys::rte_hash_parameters {
             name: cname.as_ptr(),
@@ -74,16 +74,16 @@ impl<const N: usize> Hash<N> {
         // SAFETY: params and the name it points to are valid for the call;
         // rte_hash copies the name.
         let p = unsafe { sys::rte_hash_create(&params) };
-        NonNull::new(p)
-            .map(Hash)
-            .ok_or_else(|| DpdkError::from_errno(format!("cannot create hash table {name} of {entries} entries")))
+        let raw = NonNull::new(p)
+            .ok_or_else(|| DpdkError::from_errno(format!("cannot create hash table {name} of {entries} entries")))?;
+        Ok(Hash { raw, _eal: eal.clone() })
     }
 
     /// Adds `key` (or finds it, if present); returns its position, below
     /// the table's capacity. Fails (ENOSPC) when no room can be made for it.
     pub fn add(&mut self, key: &[u8; N]) -> Result<u32> {
         // SAFETY: key points at N = key_len bytes; &mut self excludes readers.
-        let ret = unsafe { sys::rte_hash_add_key(self.0.as_ptr(), key.as_ptr() as *const c_void) };
+        let ret = unsafe { sys::rte_hash_add_key(self.raw.as_ptr(), key.as_ptr() as *const c_void) };
         if ret < 0 {
             return Err(DpdkError::from_code("cannot add key", ret));
         }
@@ -95,60 +95,64 @@ impl<const N: usize> Hash<N> {
     #[inline(always)]
     pub fn lookup(&self, key: &[u8; N]) -> Option<u32> {
         // SAFETY: key points at key_len bytes; the table is only read.
-        let ret = unsafe { sys::rte_hash_lookup(self.0.as_ptr(), key.as_ptr() as *const c_void) };
+        let ret = unsafe { sys::rte_hash_lookup(self.raw.as_ptr(), key.as_ptr() as *const c_void) };
         (ret >= 0).then_some(ret as u32)
     }
 
-    /// Positions of up to [`HASH_BULK_MAX`] keys in one call: hashes and
-    /// probes them together so their memory latencies overlap. `out[i]` is
-    /// the position of `keys[i]`, or negative for a miss. Keys are passed by
-    /// reference, never copied.
+    /// Positions of `keys`, looked up [`HASH_BULK_MAX`] at a time: each
+    /// call hashes and probes its keys together so their memory latencies
+    /// overlap. `each` gets the index of every key and its position, or
+    /// None for a miss. Keys are passed by reference, never copied.
     ///
     /// ```
-    /// # let prefix = format!("doc-hashbulk-{}", std::process::id());
-    /// # let args: Vec<String> = ["doc", "--no-huge", "-m", "256", "--no-pci", "-l", "0",
-    /// #     "--log-level", "error", "--file-prefix", &prefix]
-    /// #     .iter().map(|s| s.to_string()).collect();
-    /// # dpdk::Eal::init_shared(&args)?;
+    /// # let eal = dpdk::Eal::for_tests(256, &[])?;
     /// // A key type exposes its bytes with AsRef, as em::Ipv4Key does.
     /// struct Key([u8; 16]);
     /// impl AsRef<[u8; 16]> for Key {
     ///     fn as_ref(&self) -> &[u8; 16] { &self.0 }
     /// }
-    /// let mut table = dpdk::Hash::<16>::new("doc_bulk", 1024, 0)?;
+    /// let mut table = dpdk::Hash::<16>::new(eal, "doc_bulk", 1024, 0)?;
     /// let keys: Vec<Key> = (0..8u8).map(|i| Key([i; 16])).collect();
     /// for k in keys.iter().step_by(2) {
     ///     table.add(k.as_ref())?; // keys 0, 2, 4, 6
     /// }
     /// // One call for the group of 8, as l3fwd's EM mode does.
-    /// let mut out = [0i32; 8];
-    /// table.lookup_bulk(&keys, &mut out);
-    /// let hits: Vec<bool> = out.iter().map(|&p| p >= 0).collect();
+    /// let mut found = [None; 8];
+    /// table.lookup_bulk(&keys, |i, pos| found[i] = pos);
+    /// let hits: Vec<bool> = found.iter().map(Option::is_some).collect();
     /// assert_eq!(hits, [true, false, true, false, true, false, true, false]);
-    /// assert_eq!(out[2], table.lookup(keys[2].as_ref()).unwrap() as i32);
+    /// assert_eq!(found[2], table.lookup(keys[2].as_ref()));
     /// # Ok::<(), dpdk::DpdkError>(())
     /// ```
     #[inline(always)]
-    pub fn lookup_bulk<K: AsRef<[u8; N]>>(&self, keys: &[K], out: &mut [i32]) {
-        let n = keys.len().min(out.len()).min(HASH_BULK_MAX);
-        if n == 0 {
-            return;
-        }
+    pub fn lookup_bulk<K: AsRef<[u8; N]>>(&self, keys: &[K], mut each: impl FnMut(usize, Option<u32>)) {
         let mut ptrs = [MaybeUninit::<*const c_void>::uninit(); HASH_BULK_MAX];
-        for (p, k) in ptrs.iter_mut().zip(&keys[..n]) {
-            p.write(k.as_ref().as_ptr() as *const c_void);
+        // Left uninitialised: EM looks up 8 keys per call, and clearing 64
+        // slots each time would cost more than the call's own bookkeeping.
+        let mut positions = [MaybeUninit::<i32>::uninit(); HASH_BULK_MAX];
+        for (chunk, keys) in keys.chunks(HASH_BULK_MAX).enumerate() {
+            let n = keys.len();
+            for (p, k) in ptrs.iter_mut().zip(keys) {
+                p.write(k.as_ref().as_ptr() as *const c_void);
+            }
+            // SAFETY: the first n pointers are initialised and point at
+            // key_len-byte keys that live for the call (rte_hash reads only
+            // those n); positions holds n slots, which it writes; the table
+            // is only read.
+            unsafe {
+                sys::rte_hash_lookup_bulk(
+                    self.raw.as_ptr(),
+                    ptrs.as_mut_ptr() as *mut *const c_void,
+                    n as u32,
+                    positions.as_mut_ptr() as *mut i32,
+                )
+            };
+            for (i, pos) in positions[..n].iter().enumerate() {
+                // SAFETY: rte_hash_lookup_bulk wrote the first n positions.
+                let pos = unsafe { pos.assume_init() };
+                each(chunk * HASH_BULK_MAX + i, u32::try_from(pos).ok());
+            }
         }
-        // SAFETY: the first n pointers are initialised and point at
-        // key_len-byte keys that live for the call (rte_hash reads only
-        // those n); out holds n slots; the table is only read.
-        unsafe {
-            sys::rte_hash_lookup_bulk(
-                self.0.as_ptr(),
-                ptrs.as_mut_ptr() as *mut *const c_void,
-                n as u32,
-                out.as_mut_ptr(),
-            )
-        };
     }
 }
 
@@ -164,7 +168,7 @@ fn hash_function<const N: usize>() -> HashFn {
     if N.is_multiple_of(8) && std::arch::is_x86_feature_detected!("sse4.2") {
         return crc32c_words::<N>;
     }
-    sys::l3fwd_hash_crc
+    sys::shim_hash_crc
 }
 
 /// CRC32-C of an N-byte key, 8 bytes per instruction, unrolled for the key
@@ -188,6 +192,6 @@ unsafe extern "C" fn crc32c_words<const N: usize>(key: *const c_void, _len: u32,
 impl<const N: usize> Drop for Hash<N> {
     fn drop(&mut self) {
         // SAFETY: the table is ours and no lookup can run (we hold &mut).
-        unsafe { sys::rte_hash_free(self.0.as_ptr()) }
+        unsafe { sys::rte_hash_free(self.raw.as_ptr()) }
     }
 }

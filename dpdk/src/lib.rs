@@ -1,21 +1,32 @@
-//! The DPDK layer of l3fwd-rs: bindings to the installed DPDK 22.11 and a
-//! safe API over the parts a forwarder needs. Every `unsafe` block of the
-//! project lives in this crate, each with a `SAFETY:` note.
+//! A safe layer over the installed DPDK 22.11: bindings (bindgen and a C
+//! shim for DPDK's `static inline` functions) and the types a forwarder
+//! needs. Every `unsafe` block of the project lives in this crate, each
+//! with a `SAFETY:` note; the other crates forbid `unsafe`.
 //!
-//! Layering: [`sys`] (bindgen + a C shim for DPDK's `static inline`
-//! functions) -> safe types ([`Eal`], [`Mempool`], [`Port`], [`MbufArray`],
-//! [`Lpm`], [`Lpm6`], [`struct@Hash`], lcore launch) -> the application.
+//! Layering: bindings (private) -> safe types ([`Eal`], [`Mempool`],
+//! [`Port`], [`MbufArray`], [`Lpm`], [`Lpm6`], [`struct@Hash`], lcore
+//! launch, telemetry) -> the application. Nothing here is specific to
+//! l3fwd: what to ask of a port, which offloads to turn on, is the
+//! application's choice.
 //!
 //! # Ownership is the safety argument
 //!
-//! DPDK's objects are handed out as owned Rust values and freed on drop:
-//! an [`Mbuf`] is one packet buffer and returns to its pool when dropped;
-//! an [`RxQueue`] or [`TxQueue`] is the *only* handle to its queue, so two
-//! lcores cannot poll one queue; a table ([`Lpm`], [`Lpm6`],
-//! [`struct@Hash`]) takes `&mut self` to change and `&self` to look up,
-//! so it can be shared read-only between lcores once built. What the type
-//! system cannot see (drop a [`Port`] before the [`Mempool`] its RX queues
-//! use; drop the [`Eal`] last) is written on the type.
+//! The rules of DPDK's C API are carried by types, not comments:
+//! - [`Eal`] is the proof that EAL is up: every constructor borrows it,
+//!   and every object keeps a handle, so `rte_eal_cleanup` runs only after
+//!   the last object is gone;
+//! - ports come from [`Eal::take_ports`], once each; a configured port
+//!   hands out one slot per queue, consumed by the queue's setup, so each
+//!   queue has exactly one [`RxQueue`] or [`TxQueue`] and two lcores cannot
+//!   poll one queue;
+//! - queue handles keep their port open and the port keeps the pools its
+//!   rings use; [`Port::stop`] and [`Port::close`] refuse while a handle
+//!   exists, so no port stops under a polling lcore;
+//! - an [`Mbuf`] is one packet buffer, freed when dropped, sent by moving
+//!   it; a pool whose mbufs are not all back is never freed;
+//! - a table takes `&mut self` to change and `&self` to look up, so it is
+//!   shared read-only between lcores once built; a table written whole
+//!   ([`FrozenLpm`]) has no way to change at all.
 //!
 //! # Examples
 //!
@@ -23,7 +34,8 @@
 //!
 //! Start EAL without hugepages or NICs, build a pool and a table, and
 //! look an address up. Each process initialises EAL once; tests share one
-//! through [`Eal::init_shared`], each process with its own `--file-prefix`.
+//! through [`Eal::init_shared`] (or [`Eal::for_tests`]), each process with
+//! its own `--file-prefix`.
 //!
 //! ```
 //! let prefix = format!("doc-dpdk-{}", std::process::id());
@@ -33,10 +45,10 @@
 //! let eal = dpdk::Eal::init_shared(&args)?;
 //! assert_eq!(eal.lcores(), [0]);
 //!
-//! let pool = dpdk::Mempool::create("doc_pool", 1024, 32, 0)?;
+//! let pool = dpdk::Mempool::create(eal, "doc_pool", 1024, 32, 0)?;
 //! assert_eq!(pool.in_use(), 0);
 //!
-//! let mut lpm = dpdk::Lpm::new("doc_lpm", 0, 16, 16)?;
+//! let mut lpm = dpdk::Lpm::new(eal, "doc_lpm", 0, 16, 16)?;
 //! lpm.add(u32::from_be_bytes([198, 18, 1, 0]), 24, 1)?;
 //! assert_eq!(lpm.lookup(u32::from_be_bytes([198, 18, 1, 7])), Some(1));
 //! # Ok::<(), dpdk::DpdkError>(())
@@ -48,20 +60,14 @@
 //! it is polled), rewritten and sent back out:
 //!
 //! ```
-//! let prefix = format!("doc-burst-{}", std::process::id());
-//! let args: Vec<String> = ["doc", "--no-huge", "-m", "256", "--no-pci", "-l", "0",
-//!     "--log-level", "error", "--file-prefix", &prefix, "--vdev=net_null0"]
-//!     .iter().map(|s| s.to_string()).collect();
-//! let eal = dpdk::Eal::init_shared(&args)?;
-//! assert_eq!(eal.port_count(), 1);
-//!
-//! // The pool outlives the port (declared first, dropped last).
-//! let pool = dpdk::Mempool::create("doc_mbufs", 1024, 32, 0)?;
-//! let mut port = dpdk::Port::new(0)?;
-//! let conf = dpdk::PortConfig { rx_queues: 1, tx_queues: 1, rx_desc: 128, tx_desc: 128, max_pkt_len: None };
-//! let (rxd, txd) = port.configure(&conf)?;
-//! let mut rx = port.setup_rx_queue(0, rxd, 0, &pool)?;
-//! let mut tx = port.setup_tx_queue(0, txd, 0)?;
+//! let eal = dpdk::Eal::for_tests(256, &["--vdev=net_null0"])?;
+//! let mut port = eal.take_ports()?.remove(0);
+//! let pool = dpdk::Mempool::create(eal, "doc_mbufs", 1024, 32, 0)?;
+//! let slots = port.configure(1, 1, &dpdk::EthConf::default())?;
+//! let (rxd, txd) = port.adjust_ring_sizes(128, 128)?;
+//! let (rx_slot, tx_slot) = (slots.rx.into_iter().next().unwrap(), slots.tx.into_iter().next().unwrap());
+//! let mut rx = port.setup_rx_queue(rx_slot, rxd, 0, &pool)?;
+//! let mut tx = port.setup_tx_queue(tx_slot, txd, 0, 0)?;
 //! port.start()?;
 //!
 //! let mut burst = dpdk::MbufArray::<32>::new();
@@ -77,10 +83,13 @@
 //! burst.free_all();                        // whatever it refused is ours to free
 //! assert!(burst.is_empty());
 //!
-//! port.close()?;
+//! drop((rx, tx));                          // the queues keep the port open...
+//! port.close()?;                           // ...so they go first
 //! assert_eq!(pool.in_use(), 0);            // every mbuf came back
 //! # Ok::<(), dpdk::DpdkError>(())
 //! ```
+
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 mod eal;
 mod error;
@@ -93,25 +102,36 @@ mod port;
 mod telemetry;
 
 /// Raw bindings generated by bindgen from the installed DPDK headers, plus
-/// the C shim's `l3fwd_*` wrappers for DPDK's `static inline` functions
-/// (`rte_eth_rx_burst`, `rte_eth_tx_burst`, `rte_pktmbuf_free`, ...). Not
-/// for the application: everything it needs has a safe wrapper above.
-pub mod sys {
+/// the C shim's `shim_*` wrappers for DPDK's `static inline` functions
+/// (`rte_eth_rx_burst`, `rte_eth_tx_burst`, `rte_pktmbuf_free`, ...).
+/// Private: everything a user needs has a safe wrapper.
+mod sys {
     #![allow(missing_docs)]
     #![allow(non_upper_case_globals, non_camel_case_types, non_snake_case, dead_code, clippy::all)]
+    #![allow(clippy::undocumented_unsafe_blocks)]
     include!(concat!(env!("OUT_DIR"), "/bindings.rs"));
 }
 
 /// Ports this DPDK build can address (`RTE_MAX_ETHPORTS`): port ids are
-/// below it, and so are the bits of l3fwd's port mask that can name a port.
+/// below it.
 pub const MAX_PORTS: u16 = sys::RTE_MAX_ETHPORTS as u16;
 
-pub use eal::{current_lcore, rdtsc, tsc_hz, Eal};
+/// Lcores this DPDK build can address (`RTE_MAX_LCORE`): lcore ids are
+/// below it.
+pub const MAX_LCORES: u32 = sys::RTE_MAX_LCORE;
+
+/// Queues of each kind a port can have (`RTE_MAX_QUEUES_PER_PORT`): queue
+/// ids are below it.
+pub const MAX_QUEUES_PER_PORT: u16 = sys::RTE_MAX_QUEUES_PER_PORT as u16;
+
+pub use eal::{current_lcore, rdtsc, Eal};
 pub use error::{DpdkError, Result};
 pub use hash::{Hash, HASH_BULK_MAX};
-pub use launch::{launch_on_lcore, spawn_control_thread, wait_lcore, ControlThread};
-pub use lpm::{Lpm, Lpm6, Tbl24};
+pub use launch::ControlThread;
+pub use lpm::{FrozenLpm, Lpm, Lpm6, LpmTable, Tbl24};
 pub use mbuf::{prefetch, Drain, Mbuf, MbufArray};
 pub use mempool::Mempool;
-pub use port::{Port, PortConfig, PortInfo, PortStats, RxQueue, TxQueue, QUEUE_STATS};
-pub use telemetry::register_telemetry;
+pub use port::{
+    rss_ip, tx_offload_fast_free, tx_offload_multi_segs, EthConf, Port, PortInfo, PortStats, PortStatsReader,
+    QueueSlots, RxQueue, RxSlot, TxQueue, TxSlot, QUEUE_STATS,
+};

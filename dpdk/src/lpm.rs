@@ -13,6 +13,7 @@
 use std::ffi::CString;
 use std::ptr::NonNull;
 
+use crate::eal::Eal;
 use crate::error::{DpdkError, Result};
 use crate::sys;
 
@@ -21,41 +22,30 @@ const LPM_LOOKUP_SUCCESS: u32 = 0x0100_0000;
 /// Mask of the next hop in an rte_lpm result.
 const LPM_NEXT_HOP_MASK: u32 = 0x00ff_ffff;
 
-/// An IPv4 LPM table. Built on one thread, then only read.
-///
-/// ```
-/// # let prefix = format!("doc-{}-{}", "lpm", std::process::id());
-/// # let args: Vec<String> = ["doc", "--no-huge", "-m", "256", "--no-pci", "-l", "0",
-/// #     "--log-level", "error", "--file-prefix", &prefix]
-/// #     .iter().map(|s| s.to_string()).collect();
-/// # dpdk::Eal::init_shared(&args)?;
-/// let mut lpm = dpdk::Lpm::new("doc_v4", 0, 16, 4)?;
-/// lpm.add(u32::from_be_bytes([198, 18, 0, 0]), 16, 1)?;
-/// lpm.add(u32::from_be_bytes([198, 18, 7, 0]), 24, 7)?;
-/// // The longest matching prefix wins.
-/// assert_eq!(lpm.lookup(u32::from_be_bytes([198, 18, 7, 9])), Some(7));
-/// assert_eq!(lpm.lookup(u32::from_be_bytes([198, 18, 8, 9])), Some(1));
-/// assert_eq!(lpm.lookup(u32::from_be_bytes([10, 0, 0, 1])), None);
-/// # Ok::<(), dpdk::DpdkError>(())
-/// ```
-pub struct Lpm(NonNull<sys::rte_lpm>);
+/// Most results one rte_lpm / rte_lpm6 bulk call writes here: bulk lookups
+/// go through a stack buffer of this many.
+const BULK: usize = 64;
 
-// SAFETY: after building (which needs &mut), lookups only read the tables,
-// which rte_lpm supports from any number of threads.
-unsafe impl Send for Lpm {}
-// SAFETY: as above: &Lpm only allows lookups.
-unsafe impl Sync for Lpm {}
+/// The lookups of an IPv4 LPM table, shared by [`Lpm`] (built route by
+/// route) and [`FrozenLpm`] (written whole, lookups only), which both
+/// dereference to it.
+pub struct LpmTable {
+    raw: NonNull<sys::rte_lpm>,
+    _eal: Eal,
+}
+
+// SAFETY: lookups only read the tables, which rte_lpm supports from any
+// number of threads; changes need &mut (through Lpm).
+unsafe impl Send for LpmTable {}
+// SAFETY: as above: &LpmTable only allows lookups.
+unsafe impl Sync for LpmTable {}
 
 fn c_name(name: &str) -> Result<CString> {
     CString::new(name).map_err(|_| DpdkError::invalid("table name", "contains a NUL byte"))
 }
 
-impl Lpm {
-    /// Creates an empty table for `max_rules` routes and `tbl8s` groups of
-    /// second-level entries (one per /24 that holds longer prefixes), in
-    /// the memory of NUMA `socket`. `name` must be unique in the process
-    /// (DPDK keeps a list of tables by name). Needs EAL.
-    pub fn new(name: &str, socket: i32, max_rules: u32, tbl8s: u32) -> Result<Lpm> {
+impl LpmTable {
+    fn create(eal: &Eal, name: &str, socket: i32, max_rules: u32, tbl8s: u32) -> Result<LpmTable> {
         let cname = c_name(name)?;
         let config = sys::rte_lpm_config {
             max_rules,
@@ -64,9 +54,109 @@ impl Lpm {
         };
         // SAFETY: cname and config are valid for the call.
         let p = unsafe { sys::rte_lpm_create(cname.as_ptr(), socket, &config) };
-        NonNull::new(p)
-            .map(Lpm)
-            .ok_or_else(|| DpdkError::from_errno(format!("cannot create LPM table {name}")))
+        let raw = NonNull::new(p).ok_or_else(|| DpdkError::from_errno(format!("cannot create LPM table {name}")))?;
+        Ok(LpmTable { raw, _eal: eal.clone() })
+    }
+
+    /// Looks up every address of `ips` (host order) in bulk calls and
+    /// hands `each` the index of the address and its next hop, or None for
+    /// a miss.
+    ///
+    /// One call per burst instead of one per packet: the loop runs inside
+    /// DPDK, and the independent reads of the group overlap in the CPU.
+    /// l3fwd-rs passes a whole burst's IPv4 destinations here.
+    ///
+    /// ```
+    /// # let eal = dpdk::Eal::for_tests(256, &[])?;
+    /// # let mut lpm = dpdk::Lpm::new(eal, "doc_bulk", 0, 16, 4)?;
+    /// # lpm.add(u32::from_be_bytes([198, 18, 1, 0]), 24, 1)?;
+    /// # lpm.add(u32::from_be_bytes([198, 18, 2, 0]), 24, 2)?;
+    /// // lpm holds 198.18.1.0/24 -> 1 and 198.18.2.0/24 -> 2.
+    /// let dsts = [[198, 18, 2, 5], [10, 0, 0, 1], [198, 18, 1, 5]].map(u32::from_be_bytes);
+    /// let mut hops = [None; 3];
+    /// lpm.lookup_bulk(&dsts, |i, hop| hops[i] = hop);
+    /// assert_eq!(hops, [Some(2), None, Some(1)]);
+    /// # Ok::<(), dpdk::DpdkError>(())
+    /// ```
+    #[inline(always)]
+    pub fn lookup_bulk(&self, ips: &[u32], mut each: impl FnMut(usize, Option<u32>)) {
+        let mut raw = [0u32; BULK];
+        for (chunk, ips) in ips.chunks(BULK).enumerate() {
+            let raw = &mut raw[..ips.len()];
+            // SAFETY: ips and raw hold ips.len() elements; the table is
+            // alive and only read.
+            unsafe { sys::shim_lpm_lookup_bulk(self.raw.as_ptr(), ips.as_ptr(), raw.as_mut_ptr(), ips.len() as u32) };
+            for (i, &h) in raw.iter().enumerate() {
+                let hop = (h & LPM_LOOKUP_SUCCESS != 0).then_some(h & LPM_NEXT_HOP_MASK);
+                each(chunk * BULK + i, hop);
+            }
+        }
+    }
+
+    /// Looks up one address (host order): its next hop, or None on a miss.
+    /// For bursts, [`LpmTable::lookup_bulk`] is the fast path.
+    pub fn lookup(&self, ip: u32) -> Option<u32> {
+        let mut hop = None;
+        self.lookup_bulk(&[ip], |_, h| hop = h);
+        hop
+    }
+}
+
+impl Drop for LpmTable {
+    fn drop(&mut self) {
+        // SAFETY: the table is ours and no lookup can run (we hold &mut).
+        unsafe { sys::rte_lpm_free(self.raw.as_ptr()) }
+    }
+}
+
+/// An IPv4 LPM table built route by route with `rte_lpm_add`, then only
+/// read (it dereferences to [`LpmTable`] for lookups).
+///
+/// ```
+/// let eal = dpdk::Eal::for_tests(256, &[])?;
+/// let mut lpm = dpdk::Lpm::new(eal, "doc_v4", 0, 16, 4)?;
+/// lpm.add(u32::from_be_bytes([198, 18, 0, 0]), 16, 1)?;
+/// lpm.add(u32::from_be_bytes([198, 18, 7, 0]), 24, 7)?;
+/// // The longest matching prefix wins.
+/// assert_eq!(lpm.lookup(u32::from_be_bytes([198, 18, 7, 9])), Some(7));
+/// assert_eq!(lpm.lookup(u32::from_be_bytes([198, 18, 8, 9])), Some(1));
+/// assert_eq!(lpm.lookup(u32::from_be_bytes([10, 0, 0, 1])), None);
+/// # Ok::<(), dpdk::DpdkError>(())
+/// ```
+pub struct Lpm(LpmTable);
+
+/// An IPv4 LPM table written whole by [`Lpm::filled`]: lookups only (it
+/// dereferences to [`LpmTable`]). It keeps no rule list, so it has no
+/// `add`:
+///
+/// ```compile_fail
+/// # let eal = dpdk::Eal::for_tests(256, &[]).unwrap();
+/// let mut lpm = dpdk::Lpm::filled(eal, "frozen", 0, 1, |_, _| {}).unwrap();
+/// lpm.add(0x0a00_0000, 8, 1); // no such method
+/// ```
+pub struct FrozenLpm(LpmTable);
+
+impl std::ops::Deref for Lpm {
+    type Target = LpmTable;
+    fn deref(&self) -> &LpmTable {
+        &self.0
+    }
+}
+
+impl std::ops::Deref for FrozenLpm {
+    type Target = LpmTable;
+    fn deref(&self) -> &LpmTable {
+        &self.0
+    }
+}
+
+impl Lpm {
+    /// Creates an empty table for `max_rules` routes and `tbl8s` groups of
+    /// second-level entries (one per /24 that holds longer prefixes), in
+    /// the memory of NUMA `socket`. `name` must be unique in the process
+    /// (DPDK keeps a list of tables by name).
+    pub fn new(eal: &Eal, name: &str, socket: i32, max_rules: u32, tbl8s: u32) -> Result<Lpm> {
+        LpmTable::create(eal, name, socket, max_rules, tbl8s).map(Lpm)
     }
 
     /// Creates a table for lookups only, with `tbl8s` groups, and lets
@@ -83,21 +173,17 @@ impl Lpm {
     ///
     /// This is for large tables: rte_lpm_add keeps a rule list whose inserts
     /// scan every rule of the same depth (minutes for 1M routes). The table
-    /// has no rule list, so `add` must not be used on it. Fails if DPDK
-    /// cannot create the table or `fill` wrote a `tbl24` entry referring to
-    /// a group past `tbl8s`.
+    /// has no rule list, hence the [`FrozenLpm`], which cannot be added to.
+    /// Fails if DPDK cannot create the table or `fill` wrote a `tbl24`
+    /// entry referring to a group past `tbl8s`.
     ///
     /// ```
-    /// # let prefix = format!("doc-{}-{}", "lpmfilled", std::process::id());
-    /// # let args: Vec<String> = ["doc", "--no-huge", "-m", "256", "--no-pci", "-l", "0",
-    /// #     "--log-level", "error", "--file-prefix", &prefix]
-    /// #     .iter().map(|s| s.to_string()).collect();
-    /// # dpdk::Eal::init_shared(&args)?;
+    /// let eal = dpdk::Eal::for_tests(256, &[])?;
     /// const VALID: u32 = 1 << 24;
     /// const GROUP: u32 = 1 << 25;
     /// let depth = |d: u32| d << 26;
     /// // 198.18.0.0/16 -> 1, and 198.18.7.128/25 -> 2 through tbl8 group 0.
-    /// let lpm = dpdk::Lpm::filled("doc_filled", 0, 1, |tbl24, tbl8| {
+    /// let lpm = dpdk::Lpm::filled(eal, "doc_filled", 0, 1, |tbl24, tbl8| {
     ///     let slash24 = |a: [u8; 4]| (u32::from_be_bytes(a) >> 8) as usize;
     ///     let first = slash24([198, 18, 0, 0]);
     ///     tbl24.fill(first..first + 256, VALID | depth(16) | 1);
@@ -111,17 +197,23 @@ impl Lpm {
     /// assert_eq!(lpm.lookup(u32::from_be_bytes([10, 0, 0, 1])), None);
     /// # Ok::<(), dpdk::DpdkError>(())
     /// ```
-    pub fn filled(name: &str, socket: i32, tbl8s: u32, fill: impl FnOnce(&mut Tbl24<'_>, &mut [u32])) -> Result<Lpm> {
+    pub fn filled(
+        eal: &Eal,
+        name: &str,
+        socket: i32,
+        tbl8s: u32,
+        fill: impl FnOnce(&mut Tbl24<'_>, &mut [u32]),
+    ) -> Result<FrozenLpm> {
         const TBL24_ENTRIES: usize = 1 << 24;
         const GROUP_ENTRIES: usize = sys::RTE_LPM_TBL8_GROUP_NUM_ENTRIES as usize;
-        let lpm = Lpm::new(name, socket, 1, tbl8s)?;
-        let raw = lpm.0.as_ptr();
+        let table = LpmTable::create(eal, name, socket, 1, tbl8s)?;
+        let raw = table.raw.as_ptr();
         // SAFETY: rte_lpm_create allocated (and zeroed) the 2^24 tbl24
         // entries inside the table and `tbl8s` groups of tbl8 entries behind
         // its tbl8 pointer; entries are 4-byte bitfields, for which any u32
         // is valid (rte_lpm's own lookups read them as u32s). The table is
         // not shared yet: nothing else touches it while the slices live, and
-        // they end before `lpm` is returned or dropped.
+        // they end before `table` is returned or dropped.
         let (entries, tbl8) = unsafe {
             (
                 std::slice::from_raw_parts_mut(std::ptr::addr_of_mut!((*raw).tbl24).cast::<u32>(), TBL24_ENTRIES),
@@ -140,7 +232,7 @@ impl Lpm {
                 "a tbl24 entry points past the tbl8 groups",
             ));
         }
-        Ok(lpm)
+        Ok(FrozenLpm(table))
     }
 
     /// Adds `ip/depth -> next_hop` (ip in host order; rte_lpm masks it).
@@ -149,68 +241,11 @@ impl Lpm {
     /// out of rules or tbl8 groups.
     pub fn add(&mut self, ip: u32, depth: u8, next_hop: u32) -> Result<()> {
         // SAFETY: the table is alive and &mut self excludes concurrent lookups.
-        let ret = unsafe { sys::rte_lpm_add(self.0.as_ptr(), ip, depth, next_hop) };
+        let ret = unsafe { sys::rte_lpm_add(self.0.raw.as_ptr(), ip, depth, next_hop) };
         if ret < 0 {
             return Err(DpdkError::from_code("cannot add IPv4 route", ret));
         }
         Ok(())
-    }
-
-    /// Looks up every address of `ips` (host order) in one call; writes the
-    /// next hop, or `default` on a miss, to `hops`.
-    ///
-    /// One call per burst instead of one per packet: the loop runs inside
-    /// DPDK, and the independent reads of the group overlap in the CPU.
-    /// l3fwd-rs passes a whole burst's IPv4 destinations here. Only the
-    /// first `min(ips.len(), hops.len())` entries are looked up.
-    ///
-    /// ```
-    /// # let prefix = format!("doc-{}-{}", "lpmbulk", std::process::id());
-    /// # let args: Vec<String> = ["doc", "--no-huge", "-m", "256", "--no-pci", "-l", "0",
-    /// #     "--log-level", "error", "--file-prefix", &prefix]
-    /// #     .iter().map(|s| s.to_string()).collect();
-    /// # dpdk::Eal::init_shared(&args)?;
-    /// # let mut lpm = dpdk::Lpm::new("doc_bulk", 0, 16, 4)?;
-    /// # lpm.add(u32::from_be_bytes([198, 18, 1, 0]), 24, 1)?;
-    /// # lpm.add(u32::from_be_bytes([198, 18, 2, 0]), 24, 2)?;
-    /// // lpm holds 198.18.1.0/24 -> 1 and 198.18.2.0/24 -> 2.
-    /// let dsts = [[198, 18, 2, 5], [10, 0, 0, 1], [198, 18, 1, 5]].map(u32::from_be_bytes);
-    /// let mut hops = [0u32; 3];
-    /// lpm.lookup_bulk(&dsts, &mut hops, 99);
-    /// assert_eq!(hops, [2, 99, 1]);
-    /// # Ok::<(), dpdk::DpdkError>(())
-    /// ```
-    #[inline(always)]
-    pub fn lookup_bulk(&self, ips: &[u32], hops: &mut [u32], default: u32) {
-        let n = ips.len().min(hops.len());
-        if n == 0 {
-            return;
-        }
-        // SAFETY: ips and hops hold at least n elements; the table is alive
-        // and only read.
-        unsafe { sys::l3fwd_lpm_lookup_bulk(self.0.as_ptr(), ips.as_ptr(), hops.as_mut_ptr(), n as u32) };
-        for h in &mut hops[..n] {
-            *h = if *h & LPM_LOOKUP_SUCCESS != 0 {
-                *h & LPM_NEXT_HOP_MASK
-            } else {
-                default
-            };
-        }
-    }
-
-    /// Looks up one address (host order): its next hop, or None on a miss.
-    /// For bursts, [`Lpm::lookup_bulk`] is the fast path.
-    pub fn lookup(&self, ip: u32) -> Option<u32> {
-        let mut hop = [0u32];
-        self.lookup_bulk(&[ip], &mut hop, u32::MAX);
-        (hop[0] != u32::MAX).then_some(hop[0])
-    }
-}
-
-impl Drop for Lpm {
-    fn drop(&mut self) {
-        // SAFETY: the table is ours and no lookup can run (we hold &mut).
-        unsafe { sys::rte_lpm_free(self.0.as_ptr()) }
     }
 }
 
@@ -255,36 +290,35 @@ impl Tbl24<'_> {
 /// An IPv6 LPM table. Built on one thread, then only read.
 ///
 /// ```
-/// # let prefix = format!("doc-{}-{}", "lpm6", std::process::id());
-/// # let args: Vec<String> = ["doc", "--no-huge", "-m", "256", "--no-pci", "-l", "0",
-/// #     "--log-level", "error", "--file-prefix", &prefix]
-/// #     .iter().map(|s| s.to_string()).collect();
-/// # dpdk::Eal::init_shared(&args)?;
-/// let mut lpm = dpdk::Lpm6::new("doc_v6", 0, 16, 64)?;
+/// let eal = dpdk::Eal::for_tests(256, &[])?;
+/// let mut lpm = dpdk::Lpm6::new(eal, "doc_v6", 0, 16, 64)?;
 /// let net: std::net::Ipv6Addr = "2001:200:0:3::".parse().unwrap();
 /// lpm.add(&net.octets(), 64, 3)?;
 ///
 /// let host: std::net::Ipv6Addr = "2001:200:0:3::9".parse().unwrap();
 /// let other: std::net::Ipv6Addr = "2001:200:0:4::9".parse().unwrap();
 /// assert_eq!(lpm.lookup(&host.octets()), Some(3));
-/// let mut hops = [0u32; 2];
-/// lpm.lookup_bulk(&[host.octets(), other.octets()], &mut hops, 0);
-/// assert_eq!(hops, [3, 0]);
+/// let mut hops = [None; 2];
+/// lpm.lookup_bulk(&[host.octets(), other.octets()], |i, hop| hops[i] = hop);
+/// assert_eq!(hops, [Some(3), None]);
 /// # Ok::<(), dpdk::DpdkError>(())
 /// ```
-pub struct Lpm6(NonNull<sys::rte_lpm6>);
+pub struct Lpm6 {
+    raw: NonNull<sys::rte_lpm6>,
+    _eal: Eal,
+}
 
-// SAFETY: as for Lpm: lookups only read.
+// SAFETY: as for LpmTable: lookups only read; changes need &mut.
 unsafe impl Send for Lpm6 {}
-// SAFETY: as for Lpm.
+// SAFETY: as for LpmTable.
 unsafe impl Sync for Lpm6 {}
 
 impl Lpm6 {
     /// Creates an empty table for `max_rules` routes and `tbl8s` groups (a
     /// prefix longer than /24 needs one group per 8 bits past the 24th on
     /// its path, shared with the prefixes on the same path), in the memory
-    /// of NUMA `socket`. `name` must be unique in the process. Needs EAL.
-    pub fn new(name: &str, socket: i32, max_rules: u32, tbl8s: u32) -> Result<Lpm6> {
+    /// of NUMA `socket`. `name` must be unique in the process.
+    pub fn new(eal: &Eal, name: &str, socket: i32, max_rules: u32, tbl8s: u32) -> Result<Lpm6> {
         let cname = c_name(name)?;
         let config = sys::rte_lpm6_config {
             max_rules,
@@ -293,9 +327,8 @@ impl Lpm6 {
         };
         // SAFETY: cname and config are valid for the call.
         let p = unsafe { sys::rte_lpm6_create(cname.as_ptr(), socket, &config) };
-        NonNull::new(p)
-            .map(Lpm6)
-            .ok_or_else(|| DpdkError::from_errno(format!("cannot create LPM6 table {name}")))
+        let raw = NonNull::new(p).ok_or_else(|| DpdkError::from_errno(format!("cannot create LPM6 table {name}")))?;
+        Ok(Lpm6 { raw, _eal: eal.clone() })
     }
 
     /// Adds `ip/depth -> next_hop` (`ip` in network order, as
@@ -304,46 +337,50 @@ impl Lpm6 {
     /// table is out of rules or tbl8 groups.
     pub fn add(&mut self, ip: &[u8; 16], depth: u8, next_hop: u32) -> Result<()> {
         // SAFETY: ip points at 16 bytes; the table is alive and exclusive.
-        let ret = unsafe { sys::rte_lpm6_add(self.0.as_ptr(), ip.as_ptr(), depth, next_hop) };
+        let ret = unsafe { sys::rte_lpm6_add(self.raw.as_ptr(), ip.as_ptr(), depth, next_hop) };
         if ret < 0 {
             return Err(DpdkError::from_code("cannot add IPv6 route", ret));
         }
         Ok(())
     }
 
-    /// Looks up every address of `ips` in one call; writes the next hop, or
-    /// `default` on a miss, to `hops`. As [`Lpm::lookup_bulk`]: one call
-    /// per burst, the first `min(ips.len(), hops.len())` entries.
+    /// Looks up every address of `ips` in bulk calls and hands `each` the
+    /// index of the address and its next hop, or None for a miss, as
+    /// [`LpmTable::lookup_bulk`] does.
     #[inline(always)]
-    pub fn lookup_bulk(&self, ips: &[[u8; 16]], hops: &mut [u32], default: u32) {
-        let n = ips.len().min(hops.len());
-        if n == 0 {
-            return;
-        }
-        // rte_lpm6 writes -1 for a miss into an i32 array of the same size.
-        let out = hops.as_mut_ptr() as *mut i32;
-        // SAFETY: ips and hops hold at least n elements (u32 and i32 share a
-        // layout); rte_lpm6 reads the addresses without writing them despite
-        // the non-const pointer type.
-        unsafe { sys::rte_lpm6_lookup_bulk_func(self.0.as_ptr(), ips.as_ptr() as *mut [u8; 16], out, n as u32) };
-        for h in &mut hops[..n] {
-            if *h as i32 == -1 {
-                *h = default;
+    pub fn lookup_bulk(&self, ips: &[[u8; 16]], mut each: impl FnMut(usize, Option<u32>)) {
+        // rte_lpm6 writes -1 for a miss.
+        let mut raw = [0i32; BULK];
+        for (chunk, ips) in ips.chunks(BULK).enumerate() {
+            let raw = &mut raw[..ips.len()];
+            // SAFETY: ips and raw hold ips.len() elements; rte_lpm6 reads
+            // the addresses without writing them despite the non-const
+            // pointer type; the table is alive and only read.
+            unsafe {
+                sys::rte_lpm6_lookup_bulk_func(
+                    self.raw.as_ptr(),
+                    ips.as_ptr() as *mut [u8; 16],
+                    raw.as_mut_ptr(),
+                    ips.len() as u32,
+                )
+            };
+            for (i, &h) in raw.iter().enumerate() {
+                each(chunk * BULK + i, u32::try_from(h).ok());
             }
         }
     }
 
     /// Looks up one address: its next hop, or None on a miss.
     pub fn lookup(&self, ip: &[u8; 16]) -> Option<u32> {
-        let mut hop = [0u32];
-        self.lookup_bulk(std::slice::from_ref(ip), &mut hop, u32::MAX);
-        (hop[0] != u32::MAX).then_some(hop[0])
+        let mut hop = None;
+        self.lookup_bulk(std::slice::from_ref(ip), |_, h| hop = h);
+        hop
     }
 }
 
 impl Drop for Lpm6 {
     fn drop(&mut self) {
         // SAFETY: the table is ours and no lookup can run (we hold &mut).
-        unsafe { sys::rte_lpm6_free(self.0.as_ptr()) }
+        unsafe { sys::rte_lpm6_free(self.raw.as_ptr()) }
     }
 }

@@ -87,7 +87,7 @@ impl Mbuf {
 impl Drop for Mbuf {
     fn drop(&mut self) {
         // SAFETY: we own the mbuf; it is not used after this.
-        unsafe { sys::l3fwd_pktmbuf_free(self.0.as_ptr()) }
+        unsafe { sys::shim_pktmbuf_free(self.0.as_ptr()) }
     }
 }
 

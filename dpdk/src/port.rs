@@ -1,26 +1,23 @@
 //! Ethernet ports: configuration, queues, bursts, MAC address and counters.
+//!
+//! Who may do what to a port is carried by types:
+//! - a [`Port`] comes only from [`Eal::take_ports`], once per port id;
+//! - [`Port::configure`] (once) hands out one [`RxSlot`] / [`TxSlot`] per
+//!   queue, and setting a queue up consumes its slot, so each queue gets
+//!   exactly one [`RxQueue`] or [`TxQueue`], the only handle that polls it;
+//! - every queue handle and [`PortStatsReader`] keeps the port (and the
+//!   pools its RX rings use) alive; [`Port::stop`] and [`Port::close`]
+//!   refuse while any of them exists, so no thread can be polling a port
+//!   being stopped.
 
-use std::ffi::{CStr, CString};
+use std::ffi::CStr;
+use std::sync::{Arc, Mutex};
 
+use crate::eal::Eal;
 use crate::error::{DpdkError, Result};
 use crate::mbuf::MbufArray;
 use crate::mempool::Mempool;
 use crate::sys;
-
-/// What l3fwd asks of a port (the C sample's `port_conf` plus its options).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PortConfig {
-    /// RX queues to create.
-    pub rx_queues: u16,
-    /// TX queues to create (one per enabled lcore in l3fwd).
-    pub tx_queues: u16,
-    /// RX ring size requested (the driver may adjust it).
-    pub rx_desc: u16,
-    /// TX ring size requested (the driver may adjust it).
-    pub tx_desc: u16,
-    /// Largest frame to accept (`--max-pkt-len`); the driver default if None.
-    pub max_pkt_len: Option<u32>,
-}
 
 /// Facts about a port, from `rte_eth_dev_info_get`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,6 +32,45 @@ pub struct PortInfo {
     pub rx_queues: u16,
     /// TX queues configured (0 before [`Port::configure`]).
     pub tx_queues: u16,
+    /// RSS hash functions the device offers (`RTE_ETH_RSS_*` bits).
+    pub rss_offloads: u64,
+    /// TX offloads the device offers (`RTE_ETH_TX_OFFLOAD_*` bits).
+    pub tx_offloads: u64,
+    /// Largest MTU the device takes (`u16::MAX`: not reported).
+    pub max_mtu: u16,
+    /// Largest frame the device receives.
+    pub max_rx_pktlen: u32,
+}
+
+/// How to configure a port: the parts of `rte_eth_conf` a forwarder sets.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EthConf {
+    /// RSS hash functions to spread received packets over the RX queues
+    /// with (0: no RSS).
+    pub rss_hash: u64,
+    /// TX offloads for the whole port.
+    pub tx_offloads: u64,
+    /// MTU to set; the driver default if None.
+    pub mtu: Option<u16>,
+}
+
+/// `RTE_ETH_RSS_IP`: RSS over IPv4 and IPv6 addresses.
+pub fn rss_ip() -> u64 {
+    // SAFETY: reads a constant defined in the shim.
+    unsafe { sys::shim_rss_ip }
+}
+
+/// `RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE`: the driver may free sent mbufs in
+/// bulk (all from one pool, reference count 1).
+pub fn tx_offload_fast_free() -> u64 {
+    // SAFETY: reads a constant defined in the shim.
+    unsafe { sys::shim_tx_offload_fast_free }
+}
+
+/// `RTE_ETH_TX_OFFLOAD_MULTI_SEGS`: frames may span several mbufs.
+pub fn tx_offload_multi_segs() -> u64 {
+    // SAFETY: reads a constant defined in the shim.
+    unsafe { sys::shim_tx_offload_multi_segs }
 }
 
 /// Queues whose packets the port counts one by one (DPDK's
@@ -66,15 +102,50 @@ pub struct PortStats {
     pub tx_queue_packets: [u64; QUEUE_STATS],
 }
 
-impl PortStats {
-    /// Reads the counters of port `port`; safe from any thread while the
-    /// port forwards.
-    pub fn read(port: u16) -> Result<PortStats> {
+/// What keeps a port open: shared by the [`Port`], its queue handles and
+/// its stats readers; the last to go stops and closes a port left
+/// configured (so that an error leaves no port running, and a pcap port
+/// completes its files), then lets go of the pools its RX rings used.
+struct PortLife {
+    id: u16,
+    /// Configured and not yet closed.
+    configured: Mutex<bool>,
+    /// The pools RX queues were set up with: freed after the port closes.
+    pools: Mutex<Vec<Mempool>>,
+    _eal: Eal,
+}
+
+impl PortLife {
+    fn info(&self) -> Result<PortInfo> {
+        let info = raw_info(self.id)?;
+        // SAFETY: a valid port's info has a valid device whose name is a
+        // NUL-terminated string owned by the bus; copied at once.
+        let name = unsafe { CStr::from_ptr(sys::rte_dev_name(info.device)) }
+            .to_string_lossy()
+            .into_owned();
+        Ok(PortInfo {
+            name,
+            max_rx_queues: info.max_rx_queues,
+            max_tx_queues: info.max_tx_queues,
+            rx_queues: info.nb_rx_queues,
+            tx_queues: info.nb_tx_queues,
+            rss_offloads: info.flow_type_rss_offloads,
+            tx_offloads: info.tx_offload_capa,
+            max_mtu: info.max_mtu,
+            max_rx_pktlen: info.max_rx_pktlen,
+        })
+    }
+
+    fn stats(&self) -> Result<PortStats> {
         let mut s = sys::rte_eth_stats::default();
-        // SAFETY: s is a valid out-parameter; stats reads are thread-safe.
-        let ret = unsafe { sys::rte_eth_stats_get(port, &mut s) };
+        // SAFETY: s is a valid out-parameter; stats reads are thread-safe,
+        // and the port is open while this PortLife lives.
+        let ret = unsafe { sys::rte_eth_stats_get(self.id, &mut s) };
         if ret != 0 {
-            return Err(DpdkError::from_code(format!("cannot read stats of port {port}"), ret));
+            return Err(DpdkError::from_code(
+                format!("cannot read stats of port {}", self.id),
+                ret,
+            ));
         }
         Ok(PortStats {
             rx_packets: s.ipackets,
@@ -89,47 +160,124 @@ impl PortStats {
             tx_queue_packets: s.q_opackets,
         })
     }
+
+    fn is_configured(&self) -> bool {
+        *self.configured.lock().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
-/// An ethdev port owned by the application. Each RX and TX queue handle is
-/// handed out once, so no two threads can poll the same queue.
+impl Drop for PortLife {
+    /// Stops and closes a port left configured; errors are moot here (the
+    /// application is failing, or closed the port already).
+    fn drop(&mut self) {
+        if self.is_configured() {
+            // SAFETY: control calls on a port this handle configured and did
+            // not close; the last handle is going, so no queue is polled.
+            // Stopping a stopped port is a no-op.
+            unsafe {
+                sys::rte_eth_dev_stop(self.id);
+                sys::rte_eth_dev_close(self.id);
+            }
+        }
+    }
+}
+
+fn raw_info(id: u16) -> Result<sys::rte_eth_dev_info> {
+    let mut info = sys::rte_eth_dev_info::default();
+    // SAFETY: info is a valid out-parameter for a port id EAL made.
+    let ret = unsafe { sys::rte_eth_dev_info_get(id, &mut info) };
+    if ret != 0 {
+        return Err(DpdkError::from_code(format!("cannot get info of port {id}"), ret));
+    }
+    Ok(info)
+}
+
+/// An ethdev port, owned: handed out once by [`Eal::take_ports`].
 ///
-/// A configured port is stopped and closed when dropped, so that a setup
-/// error leaves no port running (and a pcap port completes its files); drop
-/// it before the mempools its RX queues use.
+/// ```
+/// let eal = dpdk::Eal::for_tests(256, &["--vdev=net_null0"])?;
+/// let mut port = eal.take_ports()?.remove(0);
+/// let pool = dpdk::Mempool::create(eal, "doc_port_pool", 1024, 32, 0)?;
+/// let slots = port.configure(1, 1, &dpdk::EthConf::default())?;
+/// let [rx_slot] = <[_; 1]>::try_from(slots.rx).ok().unwrap();
+/// let rx = port.setup_rx_queue(rx_slot, 128, 0, &pool)?;
+/// port.start()?;
+/// // A queue handle keeps the port running: stopping is refused...
+/// assert!(port.stop().is_err());
+/// drop(rx);
+/// // ...until every handle is gone.
+/// port.close()?;
+/// # Ok::<(), dpdk::DpdkError>(())
+/// ```
+///
+/// A queue's slot is consumed by its setup, so no queue gets two handles:
+///
+/// ```compile_fail
+/// # let eal = dpdk::Eal::for_tests(256, &["--vdev=net_null0"]).unwrap();
+/// # let mut port = eal.take_ports().unwrap().remove(0);
+/// # let pool = dpdk::Mempool::create(eal, "p", 1024, 32, 0).unwrap();
+/// let mut slots = port.configure(1, 1, &dpdk::EthConf::default()).unwrap();
+/// let slot = slots.rx.remove(0);
+/// let a = port.setup_rx_queue(slot, 128, 0, &pool);
+/// let b = port.setup_rx_queue(slot, 128, 0, &pool); // use of moved value
+/// ```
 pub struct Port {
     id: u16,
-    rx_taken: Vec<bool>,
-    tx_taken: Vec<bool>,
-    /// Configured and not yet closed: Drop closes it.
-    configured: bool,
+    life: Arc<PortLife>,
     started: bool,
 }
 
-impl Port {
-    /// Takes port `id`, which EAL must have created.
-    pub fn new(id: u16) -> Result<Port> {
-        // SAFETY: a lookup in the ethdev table by value.
-        if unsafe { sys::rte_eth_dev_is_valid_port(id) } == 0 {
-            return Err(DpdkError::invalid(format!("port {id}"), "no such port"));
-        }
-        Ok(Port {
-            id,
-            rx_taken: Vec::new(),
-            tx_taken: Vec::new(),
-            configured: false,
-            started: false,
-        })
-    }
+/// The right to set up one RX queue of a configured port, handed out once
+/// per queue by [`Port::configure`].
+#[derive(Debug)]
+pub struct RxSlot {
+    port: u16,
+    queue: u16,
+}
 
-    /// The id of the port named `name` (e.g. `net_pcap0`), if it exists.
-    pub fn id_by_name(name: &str) -> Option<u16> {
-        let cname = CString::new(name).ok()?;
-        let mut id = 0;
-        // SAFETY: cname is a valid C string and id a valid out-parameter for
-        // the call.
-        let ret = unsafe { sys::rte_eth_dev_get_port_by_name(cname.as_ptr(), &mut id) };
-        (ret == 0).then_some(id)
+/// The right to set up one TX queue of a configured port, handed out once
+/// per queue by [`Port::configure`].
+#[derive(Debug)]
+pub struct TxSlot {
+    port: u16,
+    queue: u16,
+}
+
+impl RxSlot {
+    /// Queue id.
+    pub fn queue(&self) -> u16 {
+        self.queue
+    }
+}
+
+impl TxSlot {
+    /// Queue id.
+    pub fn queue(&self) -> u16 {
+        self.queue
+    }
+}
+
+/// What [`Port::configure`] hands out: a slot per queue, by queue id.
+#[derive(Debug)]
+pub struct QueueSlots {
+    /// RX queue slots, queue 0 first.
+    pub rx: Vec<RxSlot>,
+    /// TX queue slots, queue 0 first.
+    pub tx: Vec<TxSlot>,
+}
+
+impl Port {
+    pub(crate) fn owned(eal: Eal, id: u16) -> Port {
+        Port {
+            id,
+            life: Arc::new(PortLife {
+                id,
+                configured: Mutex::new(false),
+                pools: Mutex::new(Vec::new()),
+                _eal: eal,
+            }),
+            started: false,
+        }
     }
 
     /// The port id.
@@ -137,73 +285,64 @@ impl Port {
         self.id
     }
 
-    fn raw_info(&self) -> Result<sys::rte_eth_dev_info> {
-        let mut info = sys::rte_eth_dev_info::default();
-        // SAFETY: info is a valid out-parameter for a valid port.
-        let ret = unsafe { sys::rte_eth_dev_info_get(self.id, &mut info) };
-        if ret != 0 {
-            return Err(DpdkError::from_code(
-                format!("cannot get info of port {}", self.id),
-                ret,
-            ));
-        }
-        Ok(info)
-    }
-
-    /// Device name and queue limits.
+    /// Device name, queue limits and offload capabilities.
     pub fn info(&self) -> Result<PortInfo> {
-        let info = self.raw_info()?;
-        // SAFETY: a valid port's info has a valid device whose name is a
-        // NUL-terminated string owned by the bus; copied at once.
-        let name = unsafe { CStr::from_ptr(sys::rte_dev_name(info.device)) }
-            .to_string_lossy()
-            .into_owned();
-        Ok(PortInfo {
-            name,
-            max_rx_queues: info.max_rx_queues,
-            max_tx_queues: info.max_tx_queues,
-            rx_queues: info.nb_rx_queues,
-            tx_queues: info.nb_tx_queues,
-        })
+        self.life.info()
     }
 
-    /// Configures the port as l3fwd does: RSS over IP when the device has
-    /// several RX queues, no RX offloads (the packet checks are ours), fast
-    /// mbuf free on TX when supported. Returns the RX and TX ring sizes the
-    /// driver accepted.
-    pub fn configure(&mut self, conf: &PortConfig) -> Result<(u16, u16)> {
-        let info = self.raw_info()?;
+    /// The port's counters now.
+    pub fn stats(&self) -> Result<PortStats> {
+        self.life.stats()
+    }
+
+    /// A handle that reads the port's counters from any thread (e.g. a
+    /// statistics thread) while the lcores forward. It keeps the port open:
+    /// drop it before [`Port::stop`].
+    pub fn stats_reader(&self) -> PortStatsReader {
+        PortStatsReader {
+            life: Arc::clone(&self.life),
+        }
+    }
+
+    /// Configures the port with `rx_queues` and `tx_queues` queues as `conf`
+    /// says, and hands out one slot per queue. Once per port.
+    pub fn configure(&mut self, rx_queues: u16, tx_queues: u16, conf: &EthConf) -> Result<QueueSlots> {
+        let mut configured = self.life.configured.lock().unwrap_or_else(|e| e.into_inner());
+        if *configured {
+            return Err(DpdkError::invalid(format!("port {}", self.id), "already configured"));
+        }
         let mut c = sys::rte_eth_conf::default();
-        if info.max_rx_queues > 1 {
+        if conf.rss_hash != 0 {
             c.rxmode.mq_mode = sys::rte_eth_rx_mq_mode_RTE_ETH_MQ_RX_RSS;
-            // SAFETY: reads a constant defined in the shim.
-            c.rx_adv_conf.rss_conf.rss_hf = unsafe { sys::l3fwd_rss_ip } & info.flow_type_rss_offloads;
+            c.rx_adv_conf.rss_conf.rss_hf = conf.rss_hash;
         }
         c.txmode.mq_mode = sys::rte_eth_tx_mq_mode_RTE_ETH_MQ_TX_NONE;
-        // SAFETY: reads constants defined in the shim.
-        let (fast_free, multi_segs) = unsafe { (sys::l3fwd_tx_offload_fast_free, sys::l3fwd_tx_offload_multi_segs) };
-        if info.tx_offload_capa & fast_free != 0 {
-            c.txmode.offloads |= fast_free;
-        }
-        if let Some(len) = conf.max_pkt_len {
-            c.rxmode.mtu = len.saturating_sub(overhead_len(&info));
-            if c.rxmode.mtu > sys::RTE_ETHER_MTU {
-                c.txmode.offloads |= multi_segs;
-            }
+        c.txmode.offloads = conf.tx_offloads;
+        if let Some(mtu) = conf.mtu {
+            c.rxmode.mtu = mtu.into();
         }
         // SAFETY: c is a fully initialised configuration for a valid port.
-        let ret = unsafe { sys::rte_eth_dev_configure(self.id, conf.rx_queues, conf.tx_queues, &c) };
+        let ret = unsafe { sys::rte_eth_dev_configure(self.id, rx_queues, tx_queues, &c) };
         if ret < 0 {
             return Err(DpdkError::from_code(
                 format!(
-                    "cannot configure port {} with {} RX and {} TX queues",
-                    self.id, conf.rx_queues, conf.tx_queues
+                    "cannot configure port {} with {rx_queues} RX and {tx_queues} TX queues",
+                    self.id
                 ),
                 ret,
             ));
         }
-        self.configured = true;
-        let (mut rxd, mut txd) = (conf.rx_desc, conf.tx_desc);
+        *configured = true;
+        let port = self.id;
+        Ok(QueueSlots {
+            rx: (0..rx_queues).map(|queue| RxSlot { port, queue }).collect(),
+            tx: (0..tx_queues).map(|queue| TxSlot { port, queue }).collect(),
+        })
+    }
+
+    /// The ring sizes the driver accepts for requested `rx` and `tx` sizes.
+    pub fn adjust_ring_sizes(&self, rx: u16, tx: u16) -> Result<(u16, u16)> {
+        let (mut rxd, mut txd) = (rx, tx);
         // SAFETY: rxd and txd are valid in/out parameters.
         let ret = unsafe { sys::rte_eth_dev_adjust_nb_rx_tx_desc(self.id, &mut rxd, &mut txd) };
         if ret < 0 {
@@ -212,19 +351,28 @@ impl Port {
                 ret,
             ));
         }
-        self.rx_taken = vec![false; conf.rx_queues as usize];
-        self.tx_taken = vec![false; conf.tx_queues as usize];
         Ok((rxd, txd))
     }
 
-    /// Sets up RX queue `queue` with `desc` descriptors filled from `pool`,
-    /// and hands out its only handle.
-    pub fn setup_rx_queue(&mut self, queue: u16, desc: u16, socket: u32, pool: &Mempool) -> Result<RxQueue> {
-        take_once(&mut self.rx_taken, queue, self.id, "RX")?;
-        let info = self.raw_info()?;
-        let rxconf = info.default_rxconf;
-        // SAFETY: rxconf is valid for the call; the pool outlives the queue
-        // by Mempool's contract (freed after the port is closed).
+    fn check_slot(&self, slot_port: u16, kind: &str, queue: u16) -> Result<()> {
+        if slot_port == self.id {
+            Ok(())
+        } else {
+            Err(DpdkError::invalid(
+                format!("{kind} queue {queue} of port {slot_port}"),
+                format!("set up on port {}", self.id),
+            ))
+        }
+    }
+
+    /// Sets up an RX queue with `desc` descriptors filled from `pool`, and
+    /// hands out its only handle. The port keeps `pool` until it closes.
+    pub fn setup_rx_queue(&mut self, slot: RxSlot, desc: u16, socket: u32, pool: &Mempool) -> Result<RxQueue> {
+        let queue = slot.queue;
+        self.check_slot(slot.port, "RX", queue)?;
+        let rxconf = raw_info(self.id)?.default_rxconf;
+        // SAFETY: rxconf is valid for the call; the pool stays alive as long
+        // as the port (kept in `pools` below, freed after the close).
         let ret = unsafe { sys::rte_eth_rx_queue_setup(self.id, queue, desc, socket, &rxconf, pool.as_ptr()) };
         if ret < 0 {
             return Err(DpdkError::from_code(
@@ -232,18 +380,25 @@ impl Port {
                 ret,
             ));
         }
-        Ok(RxQueue { port: self.id, queue })
+        self.life
+            .pools
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(pool.clone());
+        Ok(RxQueue {
+            port: self.id,
+            queue,
+            _life: Arc::clone(&self.life),
+        })
     }
 
-    /// Sets up TX queue `queue` with `desc` descriptors and hands out its
-    /// only handle.
-    pub fn setup_tx_queue(&mut self, queue: u16, desc: u16, socket: u32) -> Result<TxQueue> {
-        take_once(&mut self.tx_taken, queue, self.id, "TX")?;
-        let info = self.raw_info()?;
-        let mut txconf = info.default_txconf;
-        // SAFETY: reads a constant defined in the shim.
-        let fast_free = unsafe { sys::l3fwd_tx_offload_fast_free };
-        txconf.offloads = info.tx_offload_capa & fast_free;
+    /// Sets up a TX queue with `desc` descriptors and `offloads` (of those
+    /// the device offers), and hands out its only handle.
+    pub fn setup_tx_queue(&mut self, slot: TxSlot, desc: u16, socket: u32, offloads: u64) -> Result<TxQueue> {
+        let queue = slot.queue;
+        self.check_slot(slot.port, "TX", queue)?;
+        let mut txconf = raw_info(self.id)?.default_txconf;
+        txconf.offloads = offloads;
         // SAFETY: txconf is valid for the call.
         let ret = unsafe { sys::rte_eth_tx_queue_setup(self.id, queue, desc, socket, &txconf) };
         if ret < 0 {
@@ -252,10 +407,14 @@ impl Port {
                 ret,
             ));
         }
-        Ok(TxQueue { port: self.id, queue })
+        Ok(TxQueue {
+            port: self.id,
+            queue,
+            _life: Arc::clone(&self.life),
+        })
     }
 
-    /// Turns on promiscuous mode (`-P`).
+    /// Turns on promiscuous mode.
     pub fn enable_promiscuous(&mut self) -> Result<()> {
         // SAFETY: a control call on a valid port.
         let ret = unsafe { sys::rte_eth_promiscuous_enable(self.id) };
@@ -270,7 +429,8 @@ impl Port {
 
     /// Starts the port.
     pub fn start(&mut self) -> Result<()> {
-        // SAFETY: a control call on a configured port.
+        // SAFETY: a control call on a valid port (DPDK refuses to start an
+        // unconfigured one).
         let ret = unsafe { sys::rte_eth_dev_start(self.id) };
         if ret < 0 {
             return Err(DpdkError::from_code(format!("cannot start port {}", self.id), ret));
@@ -279,15 +439,28 @@ impl Port {
         Ok(())
     }
 
-    /// Stops the port: the driver takes back what its rings hold. Call only
-    /// when no lcore polls its queues any more.
+    /// Fails unless this is the port's last handle: no queue handle or stats
+    /// reader exists, so no other thread can be using the port.
+    fn check_unshared(&mut self, action: &str) -> Result<()> {
+        match Arc::get_mut(&mut self.life) {
+            Some(_) => Ok(()),
+            None => Err(DpdkError::invalid(
+                format!("cannot {action} port {}", self.id),
+                "its queues or stats readers are still in use",
+            )),
+        }
+    }
+
+    /// Stops the port: the driver takes back what its rings hold. Refused
+    /// while a queue handle or stats reader exists.
     pub fn stop(&mut self) -> Result<()> {
+        self.check_unshared("stop")?;
         if !self.started {
             return Ok(());
         }
         self.started = false;
-        // SAFETY: a control call on a started port whose queue handles are
-        // no longer used (the caller waited for the lcores).
+        // SAFETY: a control call on a started port; no queue handle exists
+        // (checked above), so no thread polls it.
         let ret = unsafe { sys::rte_eth_dev_stop(self.id) };
         if ret != 0 {
             return Err(DpdkError::from_code(format!("cannot stop port {}", self.id), ret));
@@ -296,12 +469,16 @@ impl Port {
     }
 
     /// Stops (if started) and closes the port: a pcap port completes its
-    /// output files, and the driver frees the mbufs it keeps.
+    /// output files, and the driver frees the mbufs it keeps. Refused while
+    /// a queue handle or stats reader exists.
     pub fn close(mut self) -> Result<()> {
         self.stop()?;
-        self.configured = false;
-        // SAFETY: a control call on a stopped port whose queue handles are
-        // no longer used; closed once (`configured` is now false).
+        let mut configured = self.life.configured.lock().unwrap_or_else(|e| e.into_inner());
+        if !std::mem::replace(&mut *configured, false) {
+            return Ok(());
+        }
+        // SAFETY: a control call on a stopped, configured port with no queue
+        // handle (checked by stop); closed once (`configured` is now false).
         let ret = unsafe { sys::rte_eth_dev_close(self.id) };
         if ret != 0 {
             return Err(DpdkError::from_code(format!("cannot close port {}", self.id), ret));
@@ -321,55 +498,36 @@ impl Port {
     }
 }
 
-impl Drop for Port {
-    /// Stops and closes a port an error left configured; errors are moot
-    /// here, as the caller is already failing.
-    fn drop(&mut self) {
-        if self.configured {
-            self.configured = false;
-            // SAFETY: control calls on a port this handle configured and
-            // did not close; by the type's contract no lcore polls it.
-            unsafe {
-                if self.started {
-                    sys::rte_eth_dev_stop(self.id);
-                }
-                sys::rte_eth_dev_close(self.id);
-            }
-        }
+/// Reads one port's counters from any thread; keeps the port open while it
+/// lives. Made by [`Port::stats_reader`].
+#[derive(Clone)]
+pub struct PortStatsReader {
+    life: Arc<PortLife>,
+}
+
+impl PortStatsReader {
+    /// The port id.
+    pub fn port(&self) -> u16 {
+        self.life.id
+    }
+
+    /// The port's counters now.
+    pub fn stats(&self) -> Result<PortStats> {
+        self.life.stats()
+    }
+
+    /// Device name and queue counts.
+    pub fn info(&self) -> Result<PortInfo> {
+        self.life.info()
     }
 }
 
-fn take_once(taken: &mut [bool], queue: u16, port: u16, kind: &str) -> Result<()> {
-    match taken.get_mut(queue as usize) {
-        None => Err(DpdkError::invalid(
-            format!("{kind} queue {queue} of port {port}"),
-            "not configured",
-        )),
-        Some(true) => Err(DpdkError::invalid(
-            format!("{kind} queue {queue} of port {port}"),
-            "already set up",
-        )),
-        Some(t) => {
-            *t = true;
-            Ok(())
-        }
-    }
-}
-
-/// Bytes a frame adds to the MTU: C l3fwd's eth_dev_get_overhead_len.
-fn overhead_len(info: &sys::rte_eth_dev_info) -> u32 {
-    let ether_overhead = sys::RTE_ETHER_HDR_LEN + sys::RTE_ETHER_CRC_LEN;
-    if info.max_mtu != u16::MAX && info.max_rx_pktlen > info.max_mtu as u32 {
-        info.max_rx_pktlen - info.max_mtu as u32
-    } else {
-        ether_overhead
-    }
-}
-
-/// The one handle to an RX queue; poll it from one lcore only.
+/// The one handle to an RX queue; poll it from one lcore only. It keeps
+/// its port open.
 pub struct RxQueue {
     port: u16,
     queue: u16,
+    _life: Arc<PortLife>,
 }
 
 impl RxQueue {
@@ -389,17 +547,20 @@ impl RxQueue {
         let (slots, room) = into.raw_free_slots();
         // SAFETY: `slots` has room for `room` pointers; the driver writes
         // that many owned mbufs at most, which `grow` then records. &mut self
-        // makes this thread the queue's only poller.
-        let n = unsafe { sys::l3fwd_rx_burst(self.port, self.queue, slots, room as u16) } as usize;
+        // makes this thread the queue's only poller, and the port is open
+        // while this handle lives.
+        let n = unsafe { sys::shim_rx_burst(self.port, self.queue, slots, room as u16) } as usize;
         into.grow(n);
         n
     }
 }
 
-/// The one handle to a TX queue; send on it from one lcore only.
+/// The one handle to a TX queue; send on it from one lcore only. It keeps
+/// its port open.
 pub struct TxQueue {
     port: u16,
     queue: u16,
+    _life: Arc<PortLife>,
 }
 
 impl TxQueue {
@@ -423,8 +584,9 @@ impl TxQueue {
         }
         // SAFETY: the first n slots hold owned mbufs; the driver takes
         // ownership of the first `sent`, which forget_first releases without
-        // freeing. &mut self makes this thread the queue's only user.
-        let sent = unsafe { sys::l3fwd_tx_burst(self.port, self.queue, from.raw_ptrs(), n as u16) } as usize;
+        // freeing. &mut self makes this thread the queue's only user, and
+        // the port is open while this handle lives.
+        let sent = unsafe { sys::shim_tx_burst(self.port, self.queue, from.raw_ptrs(), n as u16) } as usize;
         from.forget_first(sent);
         sent
     }

@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use std::ffi::{c_char, c_int, CStr, CString};
 use std::sync::{Mutex, OnceLock};
 
+use crate::eal::Eal;
 use crate::error::{DpdkError, Result};
 use crate::sys;
 
@@ -23,52 +24,50 @@ fn sources() -> &'static Mutex<HashMap<String, Source>> {
     SOURCES.get_or_init(Default::default)
 }
 
-/// Registers telemetry command `cmd` (e.g. `/l3fwd/stats`), answering with a
-/// dictionary of counters from `source`.
-///
-/// The name must start with `/` (DPDK refuses others); the last source
-/// registered under a name is the one that answers. With EAL's
-/// `--no-telemetry` there is no socket, so nothing asks.
-///
-/// ```
-/// # let prefix = format!("doc-telemetry-{}", std::process::id());
-/// # let args: Vec<String> = ["doc", "--no-huge", "-m", "256", "--no-pci", "-l", "0",
-/// #     "--log-level", "error", "--file-prefix", &prefix]
-/// #     .iter().map(|s| s.to_string()).collect();
-/// # dpdk::Eal::init_shared(&args)?;
-/// use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-/// use std::sync::Arc;
-///
-/// let rx = Arc::new(AtomicU64::new(0));
-/// let seen = Arc::clone(&rx);
-/// dpdk::register_telemetry("/doc/stats", "packets seen", move || {
-///     vec![("rx".to_string(), seen.load(Relaxed))]
-/// })?;
-/// rx.store(42, Relaxed); // `/doc/stats` now answers {"rx": 42}
-///
-/// assert!(dpdk::register_telemetry("no-slash", "refused", Vec::new).is_err());
-/// # Ok::<(), dpdk::DpdkError>(())
-/// ```
-pub fn register_telemetry<F>(cmd: &str, help: &str, source: F) -> Result<()>
-where
-    F: Fn() -> Vec<(String, u64)> + Send + Sync + 'static,
-{
-    let c_cmd = CString::new(cmd).map_err(|_| DpdkError::invalid("telemetry command", "contains a NUL byte"))?;
-    let c_help = CString::new(help).map_err(|_| DpdkError::invalid("telemetry help", "contains a NUL byte"))?;
-    sources()
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .insert(cmd.to_owned(), Box::new(source));
-    // SAFETY: DPDK copies the command name and help text; the callback is a
-    // plain function valid for the life of the process.
-    let ret = unsafe { sys::rte_telemetry_register_cmd(c_cmd.as_ptr(), Some(answer), c_help.as_ptr()) };
-    if ret != 0 {
-        return Err(DpdkError::from_code(
-            format!("cannot register telemetry command {cmd}"),
-            ret,
-        ));
+impl Eal {
+    /// Registers telemetry command `cmd` (e.g. `/l3fwd/stats`), answering with a
+    /// dictionary of counters from `source`.
+    ///
+    /// The name must start with `/` (DPDK refuses others); the last source
+    /// registered under a name is the one that answers. With EAL's
+    /// `--no-telemetry` there is no socket, so nothing asks.
+    ///
+    /// ```
+    /// let eal = dpdk::Eal::for_tests(256, &[])?;
+    /// use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+    /// use std::sync::Arc;
+    ///
+    /// let rx = Arc::new(AtomicU64::new(0));
+    /// let seen = Arc::clone(&rx);
+    /// eal.register_telemetry("/doc/stats", "packets seen", move || {
+    ///     vec![("rx".to_string(), seen.load(Relaxed))]
+    /// })?;
+    /// rx.store(42, Relaxed); // `/doc/stats` now answers {"rx": 42}
+    ///
+    /// assert!(eal.register_telemetry("no-slash", "refused", Vec::new).is_err());
+    /// # Ok::<(), dpdk::DpdkError>(())
+    /// ```
+    pub fn register_telemetry<F>(&self, cmd: &str, help: &str, source: F) -> Result<()>
+    where
+        F: Fn() -> Vec<(String, u64)> + Send + Sync + 'static,
+    {
+        let c_cmd = CString::new(cmd).map_err(|_| DpdkError::invalid("telemetry command", "contains a NUL byte"))?;
+        let c_help = CString::new(help).map_err(|_| DpdkError::invalid("telemetry help", "contains a NUL byte"))?;
+        sources()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(cmd.to_owned(), Box::new(source));
+        // SAFETY: DPDK copies the command name and help text; the callback is a
+        // plain function valid for the life of the process.
+        let ret = unsafe { sys::rte_telemetry_register_cmd(c_cmd.as_ptr(), Some(answer), c_help.as_ptr()) };
+        if ret != 0 {
+            return Err(DpdkError::from_code(
+                format!("cannot register telemetry command {cmd}"),
+                ret,
+            ));
+        }
+        Ok(())
     }
-    Ok(())
 }
 
 unsafe extern "C" fn answer(cmd: *const c_char, _params: *const c_char, d: *mut sys::rte_tel_data) -> c_int {

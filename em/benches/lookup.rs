@@ -23,13 +23,6 @@ const MAX_PROBES: usize = 1 << 20;
 /// 4Mi entries, so neither the sample nor we can load 4Mi rules into it.
 const SIZES: [(&str, u32); 4] = [("16", 16), ("64K", 1 << 16), ("1M", 1 << 20), ("4M", 4_000_000)];
 
-fn eal() {
-    let pid = std::process::id();
-    let args = format!("em-bench --no-huge -m 4096 --no-pci --file-prefix em-bench-{pid} -l 0 --log-level error");
-    let args: Vec<String> = args.split(' ').map(String::from).collect();
-    dpdk::Eal::init_shared(&args).expect("EAL init");
-}
-
 /// Rule `i`'s 5-tuple: distinct destinations (odd multiplier), UDP;
 /// the same with TCP is a guaranteed miss.
 fn tuple(i: u32, proto: u8) -> FiveTuple<Ipv4Addr> {
@@ -59,10 +52,10 @@ fn bench_case(
     g: &mut BenchmarkGroup<'_, WallTime>,
     name: &str,
     keys: &[Ipv4Key],
-    lookup: impl Fn(&[Ipv4Key], &mut [u16]),
+    lookup: impl Fn(&[Ipv4Key], &mut [Option<u16>]),
 ) {
     g.bench_function(name, |b| {
-        let mut out = [0u16; BURST];
+        let mut out = [None; BURST];
         let mut at = 0;
         b.iter(|| {
             lookup(black_box(&keys[at..at + BURST]), &mut out);
@@ -73,7 +66,7 @@ fn bench_case(
 }
 
 fn lookups(c: &mut Criterion) {
-    eal();
+    let eal = dpdk::Eal::for_tests(4096, &[]).expect("EAL init");
     let mut rng = ChaCha8Rng::seed_from_u64(1);
     for (label, n) in SIZES {
         let rules: Vec<Rule<Ipv4Addr>> = (0..n)
@@ -83,7 +76,7 @@ fn lookups(c: &mut Criterion) {
                 line: i as usize + 1,
             })
             .collect();
-        let tables = EmTables::new(DEFAULT_HASH_ENTRIES, 0, &rules, &[], |_| true).expect("table");
+        let tables = EmTables::new(eal, DEFAULT_HASH_ENTRIES, 0, &rules, &[], |_| true).expect("table");
         drop(rules);
         let mut g = c.benchmark_group(format!("em_v4/{label}"));
         g.sample_size(10)
@@ -93,10 +86,10 @@ fn lookups(c: &mut Criterion) {
         for (case, miss_rate) in [("all-hit", 0.0), ("half-miss", 0.5)] {
             let keys = probes(&mut rng, n, miss_rate);
             bench_case(&mut g, &format!("multi/{case}"), &keys, |k, o| {
-                tables.lookup_v4_multi(k, 0, o)
+                tables.lookup_v4_multi(k, |i, port| o[i] = port)
             });
             bench_case(&mut g, &format!("sequential/{case}"), &keys, |k, o| {
-                tables.lookup_v4_sequential(k, 0, o)
+                tables.lookup_v4_sequential(k, |i, port| o[i] = port)
             });
         }
         g.finish();

@@ -47,7 +47,7 @@ pub struct FiveTuple<A> {
 /// key of a packet is one 16-byte copy and one mask (C does it with one
 /// SSE load and AND), with no field-by-field gathering. Rules are
 /// converted into the same layout once, at load time. Build one with
-/// [`Ipv4Key::from`] (a rule) or [`crate::key_of`] (a frame).
+/// [`Ipv4Key::from`] (a rule) or [`Ipv4Key::from_header`] (a frame).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Ipv4Key([u8; 16]);
 
@@ -58,7 +58,7 @@ pub struct Ipv4Key([u8; 16]);
 ///
 /// As for [`Ipv4Key`], the layout is the frame's, so extracting a key is a
 /// copy and a mask. Build one with [`Ipv6Key::from`] (a rule) or
-/// [`crate::key_of`] (a frame).
+/// [`Ipv6Key::from_header`] (a frame).
 ///
 /// ```
 /// let rule = em::FiveTuple {
@@ -83,27 +83,29 @@ const V4_MASK: [u8; 16] = [
 ];
 
 /// Bytes of an IPv6 key that come from the frame; the rest (`reserve`) is zero.
-const V6_FRAME_BYTES: usize = 40;
+pub const V6_FRAME_BYTES: usize = 40;
 
 impl Ipv4Key {
-    /// Frame offset of the key's first byte: Ethernet header + TTL offset.
-    pub(crate) const FRAME_OFFSET: usize = 14 + 8;
-
-    /// The key of an IPv4 header's last 16 bytes (TTL to destination port).
+    /// The key of a frame's 16 bytes from the IPv4 TTL to the TCP/UDP
+    /// destination port (a 20-byte header): one masked copy.
+    ///
+    /// ```
+    /// // TTL 64, UDP, checksum, 10.0.0.1 -> 198.18.3.0, ports 12345 -> 9
+    /// let bytes = [64, 17, 0xbe, 0xef, 10, 0, 0, 1, 198, 18, 3, 0, 0x30, 0x39, 0, 9];
+    /// let key = em::Ipv4Key::from_header(&bytes);
+    /// assert_eq!(key.as_ref(), &[0, 17, 0, 0, 10, 0, 0, 1, 198, 18, 3, 0, 0x30, 0x39, 0, 9]);
+    /// ```
     #[inline(always)]
-    pub(crate) fn from_header(bytes: &[u8; 16]) -> Self {
+    pub fn from_header(bytes: &[u8; 16]) -> Self {
         Self(std::array::from_fn(|i| bytes[i] & V4_MASK[i]))
     }
 }
 
 impl Ipv6Key {
-    /// Frame offset of the key's first byte: Ethernet header + payload length offset.
-    pub(crate) const FRAME_OFFSET: usize = 14 + 4;
-
-    /// The key of an IPv6 header from the payload length on, followed by
-    /// the TCP/UDP ports.
+    /// The key of a frame's 40 bytes from the IPv6 payload length to the
+    /// TCP/UDP destination port (no extension header): a copy and a mask.
     #[inline(always)]
-    pub(crate) fn from_header(bytes: &[u8; V6_FRAME_BYTES]) -> Self {
+    pub fn from_header(bytes: &[u8; V6_FRAME_BYTES]) -> Self {
         let mut key = [0; 48];
         key[..V6_FRAME_BYTES].copy_from_slice(bytes);
         // mask1 clears the payload length and the hop limit.

@@ -28,8 +28,9 @@ const SHIFT_WIDTH: u8 = 32;
 /// rte_hash refuses tables smaller than one bucket.
 const MIN_ENTRIES: u32 = 8;
 
-/// Stored for rules whose port is disabled or out of range: the packet
-/// returns to its input port. Never a real port, since it is >= `MAX_PORTS`.
+/// Stored for rules whose port is disabled or out of range: a hit on them
+/// answers "no route", like a miss. Never a real port, since it is >=
+/// `MAX_PORTS`.
 const NO_ROUTE: u8 = u8::MAX;
 
 /// IPv4 and IPv6 exact-match tables, read-only once built.
@@ -87,8 +88,9 @@ impl EmTables {
     /// modulo 32), so a later duplicate to a disabled port leaves an earlier
     /// one in place; a later duplicate that is loaded replaces the earlier
     /// one (and is logged). A hit on a loaded rule whose port is >= 32 or
-    /// not enabled returns the input port, like a miss.
+    /// not enabled answers "no route", like a miss.
     pub fn new(
+        eal: &dpdk::Eal,
         entries: u32,
         socket: i32,
         v4: &[Rule<Ipv4Addr>],
@@ -96,39 +98,37 @@ impl EmTables {
         enabled: impl Fn(u8) -> bool,
     ) -> Result<EmTables, TableError> {
         Ok(EmTables {
-            v4: Table::build::<_, Ipv4Key>("IPv4", entries, socket, v4, &enabled)?,
-            v6: Table::build::<_, Ipv6Key>("IPv6", entries, socket, v6, &enabled)?,
+            v4: Table::build::<_, Ipv4Key>(eal, "IPv4", entries, socket, v4, &enabled)?,
+            v6: Table::build::<_, Ipv6Key>(eal, "IPv6", entries, socket, v6, &enabled)?,
         })
     }
 
     /// Output ports of IPv4 keys, looked up [`EM_HASH_LOOKUP_COUNT`] at a
-    /// time (the last group may be smaller); `in_port` on a miss.
-    /// `out` must hold at least `keys.len()` ports.
+    /// time (the last group may be smaller): `each` gets the index of each
+    /// key and its port, or None when no rule routes it.
     #[inline]
-    pub fn lookup_v4_multi(&self, keys: &[Ipv4Key], in_port: u16, out: &mut [u16]) {
-        self.v4.lookup_multi(keys, in_port, out);
+    pub fn lookup_v4_multi(&self, keys: &[Ipv4Key], each: impl FnMut(usize, Option<u16>)) {
+        self.v4.lookup_multi(keys, each);
     }
 
-    /// Output ports of IPv4 keys, looked up one by one; same results as
+    /// Output ports of IPv4 keys, looked up one by one; same answers as
     /// [`Self::lookup_v4_multi`].
     #[inline]
-    pub fn lookup_v4_sequential(&self, keys: &[Ipv4Key], in_port: u16, out: &mut [u16]) {
-        self.v4.lookup_sequential(keys, in_port, out);
+    pub fn lookup_v4_sequential(&self, keys: &[Ipv4Key], each: impl FnMut(usize, Option<u16>)) {
+        self.v4.lookup_sequential(keys, each);
     }
 
-    /// Output ports of IPv6 keys, looked up [`EM_HASH_LOOKUP_COUNT`] at a
-    /// time (the last group may be smaller); `in_port` on a miss.
-    /// `out` must hold at least `keys.len()` ports.
+    /// Output ports of IPv6 keys, as [`Self::lookup_v4_multi`].
     #[inline]
-    pub fn lookup_v6_multi(&self, keys: &[Ipv6Key], in_port: u16, out: &mut [u16]) {
-        self.v6.lookup_multi(keys, in_port, out);
+    pub fn lookup_v6_multi(&self, keys: &[Ipv6Key], each: impl FnMut(usize, Option<u16>)) {
+        self.v6.lookup_multi(keys, each);
     }
 
-    /// Output ports of IPv6 keys, looked up one by one; same results as
+    /// Output ports of IPv6 keys, looked up one by one; same answers as
     /// [`Self::lookup_v6_multi`].
     #[inline]
-    pub fn lookup_v6_sequential(&self, keys: &[Ipv6Key], in_port: u16, out: &mut [u16]) {
-        self.v6.lookup_sequential(keys, in_port, out);
+    pub fn lookup_v6_sequential(&self, keys: &[Ipv6Key], each: impl FnMut(usize, Option<u16>)) {
+        self.v6.lookup_sequential(keys, each);
     }
 }
 
@@ -141,6 +141,7 @@ struct Table<const N: usize> {
 
 impl<const N: usize> Table<N> {
     fn build<A, K>(
+        eal: &dpdk::Eal,
         family: &'static str,
         entries: u32,
         socket: i32,
@@ -161,7 +162,7 @@ impl<const N: usize> Table<N> {
         };
         let name = format!("em_{family}_{}", TABLES.fetch_add(1, Ordering::Relaxed));
         let create = |source| TableError::Create { family, source };
-        let mut hash = Hash::<N>::new(&name, capacity, socket).map_err(create)?;
+        let mut hash = Hash::<N>::new(eal, &name, capacity, socket).map_err(create)?;
         let mut ports = Vec::new();
         // Line of the rule at each position, to report duplicates.
         let mut lines: Vec<Option<usize>> = Vec::new();
@@ -202,33 +203,28 @@ impl<const N: usize> Table<N> {
         Ok(Self { hash, ports })
     }
 
+    /// The port of the rule at `position`, if it routes.
     #[inline(always)]
-    fn port_of(&self, position: Option<u32>, in_port: u16) -> u16 {
-        match position.map(|p| self.ports[p as usize]) {
-            None | Some(NO_ROUTE) => in_port,
-            Some(port) => port.into(),
+    fn port_of(&self, position: Option<u32>) -> Option<u16> {
+        match self.ports.get(position? as usize) {
+            None | Some(&NO_ROUTE) => None,
+            Some(&port) => Some(port.into()),
         }
     }
 
     #[inline(always)]
-    fn lookup_multi<K: AsRef<[u8; N]>>(&self, keys: &[K], in_port: u16, out: &mut [u16]) {
-        let out = &mut out[..keys.len()];
-        for (keys, out) in keys
-            .chunks(EM_HASH_LOOKUP_COUNT)
-            .zip(out.chunks_mut(EM_HASH_LOOKUP_COUNT))
-        {
-            let mut positions = [-1i32; EM_HASH_LOOKUP_COUNT];
-            self.hash.lookup_bulk(keys, &mut positions[..keys.len()]);
-            for (port, &pos) in out.iter_mut().zip(&positions) {
-                *port = self.port_of(u32::try_from(pos).ok(), in_port);
-            }
+    fn lookup_multi<K: AsRef<[u8; N]>>(&self, keys: &[K], mut each: impl FnMut(usize, Option<u16>)) {
+        for (group, keys) in keys.chunks(EM_HASH_LOOKUP_COUNT).enumerate() {
+            let first = group * EM_HASH_LOOKUP_COUNT;
+            self.hash
+                .lookup_bulk(keys, |i, position| each(first + i, self.port_of(position)));
         }
     }
 
     #[inline(always)]
-    fn lookup_sequential<K: AsRef<[u8; N]>>(&self, keys: &[K], in_port: u16, out: &mut [u16]) {
-        for (port, key) in out[..keys.len()].iter_mut().zip(keys) {
-            *port = self.port_of(self.hash.lookup(key.as_ref()), in_port);
+    fn lookup_sequential<K: AsRef<[u8; N]>>(&self, keys: &[K], mut each: impl FnMut(usize, Option<u16>)) {
+        for (i, key) in keys.iter().enumerate() {
+            each(i, self.port_of(self.hash.lookup(key.as_ref())));
         }
     }
 }
@@ -243,15 +239,9 @@ mod tests {
     use std::collections::HashMap;
     use std::path::Path;
 
-    /// One EAL per test binary, with its own file prefix.
-    fn eal() {
-        let pid = std::process::id();
-        let args = format!("em-tests --no-huge -m 2048 --no-pci --file-prefix em-tests-{pid} -l 0 --log-level error");
-        let args: Vec<String> = args.split(' ').map(String::from).collect();
-        dpdk::Eal::init_shared(&args).expect("EAL init");
+    fn eal() -> &'static dpdk::Eal {
+        dpdk::Eal::for_tests(2048, &[]).expect("EAL init")
     }
-
-    const IN_PORT: u16 = 7;
 
     fn all_ports(_: u8) -> bool {
         true
@@ -294,44 +284,52 @@ mod tests {
         rules.iter().map(|r| Ipv6Key::from(&r.tuple)).collect()
     }
 
-    /// IPv4 lookups both ways, checked equal.
-    fn lookup_v4(t: &EmTables, keys: &[Ipv4Key]) -> Vec<u16> {
-        let (mut multi, mut seq) = (vec![0; keys.len()], vec![0; keys.len()]);
-        t.lookup_v4_multi(keys, IN_PORT, &mut multi);
-        t.lookup_v4_sequential(keys, IN_PORT, &mut seq);
+    /// IPv4 lookups both ways, checked equal; every key answered once.
+    fn lookup_v4(t: &EmTables, keys: &[Ipv4Key]) -> Vec<Option<u16>> {
+        let multi = answers(keys.len(), |each| t.lookup_v4_multi(keys, each));
+        let seq = answers(keys.len(), |each| t.lookup_v4_sequential(keys, each));
         assert_eq!(multi, seq);
         multi
     }
 
-    /// IPv6 lookups both ways, checked equal.
-    fn lookup_v6(t: &EmTables, keys: &[Ipv6Key]) -> Vec<u16> {
-        let (mut multi, mut seq) = (vec![0; keys.len()], vec![0; keys.len()]);
-        t.lookup_v6_multi(keys, IN_PORT, &mut multi);
-        t.lookup_v6_sequential(keys, IN_PORT, &mut seq);
+    /// IPv6 lookups both ways, checked equal; every key answered once.
+    fn lookup_v6(t: &EmTables, keys: &[Ipv6Key]) -> Vec<Option<u16>> {
+        let multi = answers(keys.len(), |each| t.lookup_v6_multi(keys, each));
+        let seq = answers(keys.len(), |each| t.lookup_v6_sequential(keys, each));
         assert_eq!(multi, seq);
         multi
+    }
+
+    /// What a lookup of `n` keys answered, checking each index came once.
+    fn answers(n: usize, lookup: impl FnOnce(&mut dyn FnMut(usize, Option<u16>))) -> Vec<Option<u16>> {
+        let mut out = vec![None; n];
+        let mut seen = vec![0; n];
+        lookup(&mut |i, port| {
+            out[i] = port;
+            seen[i] += 1;
+        });
+        assert!(seen.iter().all(|&s| s == 1), "answers per key: {seen:?}");
+        out
     }
 
     #[test]
     fn default_rules_route_to_their_ports() {
-        eal();
         let configs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs");
         let v4 = load_v4(configs.join("em_v4.cfg")).unwrap();
         let v6 = load_v6(configs.join("em_v6.cfg")).unwrap();
-        let t = EmTables::new(DEFAULT_HASH_ENTRIES, 0, &v4, &v6, |p| p < 4).unwrap();
-        let expected: Vec<u16> = (0..16).map(|p| if p < 4 { p } else { IN_PORT }).collect();
+        let t = EmTables::new(eal(), DEFAULT_HASH_ENTRIES, 0, &v4, &v6, |p| p < 4).unwrap();
+        let expected: Vec<Option<u16>> = (0..16).map(|p| (p < 4).then_some(p)).collect();
         assert_eq!(lookup_v4(&t, &v4_keys(&v4)), expected);
         assert_eq!(lookup_v6(&t, &v6_keys(&v6)), expected);
         let miss = Ipv4Key::from(&FiveTuple {
             proto: 6,
             ..v4[0].tuple
         });
-        assert_eq!(lookup_v4(&t, &[miss]), [IN_PORT]);
+        assert_eq!(lookup_v4(&t, &[miss]), [None]);
     }
 
     #[test]
     fn duplicates_and_disabled_ports_follow_the_load_order() {
-        eal();
         let key = |n| Ipv4Key::from(&v4_rule(n, 0, 0).tuple);
         let rules = [
             v4_rule(1, 2, 1),
@@ -343,23 +341,21 @@ mod tests {
             v4_rule(4, 33, 7), // 33 % 32 = 1 is disabled: not loaded
             v4_rule(5, 255, 8),
         ];
-        let t = EmTables::new(64, 0, &rules, &[], |p| matches!(p, 2 | 3 | 31)).unwrap();
+        let t = EmTables::new(eal(), 64, 0, &rules, &[], |p| matches!(p, 2 | 3 | 31)).unwrap();
         let ports = lookup_v4(&t, &[key(1), key(2), key(3), key(4), key(5)]);
-        assert_eq!(ports, [3, 2, IN_PORT, IN_PORT, IN_PORT]);
+        assert_eq!(ports, [Some(3), Some(2), None, None, None]);
     }
 
     #[test]
     fn empty_rule_sets_miss() {
-        eal();
-        let t = EmTables::new(0, 0, &[], &[], all_ports).unwrap();
-        assert_eq!(lookup_v4(&t, &v4_keys(&[v4_rule(1, 0, 1)])), [IN_PORT]);
-        assert_eq!(lookup_v6(&t, &v6_keys(&[v6_rule(1, 0, 1)])), [IN_PORT]);
+        let t = EmTables::new(eal(), 0, 0, &[], &[], all_ports).unwrap();
+        assert_eq!(lookup_v4(&t, &v4_keys(&[v4_rule(1, 0, 1)])), [None]);
+        assert_eq!(lookup_v6(&t, &v6_keys(&[v6_rule(1, 0, 1)])), [None]);
     }
 
     #[test]
     fn create_error_names_the_family() {
-        eal();
-        let err = EmTables::new(u32::MAX, 0, &[v4_rule(1, 0, 1)], &[], all_ports)
+        let err = EmTables::new(eal(), u32::MAX, 0, &[v4_rule(1, 0, 1)], &[], all_ports)
             .err()
             .unwrap();
         assert!(
@@ -371,7 +367,6 @@ mod tests {
 
     #[test]
     fn multi_equals_sequential_for_every_burst_length() {
-        eal();
         let mut rng = ChaCha8Rng::seed_from_u64(7);
         let ports: Vec<u8> = (0..200).map(|_| rng.gen_range(0..40)).collect();
         let v4: Vec<_> = (0..200)
@@ -380,17 +375,17 @@ mod tests {
         let v6: Vec<_> = (0..200)
             .map(|n| v6_rule(n, ports[n as usize], n as usize + 1))
             .collect();
-        let t = EmTables::new(1024, 0, &v4, &v6, |p| p % 3 != 0).unwrap();
+        let t = EmTables::new(eal(), 1024, 0, &v4, &v6, |p| p % 3 != 0).unwrap();
         for len in 1..=32 {
             // Rules 0..400: half hit, half miss; a third of hits to disabled ports.
             let picks: Vec<u32> = (0..len).map(|_| rng.gen_range(0..400)).collect();
             let k4: Vec<_> = picks.iter().map(|&n| Ipv4Key::from(&v4_rule(n, 0, 0).tuple)).collect();
             let k6: Vec<_> = picks.iter().map(|&n| Ipv6Key::from(&v6_rule(n, 0, 0).tuple)).collect();
-            let expected: Vec<u16> = picks
+            let expected: Vec<Option<u16>> = picks
                 .iter()
                 .map(|&n| match v4.get(n as usize) {
-                    Some(r) if r.port < MAX_PORTS && r.port % 3 != 0 => r.port.into(),
-                    _ => IN_PORT,
+                    Some(r) if r.port < MAX_PORTS && r.port % 3 != 0 => Some(r.port.into()),
+                    _ => None,
                 })
                 .collect();
             assert_eq!(lookup_v4(&t, &k4), expected, "IPv4, {len} keys");
@@ -419,14 +414,13 @@ mod tests {
             probes in prop::collection::vec(0u32..96, 0..40),
             mask: u32,
         ) {
-            eal();
             let v4: Vec<_> = rules.iter().enumerate().map(|(i, &(n, p))| v4_rule(n, p, i + 1)).collect();
             let v6: Vec<_> = rules.iter().enumerate().map(|(i, &(n, p))| v6_rule(n, p, i + 1)).collect();
-            let t = EmTables::new(16, 0, &v4, &v6, |p| mask & (1 << p) != 0).unwrap();
+            let t = EmTables::new(eal(), 16, 0, &v4, &v6, |p| mask & (1 << p) != 0).unwrap();
             let map = model(&v4, mask);
-            let expected: Vec<u16> = probes
+            let expected: Vec<Option<u16>> = probes
                 .iter()
-                .map(|&n| map.get(&Ipv4Key::from(&v4_rule(n, 0, 0).tuple)).map_or(IN_PORT, |&p| p.into()))
+                .map(|&n| map.get(&Ipv4Key::from(&v4_rule(n, 0, 0).tuple)).map(|&p| p.into()))
                 .collect();
             let k4: Vec<_> = probes.iter().map(|&n| Ipv4Key::from(&v4_rule(n, 0, 0).tuple)).collect();
             let k6: Vec<_> = probes.iter().map(|&n| Ipv6Key::from(&v6_rule(n, 0, 0).tuple)).collect();

@@ -1,5 +1,5 @@
-//! Fuzzes the per-frame code of the forwarder: `packet::classify`,
-//! `packet::ipv6_dst`, `packet::rewrite` and `em::key_of`, on every input
+//! Fuzzes the per-frame code of the forwarder: `packet::parse`,
+//! `packet::rewrite` and `lookup::em_key`, on every input
 //! as a frame (libFuzzer's input buffer is exactly the frame, so
 //! AddressSanitizer catches any read past it), in both lookup modes,
 //! against the contract in tests/oracle: no panic, one decision, no read

@@ -14,6 +14,7 @@
 //!
 //! [`LpmTables::build`] has a runnable example, from rule text to lookups.
 
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 mod dir24;

@@ -15,7 +15,7 @@ use crate::sizing::{self, Family, Limits, Shortage, Size};
 
 /// IPv4 and IPv6 route tables, read-only once built.
 pub struct LpmTables {
-    v4: dpdk::Lpm,
+    v4: dpdk::FrozenLpm,
     v6: dpdk::Lpm6,
 }
 
@@ -122,35 +122,32 @@ impl LpmTables {
     /// enabled port may match instead, as in the C sample). Each table is
     /// sized for its routes unless `limits` says otherwise. `name` prefixes
     /// the DPDK tables' names (`{name}_v4`, `{name}_v6`), which must be
-    /// unique in the process. Needs EAL.
+    /// unique in the process.
     ///
     /// ```
-    /// # let prefix = format!("lpm-doc-{}", std::process::id());
-    /// # let args: Vec<String> = ["doc", "--no-huge", "-m", "256", "--no-pci", "--file-prefix", &prefix,
-    /// #     "-l", "0", "--log-level", "error"]
-    /// #     .iter().map(|s| s.to_string()).collect();
-    /// # dpdk::Eal::init_shared(&args)?;
+    /// let eal = dpdk::Eal::for_tests(256, &[])?;
     /// use lpm::rules::{parse_v4, parse_v6, RouteFile};
     ///
     /// let v4_text = "R198.18.0.0/16 1\nR198.18.7.128/25 2\nR198.18.9.0/24 5\n";
     /// let v4 = RouteFile { origin: "v4.cfg".into(), routes: parse_v4(v4_text, "v4.cfg")? };
     /// let v6 = RouteFile { origin: "v6.cfg".into(), routes: parse_v6("R2001:db8::/32 3\n", "v6.cfg")? };
     /// // Ports 0-3 are enabled: the route to port 5 is left out.
-    /// let (tables, report) = lpm::LpmTables::build("doc", 0, &v4, &v6, lpm::Limits::default(), |port| port < 4)?;
+    /// let (tables, report) = lpm::LpmTables::build(eal, "doc", 0, &v4, &v6, lpm::Limits::default(), |port| port < 4)?;
     /// assert_eq!((report.v4_added, report.v6_added, report.skipped), (2, 1, 1));
     ///
     /// // The longest prefix wins; 198.18.9.0/24 was skipped, so its
-    /// // addresses match the /16; 99 on a miss.
+    /// // addresses match the /16; None is a miss.
     /// let dsts = [[198, 18, 7, 200], [198, 18, 7, 1], [198, 18, 9, 1], [10, 0, 0, 1]].map(u32::from_be_bytes);
-    /// let mut hops = [0; 4];
-    /// tables.lookup_v4_bulk(&dsts, &mut hops, 99);
-    /// assert_eq!(hops, [2, 1, 1, 99]);
+    /// let mut ports = [None; 4];
+    /// tables.lookup_v4_bulk(&dsts, |i, port| ports[i] = port);
+    /// assert_eq!(ports, [Some(2), Some(1), Some(1), None]);
     ///
     /// let host: std::net::Ipv6Addr = "2001:db8::1".parse()?;
     /// assert_eq!(tables.lookup_v6(&host.octets()), Some(3));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn build(
+        eal: &dpdk::Eal,
         name: &str,
         socket: i32,
         v4: &RouteFile<Ipv4Net>,
@@ -158,8 +155,8 @@ impl LpmTables {
         limits: Limits,
         enabled: impl Fn(u8) -> bool,
     ) -> Result<(LpmTables, LoadReport), LpmError> {
-        let (v4_table, v4_added) = load(&format!("{name}_v4"), socket, v4, limits, &enabled)?;
-        let (v6_table, v6_added) = load(&format!("{name}_v6"), socket, v6, limits, &enabled)?;
+        let (v4_table, v4_added) = load(eal, &format!("{name}_v4"), socket, v4, limits, &enabled)?;
+        let (v6_table, v6_added) = load(eal, &format!("{name}_v6"), socket, v6, limits, &enabled)?;
         let report = LoadReport {
             v4_added,
             v6_added,
@@ -174,29 +171,38 @@ impl LpmTables {
         ))
     }
 
-    /// Next hops of IPv4 destinations (host order); `default` on a miss.
+    /// Output ports of IPv4 destinations (host order), looked up in bulk:
+    /// `each` gets the index of each destination and its port, or None
+    /// when no route matches.
     #[inline(always)]
-    pub fn lookup_v4_bulk(&self, dsts: &[u32], hops: &mut [u32], default: u32) {
-        self.v4.lookup_bulk(dsts, hops, default);
+    pub fn lookup_v4_bulk(&self, dsts: &[u32], mut each: impl FnMut(usize, Option<u16>)) {
+        self.v4.lookup_bulk(dsts, |i, hop| each(i, hop.map(port_of)));
     }
 
-    /// Next hops of IPv6 destinations; `default` on a miss.
+    /// Output ports of IPv6 destinations, looked up in bulk, as
+    /// [`LpmTables::lookup_v4_bulk`].
     #[inline(always)]
-    pub fn lookup_v6_bulk(&self, dsts: &[[u8; 16]], hops: &mut [u32], default: u32) {
-        self.v6.lookup_bulk(dsts, hops, default);
+    pub fn lookup_v6_bulk(&self, dsts: &[[u8; 16]], mut each: impl FnMut(usize, Option<u16>)) {
+        self.v6.lookup_bulk(dsts, |i, hop| each(i, hop.map(port_of)));
     }
 
-    /// Next hop of one IPv4 destination (host order).
+    /// Output port of one IPv4 destination (host order).
     #[inline(always)]
-    pub fn lookup_v4(&self, dst: u32) -> Option<u32> {
-        self.v4.lookup(dst)
+    pub fn lookup_v4(&self, dst: u32) -> Option<u16> {
+        self.v4.lookup(dst).map(port_of)
     }
 
-    /// Next hop of one IPv6 destination.
+    /// Output port of one IPv6 destination.
     #[inline(always)]
-    pub fn lookup_v6(&self, dst: &[u8; 16]) -> Option<u32> {
-        self.v6.lookup(dst)
+    pub fn lookup_v6(&self, dst: &[u8; 16]) -> Option<u16> {
+        self.v6.lookup(dst).map(port_of)
     }
+}
+
+/// The port a next hop names: the tables hold routes' ports (`u8`) only.
+#[inline(always)]
+fn port_of(hop: u32) -> u16 {
+    hop as u16
 }
 
 /// A loaded table, or why not: DPDK's error and the line of the route it
@@ -208,16 +214,16 @@ trait Library: Family + Sized {
     const FAMILY: &'static str;
     type Table;
     /// The table of `size` holding `routes`.
-    fn load(name: &str, socket: i32, size: Size, routes: &[&Route<Self>]) -> Loaded<Self::Table>;
+    fn load(eal: &dpdk::Eal, name: &str, socket: i32, size: Size, routes: &[&Route<Self>]) -> Loaded<Self::Table>;
 }
 
 impl Library for Ipv4Net {
     const FAMILY: &'static str = "IPv4";
-    type Table = dpdk::Lpm;
+    type Table = dpdk::FrozenLpm;
 
-    fn load(name: &str, socket: i32, size: Size, routes: &[&Route<Self>]) -> Loaded<dpdk::Lpm> {
+    fn load(eal: &dpdk::Eal, name: &str, socket: i32, size: Size, routes: &[&Route<Self>]) -> Loaded<dpdk::FrozenLpm> {
         let fill = |tbl24: &mut dpdk::Tbl24<'_>, tbl8: &mut [u32]| dir24::fill(routes, tbl24, tbl8);
-        dpdk::Lpm::filled(name, socket, size.tbl8s, fill).map_err(|e| (None, e))
+        dpdk::Lpm::filled(eal, name, socket, size.tbl8s, fill).map_err(|e| (None, e))
     }
 }
 
@@ -225,8 +231,8 @@ impl Library for Ipv6Net {
     const FAMILY: &'static str = "IPv6";
     type Table = dpdk::Lpm6;
 
-    fn load(name: &str, socket: i32, size: Size, routes: &[&Route<Self>]) -> Loaded<dpdk::Lpm6> {
-        let mut table = dpdk::Lpm6::new(name, socket, size.rules, size.tbl8s).map_err(|e| (None, e))?;
+    fn load(eal: &dpdk::Eal, name: &str, socket: i32, size: Size, routes: &[&Route<Self>]) -> Loaded<dpdk::Lpm6> {
+        let mut table = dpdk::Lpm6::new(eal, name, socket, size.rules, size.tbl8s).map_err(|e| (None, e))?;
         for r in routes {
             let (addr, depth) = (r.prefix.addr().octets(), r.prefix.prefix_len());
             table.add(&addr, depth, r.port.into()).map_err(|e| (Some(r.line), e))?;
@@ -238,6 +244,7 @@ impl Library for Ipv6Net {
 /// One family's table, holding the routes of `file` to enabled ports; also
 /// returns how many routes it holds.
 fn load<N: Library>(
+    eal: &dpdk::Eal,
     name: &str,
     socket: i32,
     file: &RouteFile<N>,
@@ -262,7 +269,7 @@ fn load<N: Library>(
             shortage,
         }
     })?;
-    let table = N::load(name, socket, size, &routes).map_err(|(line, source)| match line {
+    let table = N::load(eal, name, socket, size, &routes).map_err(|(line, source)| match line {
         Some(line) => {
             let (origin, line) = at(line);
             LpmError::Add { origin, line, source }
@@ -287,12 +294,8 @@ mod tests {
     use std::net::{Ipv4Addr, Ipv6Addr};
     use std::sync::atomic::{AtomicU32, Ordering};
 
-    /// One EAL per test binary, with its own file prefix.
-    fn eal() {
-        let pid = std::process::id();
-        let args = format!("lpm-tests --no-huge -m 1024 --no-pci --file-prefix lpm-tests-{pid} -l 0 --log-level error");
-        let args: Vec<String> = args.split(' ').map(String::from).collect();
-        dpdk::Eal::init_shared(&args).expect("EAL init");
+    fn eal() -> &'static dpdk::Eal {
+        dpdk::Eal::for_tests(1024, &[]).expect("EAL init")
     }
 
     /// Table names are unique in a process.
@@ -341,16 +344,16 @@ mod tests {
 
     #[test]
     fn ipv4_tables_look_up_as_rte_lpm_add_builds_them() {
-        eal();
+        let eal = eal();
         let routes = v4_routes(3000);
         let size = sizes(&routes, Limits::default()).unwrap();
-        let mut added = dpdk::Lpm::new(&name(), 0, size.rules, size.tbl8s).unwrap();
+        let mut added = dpdk::Lpm::new(eal, &name(), 0, size.rules, size.tbl8s).unwrap();
         for r in &routes {
             let (addr, depth) = (r.prefix.addr().into(), r.prefix.prefix_len());
             added.add(addr, depth, r.port.into()).unwrap();
         }
         let (v4, v6) = (file("v4.cfg", routes.clone()), file("v6.cfg", vec![]));
-        let (tables, _) = LpmTables::build(&name(), 0, &v4, &v6, Limits::default(), |_| true).unwrap();
+        let (tables, _) = LpmTables::build(eal, &name(), 0, &v4, &v6, Limits::default(), |_| true).unwrap();
         // Every route's edges, and random addresses in and around the routes.
         let edges = routes.iter().flat_map(|r| {
             let (first, last) = (u32::from(r.prefix.network()), u32::from(r.prefix.broadcast()));
@@ -359,7 +362,8 @@ mod tests {
         let mut rng = ChaCha8Rng::seed_from_u64(SEED);
         let random = (0..100_000).map(|_| 0x0a00_0000 ^ rng.gen_range(0..1 << 20));
         for addr in edges.chain(random) {
-            assert_eq!(tables.lookup_v4(addr), added.lookup(addr), "{}", Ipv4Addr::from(addr));
+            let added = added.lookup(addr).map(|hop| hop as u16);
+            assert_eq!(tables.lookup_v4(addr), added, "{}", Ipv4Addr::from(addr));
         }
     }
 
@@ -368,7 +372,7 @@ mod tests {
     /// exactly the libraries'.
     #[test]
     fn computed_sizes_are_exactly_what_the_libraries_need() {
-        eal();
+        let eal = eal();
         /// The line of the first route `add` refuses, checked against the
         /// one sizing names for `limits`, which must be `exact` or not fit.
         fn check<N: Family>(
@@ -398,7 +402,7 @@ mod tests {
                 max_rules: Some(rules),
                 tbl8s: Some(tbl8s),
             };
-            let mut lpm = dpdk::Lpm::new(&name(), 0, rules, tbl8s).unwrap();
+            let mut lpm = dpdk::Lpm::new(eal, &name(), 0, rules, tbl8s).unwrap();
             check(&v4, limits, s4, |r| {
                 lpm.add(r.prefix.addr().into(), r.prefix.prefix_len(), 0)
             });
@@ -408,7 +412,7 @@ mod tests {
                 max_rules: Some(rules),
                 tbl8s: Some(tbl8s),
             };
-            let mut lpm = dpdk::Lpm6::new(&name(), 0, rules, tbl8s).unwrap();
+            let mut lpm = dpdk::Lpm6::new(eal, &name(), 0, rules, tbl8s).unwrap();
             check(&v6, limits, s6, |r| {
                 lpm.add(&r.prefix.addr().octets(), r.prefix.prefix_len(), 0)
             });
@@ -419,7 +423,7 @@ mod tests {
         let routes = |text: &[&str]| text.iter().map(|l| format!("{l}\n")).collect::<String>();
         let v4 = file("v4.cfg", crate::rules::parse_v4(&routes(v4), "v4.cfg").unwrap());
         let v6 = file("v6.cfg", crate::rules::parse_v6(&routes(v6), "v6.cfg").unwrap());
-        match LpmTables::build(&name(), 0, &v4, &v6, limits, |port| port < 2) {
+        match LpmTables::build(eal(), &name(), 0, &v4, &v6, limits, |port| port < 2) {
             Ok(_) => panic!("built"),
             Err(err) => err.to_string(),
         }
@@ -427,7 +431,6 @@ mod tests {
 
     #[test]
     fn errors_name_the_route_that_does_not_fit() {
-        eal();
         let v4 = [
             "R10.0.0.0/8 0",
             "R10.0.0.0/8 1",

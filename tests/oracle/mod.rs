@@ -1,5 +1,5 @@
 //! The forwarder's contract for one frame, as an executable check: what
-//! `packet::classify`, `packet::rewrite` and `em::key_of` must do with any
+//! `packet::parse`, `packet::rewrite` and `lookup::em_key` must do with any
 //! bytes of any length. Shared by tests/packet_props.rs (proptest) and the
 //! cargo-fuzz target fuzz/fuzz_targets/packet.rs, so both hold the code to
 //! the same rules:
@@ -17,8 +17,9 @@
 
 use std::net::{Ipv4Addr, Ipv6Addr};
 
-use em::{EmKey, FiveTuple, Ipv4Key, Ipv6Key};
-use l3fwd_rs::packet::{classify, ipv6_dst, rewrite, EthRewrite, ETH_LEN, L3};
+use em::{FiveTuple, Ipv4Key, Ipv6Key};
+use l3fwd_rs::lookup::{em_key, EmKey};
+use l3fwd_rs::packet::{parse, rewrite, EthRewrite, Ipv4Header, Ipv6Header, ETH_LEN, L3};
 
 /// What the forwarder does with a frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,9 +35,9 @@ pub enum Decision {
 /// The lookup mode: it decides which headers must be present.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
-    /// LPM reads the destination address (`classify`).
+    /// LPM reads the destination address (`parse`).
     Lpm,
-    /// Exact match reads the 5-tuple (`em::key_of`).
+    /// Exact match reads the 5-tuple (`em_key`).
     Em,
 }
 
@@ -51,18 +52,14 @@ const CHECKSUM: usize = ETH_LEN + 10;
 /// Decides `frame`'s fate in `mode` as the forwarder does, asserting the
 /// contract on the way (panics on any breach).
 pub fn check(frame: &[u8], mode: Mode) -> Decision {
-    let l3 = classify(frame);
-    assert_eq!(l3, expected_l3(frame), "classify {frame:02x?}");
-    // The IPv6 destination LPM looks up: there exactly when the frame is
-    // long enough for it.
-    let dst = frame.get(38..54);
-    assert_eq!(ipv6_dst(frame).map(|d| &d[..]), dst, "ipv6_dst {frame:02x?}");
-    let key = em::key_of(frame);
-    assert_eq!(key, expected_key(frame), "key_of {frame:02x?}");
-    // EM drops by key_of but rewrites by classify: a classify runt must be a
-    // key_of runt, or EM would rewrite a frame too short for it.
+    let l3 = parse(frame);
+    assert_eq!(l3, expected_l3(frame), "parse {frame:02x?}");
+    let key = em_key(frame, &l3);
+    assert_eq!(key, expected_key(frame), "em_key {frame:02x?}");
+    // EM drops by em_key but rewrites by the parse: a parse runt must be an
+    // em_key runt, or EM would rewrite a frame too short for it.
     if l3 == L3::Runt {
-        assert_eq!(key, EmKey::Runt, "classify runt but key_of not: {frame:02x?}");
+        assert_eq!(key, EmKey::Runt, "parse runt but em_key not: {frame:02x?}");
     }
     let runt = match mode {
         Mode::Lpm => l3 == L3::Runt,
@@ -86,14 +83,21 @@ pub fn check(frame: &[u8], mode: Mode) -> Decision {
 }
 
 /// The layer 3 header the frame announces, from the spec: Ethernet type,
-/// and length enough for the destination address.
+/// and length enough for the fixed IP header.
 fn expected_l3(f: &[u8]) -> L3 {
     match ethertype(f) {
         None => L3::Runt,
         Some(IPV4) if f.len() < ETH_LEN + 20 => L3::Runt,
-        Some(IPV4) => L3::Ipv4(u32::from_be_bytes(f[30..34].try_into().unwrap())),
+        Some(IPV4) => L3::Ipv4(Ipv4Header {
+            dst: u32::from_be_bytes(f[30..34].try_into().unwrap()),
+            ihl: f[ETH_LEN] & 0x0f,
+            proto: f[ETH_LEN + 9],
+        }),
         Some(IPV6) if f.len() < ETH_LEN + 40 => L3::Runt,
-        Some(IPV6) => L3::Ipv6,
+        Some(IPV6) => L3::Ipv6(Ipv6Header {
+            dst: f[38..54].try_into().unwrap(),
+            next_header: f[ETH_LEN + 6],
+        }),
         Some(_) => L3::Other,
     }
 }
@@ -160,27 +164,26 @@ fn assert_rewrite(frame: &[u8], out: &[u8], l3: &L3) {
     assert_eq!(out, &expected[..], "rewrite touched more than MACs, TTL and checksum");
 }
 
-/// The frame inside two buffers with different bytes after it: classify,
-/// key_of and rewrite see only the frame, and rewrite writes only inside it.
+/// The frame inside two buffers with different bytes after it: parse,
+/// em_key and rewrite see only the frame, and rewrite writes only inside it.
 fn assert_bytes_after_do_not_matter(frame: &[u8], mode: Mode, decision: Decision) {
     let mut results = Vec::new();
     for tail in [0x00, 0xff] {
         let mut buf = frame.to_vec();
         buf.extend_from_slice(&[tail; 64]);
         let (inside, after) = buf.split_at_mut(frame.len());
-        let l3 = classify(inside);
-        let key = em::key_of(inside);
-        let dst = ipv6_dst(inside).copied();
+        let l3 = parse(inside);
+        let key = em_key(inside, &l3);
         let runt = match mode {
             Mode::Lpm => l3 == L3::Runt,
             Mode::Em => key == EmKey::Runt,
         };
         let verdict = (!runt).then(|| rewrite(inside, &l3, &ETH));
         assert!(after.iter().all(|&b| b == tail), "wrote past the frame");
-        results.push((l3, key, dst, verdict, inside.to_vec()));
+        results.push((l3, key, verdict, inside.to_vec()));
     }
     assert_eq!(results[0], results[1], "the bytes after the frame changed the outcome");
-    let expected = match results[0].3 {
+    let expected = match results[0].2 {
         None => Decision::DropRunt,
         Some(true) => Decision::Forward,
         Some(false) => Decision::DropInvalid,

@@ -1,98 +1,58 @@
-//! Which frames l3fwd looks up, and their keys.
+//! Exact match on the 5-tuple: the keys of the burst's IPv4 and IPv6
+//! TCP/UDP packets go to rte_hash 8 at a time (one bulk lookup per group),
+//! or one by one with `sequential`. Each key is taken from the frame once
+//! and serves both hashing and comparison.
 //!
-//! The sample's `em_parse_ptype` marks a frame IPv4 + TCP/UDP when the
-//! Ethernet type is IPv4, the header length (IHL * 4) is 20 and the protocol
-//! is TCP or UDP, and IPv6 + TCP/UDP when the Ethernet type is IPv6 and the
-//! next header is TCP or UDP; the version nibble is not looked at. Its burst
-//! code (`l3fwd_em_process_packets`) looks up a group of 8 in bulk only if
-//! all 8 carry the same such type, and otherwise one by one with the same
-//! test, so each frame's fate depends on that test alone. Everything else
-//! goes back out of its input port without a lookup.
-//!
-//! Unlike the sample, no byte past the frame is read: a frame too short for
-//! what it announces is a [`EmKey::Runt`].
+//! Which frames are looked up follows the sample's `em_parse_ptype`: IPv4
+//! with a 20-byte header (IHL 5; the version nibble is not looked at) and
+//! IPv6 whose next header is TCP or UDP. Its burst code
+//! (`l3fwd_em_process_packets`) looks a group of 8 up in bulk only if all 8
+//! carry the same such type, and otherwise one by one with the same test,
+//! so each frame's fate depends on that test alone. Everything else matches
+//! nothing. Unlike the sample, no byte past the frame is read: a frame too
+//! short for the ports its key ends with is a runt.
 
-use crate::key::{Ipv4Key, Ipv6Key};
+use dpdk::Mbuf;
+use em::{EmTables, Ipv4Key, Ipv6Key};
 
-const ETHER_HDR_LEN: usize = 14;
-const ETHER_TYPE_IPV4: [u8; 2] = [0x08, 0x00];
-const ETHER_TYPE_IPV6: [u8; 2] = [0x86, 0xdd];
-const IPV4_HDR_LEN: usize = 20;
-const IPV6_HDR_LEN: usize = 40;
+use super::{Gather, Lookup, Route};
+use crate::packet::{ipv4_tuple, ipv6_tuple, L3};
+
 const IPPROTO_TCP: u8 = 6;
 const IPPROTO_UDP: u8 = 17;
 
-/// What l3fwd's EM mode does with a frame.
+/// Exact-match mode.
+pub struct EmLookup {
+    pub tables: EmTables,
+    pub sequential: bool,
+}
+
+/// What exact match does with a frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EmKey {
     /// IPv4 with a 20-byte header carrying TCP or UDP: look this key up.
     V4(Ipv4Key),
     /// IPv6 whose next header is TCP or UDP: look this key up.
     V6(Ipv6Key),
-    /// Not looked up: the frame goes back out of its input port.
+    /// Not looked up: matches nothing.
     NotEligible,
     /// Shorter than its headers (under 14 bytes; IPv4 under 34, or 38 if
     /// eligible; IPv6 under 54, or 58 if eligible): dropped and counted.
     Runt,
 }
 
-/// Classifies a frame (Ethernet header first) and extracts its key.
-///
-/// The key is extracted once and serves both the hash and the compare
-/// inside rte_hash. Every read is bounds-checked against `frame`, so a
-/// truncated frame is [`EmKey::Runt`] rather than a read past its end.
-///
-/// ```
-/// use em::{key_of, EmKey};
-/// // Ethernet + IPv4 (IHL 5, UDP) + UDP ports: 38 bytes are enough.
-/// let mut frame = vec![0u8; 12];
-/// frame.extend([0x08, 0x00, 0x45, 0, 0, 28, 0, 0, 0, 0, 64, 17, 0, 0]);
-/// frame.extend([10, 0, 0, 1, 198, 18, 3, 0, 0x30, 0x39, 0, 9]);
-/// assert!(matches!(key_of(&frame), EmKey::V4(_)));
-///
-/// assert_eq!(key_of(&frame[..37]), EmKey::Runt);      // ports cut off
-/// frame[23] = 1;                                      // ICMP: no ports
-/// assert_eq!(key_of(&frame), EmKey::NotEligible);
-/// frame[12..14].copy_from_slice(&[0x08, 0x06]);       // ARP
-/// assert_eq!(key_of(&frame), EmKey::NotEligible);
-/// ```
-#[inline]
-pub fn key_of(frame: &[u8]) -> EmKey {
-    match frame.get(12..ETHER_HDR_LEN) {
-        None => EmKey::Runt,
-        Some(t) if t == ETHER_TYPE_IPV4 => ipv4_key(frame),
-        Some(t) if t == ETHER_TYPE_IPV6 => ipv6_key(frame),
-        Some(_) => EmKey::NotEligible,
-    }
-}
-
+/// The exact-match key of `frame`, parsed as `l3`, or why it has none.
 #[inline(always)]
-fn ipv4_key(frame: &[u8]) -> EmKey {
-    if frame.len() < ETHER_HDR_LEN + IPV4_HDR_LEN {
-        return EmKey::Runt;
-    }
-    let ihl = frame[ETHER_HDR_LEN] & 0x0f;
-    let proto = frame[ETHER_HDR_LEN + 9];
-    if usize::from(ihl) * 4 != IPV4_HDR_LEN || !is_tcp_or_udp(proto) {
-        return EmKey::NotEligible;
-    }
-    match frame[Ipv4Key::FRAME_OFFSET..].first_chunk() {
-        Some(bytes) => EmKey::V4(Ipv4Key::from_header(bytes)),
-        None => EmKey::Runt,
-    }
-}
-
-#[inline(always)]
-fn ipv6_key(frame: &[u8]) -> EmKey {
-    if frame.len() < ETHER_HDR_LEN + IPV6_HDR_LEN {
-        return EmKey::Runt;
-    }
-    if !is_tcp_or_udp(frame[ETHER_HDR_LEN + 6]) {
-        return EmKey::NotEligible;
-    }
-    match frame[Ipv6Key::FRAME_OFFSET..].first_chunk() {
-        Some(bytes) => EmKey::V6(Ipv6Key::from_header(bytes)),
-        None => EmKey::Runt,
+pub fn em_key(frame: &[u8], l3: &L3) -> EmKey {
+    match l3 {
+        L3::Ipv4(h) if h.ihl == 5 && is_tcp_or_udp(h.proto) => {
+            ipv4_tuple(frame).map_or(EmKey::Runt, |t| EmKey::V4(Ipv4Key::from_header(t)))
+        }
+        L3::Ipv6(h) if is_tcp_or_udp(h.next_header) => {
+            ipv6_tuple(frame).map_or(EmKey::Runt, |t| EmKey::V6(Ipv6Key::from_header(t)))
+        }
+        L3::Runt => EmKey::Runt,
+        _ => EmKey::NotEligible,
     }
 }
 
@@ -100,15 +60,66 @@ fn is_tcp_or_udp(proto: u8) -> bool {
     proto == IPPROTO_TCP || proto == IPPROTO_UDP
 }
 
+/// Keys of one burst in exact-match mode.
+#[derive(Default)]
+pub struct EmScratch {
+    v4: Gather<Ipv4Key>,
+    v6: Gather<Ipv6Key>,
+}
+
+impl Lookup for EmLookup {
+    type Scratch = EmScratch;
+
+    #[inline(always)]
+    fn route(&self, scratch: &mut EmScratch, pkts: &[Mbuf], headers: &[L3], routes: &mut [Route]) {
+        let EmScratch { v4, v6 } = scratch;
+        v4.clear();
+        v6.clear();
+        for (i, ((r, h), p)) in routes.iter_mut().zip(headers).zip(pkts).enumerate() {
+            *r = match em_key(p.data(), h) {
+                EmKey::V4(k) => {
+                    v4.push(i, k);
+                    Route::NoMatch
+                }
+                EmKey::V6(k) => {
+                    v6.push(i, k);
+                    Route::NoMatch
+                }
+                EmKey::NotEligible => Route::NoMatch,
+                EmKey::Runt => Route::Runt,
+            };
+        }
+        if self.sequential {
+            self.tables
+                .lookup_v4_sequential(v4.keys(), |i, port| v4.answer(routes, i, port));
+            self.tables
+                .lookup_v6_sequential(v6.keys(), |i, port| v6.answer(routes, i, port));
+        } else {
+            self.tables
+                .lookup_v4_multi(v4.keys(), |i, port| v4.answer(routes, i, port));
+            self.tables
+                .lookup_v6_multi(v6.keys(), |i, port| v6.answer(routes, i, port));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::key::FiveTuple;
+    use crate::packet::parse;
+    use em::FiveTuple;
     use std::net::{Ipv4Addr, Ipv6Addr};
 
+    const ETHER_TYPE_IPV4: [u8; 2] = [0x08, 0x00];
+    const ETHER_TYPE_IPV6: [u8; 2] = [0x86, 0xdd];
     /// Frame lengths a key needs: it ends with the two TCP/UDP ports.
-    const V4_MIN_LEN: usize = ETHER_HDR_LEN + IPV4_HDR_LEN + 4;
-    const V6_MIN_LEN: usize = ETHER_HDR_LEN + IPV6_HDR_LEN + 4;
+    const V4_MIN_LEN: usize = 14 + 20 + 4;
+    const V6_MIN_LEN: usize = 14 + 40 + 4;
+
+    /// The key the EM lookup takes from `frame`, through the one parse.
+    fn key_of(frame: &[u8]) -> EmKey {
+        em_key(frame, &parse(frame))
+    }
 
     /// An Ethernet + IPv4 + UDP/TCP-ports frame with every per-hop field set.
     fn ipv4_frame(version_ihl: u8, proto: u8) -> Vec<u8> {
