@@ -9,7 +9,7 @@ use dpdk::{Mbuf, MbufArray, RxQueue, TxQueue};
 
 use crate::counters::{LcoreCounters, LcoreStats};
 use crate::lookup::{Lookup, Route};
-use crate::packet::{parse, rewrite, EthRewrite, L3};
+use crate::packet::{parse, rewrite, EthRewrite, RewriteKind};
 use crate::BURST;
 
 /// How far ahead of the packet being parsed its successors' headers are
@@ -50,14 +50,15 @@ impl TxPort {
     /// Buffers one frame; sends the buffer once it holds a full burst.
     #[inline(always)]
     fn enqueue(&mut self, m: Mbuf, counters: &LcoreCounters) {
-        if let Err(m) = self.pending.push(m) {
-            // Unreachable while the buffer is flushed when full; counted,
-            // never leaked, if it ever happens.
-            drop(m);
-            counters.add_tx_full(1);
-        }
-        if self.pending.is_full() {
-            self.flush(counters);
+        match self.pending.push(m) {
+            Ok(BURST) => self.flush(counters),
+            Ok(_) => {}
+            Err(m) => {
+                // Unreachable while the buffer is flushed when full;
+                // counted, never leaked, if it ever happens.
+                drop(m);
+                counters.add_tx_full(1);
+            }
         }
     }
 }
@@ -147,9 +148,10 @@ impl<L: Lookup> Lcore<L> {
 }
 
 /// Per-burst records, kept for the life of the lcore so no burst pays for
-/// initialising them.
+/// initialising them: of each packet's parse, only how to rewrite it
+/// outlives the lookups.
 struct BurstWork<L: Lookup> {
-    headers: [L3; BURST],
+    rewrites: [RewriteKind; BURST],
     routes: [Route; BURST],
     lookup: L::Scratch,
 }
@@ -157,7 +159,7 @@ struct BurstWork<L: Lookup> {
 impl<L: Lookup> Default for BurstWork<L> {
     fn default() -> Self {
         Self {
-            headers: [L3::Other; BURST],
+            rewrites: [RewriteKind::MacsOnly; BURST],
             routes: [Route::NoMatch; BURST],
             lookup: L::Scratch::default(),
         }
@@ -177,26 +179,26 @@ fn forward_burst<L: Lookup>(
     counters: &LcoreCounters,
 ) {
     let BurstWork {
-        headers,
+        rewrites,
         routes,
         lookup: scratch,
     } = work;
     let pkts = burst.as_slice();
-    // Slices of exactly the burst's length: the loops below need no bounds
-    // checks.
-    let (headers, routes) = (&mut headers[..pkts.len()], &mut routes[..pkts.len()]);
     for p in pkts.iter().take(PREFETCH_AHEAD) {
         p.prefetch_data();
     }
-    for (i, (h, p)) in headers.iter_mut().zip(pkts).enumerate() {
+    for (i, ((w, r), p)) in rewrites.iter_mut().zip(routes.iter_mut()).zip(pkts).enumerate() {
         if let Some(ahead) = pkts.get(i + PREFETCH_AHEAD) {
             ahead.prefetch_data();
         }
-        *h = parse(p.data());
+        let frame = p.data();
+        let l3 = parse(frame);
+        *r = lookup.add(scratch, i, &l3, frame);
+        *w = l3.rewrite_kind();
     }
-    lookup.route(scratch, pkts, headers, routes);
+    lookup.resolve(scratch, routes);
 
-    for ((mut m, &route), h) in burst.drain().zip(routes.iter()).zip(headers.iter()) {
+    for ((mut m, &route), &kind) in burst.drain().zip(routes.iter()).zip(rewrites.iter()) {
         let port = match route {
             Route::Port(port) => port,
             Route::NoMatch => in_port,
@@ -209,7 +211,7 @@ fn forward_burst<L: Lookup>(
             counters.add_unroutable(1);
             continue;
         };
-        if !rewrite(m.data_mut(), h, &out.eth) {
+        if !rewrite(m.data_mut(), kind, &out.eth) {
             counters.add_invalid(1);
             continue;
         }

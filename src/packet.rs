@@ -9,8 +9,8 @@
 /// Ethernet header length.
 pub const ETH_LEN: usize = 14;
 const ETHERTYPE: usize = 12;
-const ETHERTYPE_IPV4: [u8; 2] = [0x08, 0x00];
-const ETHERTYPE_IPV6: [u8; 2] = [0x86, 0xdd];
+const ETHERTYPE_IPV4: u16 = 0x0800;
+const ETHERTYPE_IPV6: u16 = 0x86dd;
 
 // IPv4 header fields, as frame offsets.
 const IPV4_VER_IHL: usize = ETH_LEN;
@@ -69,9 +69,10 @@ pub struct Ipv6Header {
 /// Reads the layer-3 header of `frame`: the one parse of each frame.
 #[inline(always)]
 pub fn parse(frame: &[u8]) -> L3 {
-    let Some(ethertype) = frame.get(ETHERTYPE..ETH_LEN) else {
+    let Some(eth) = frame.first_chunk::<ETH_LEN>() else {
         return L3::Runt;
     };
+    let ethertype = u16::from_be_bytes([eth[ETHERTYPE], eth[ETHERTYPE + 1]]);
     if ethertype == ETHERTYPE_IPV4 {
         match frame.first_chunk::<IPV4_END>() {
             Some(h) => L3::Ipv4(Ipv4Header {
@@ -84,7 +85,8 @@ pub fn parse(frame: &[u8]) -> L3 {
     } else if ethertype == ETHERTYPE_IPV6 {
         match frame.first_chunk::<IPV6_END>() {
             Some(h) => L3::Ipv6(Ipv6Header {
-                dst: std::array::from_fn(|i| h[IPV6_DST + i]),
+                // A fixed range of a fixed-size array: cannot fail.
+                dst: h[IPV6_DST..IPV6_END].try_into().unwrap_or_default(),
                 next_header: h[IPV6_NEXT_HEADER],
             }),
             None => L3::Runt,
@@ -130,18 +132,47 @@ pub fn default_dest_mac(port: u16) -> [u8; 6] {
     [0x02, 0, 0, 0, 0, port as u8]
 }
 
+/// What the rewrite of a frame does beyond the MACs: all the forwarder
+/// keeps of the parse once the lookups are done.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RewriteKind {
+    /// IPv4: the RFC 1812 checks, TTL and checksum too.
+    Ipv4,
+    /// Anything else: the MACs only.
+    MacsOnly,
+}
+
+impl L3 {
+    /// How a frame parsed as this is rewritten.
+    #[inline(always)]
+    pub fn rewrite_kind(&self) -> RewriteKind {
+        match self {
+            L3::Ipv4(_) => RewriteKind::Ipv4,
+            _ => RewriteKind::MacsOnly,
+        }
+    }
+}
+
 /// Rewrites a parsed frame for transmission: MACs for every frame, and for
 /// IPv4 the sample's RFC 1812 handling (TTL - 1, incremental checksum
-/// update). Returns false when the IPv4 header is invalid and the frame must
-/// be dropped. `frame` must have been parsed as `l3` (not a runt).
+/// update). Returns false when the IPv4 header is invalid (or, never for a
+/// frame parsed as IPv4, cut short) and the frame must be dropped.
 #[inline(always)]
-pub fn rewrite(frame: &mut [u8], l3: &L3, eth: &EthRewrite) -> bool {
-    if let Some(head) = frame.get_mut(..12) {
-        head.copy_from_slice(eth);
-    }
-    match l3 {
-        L3::Ipv4(_) => rfc1812_process(frame),
-        _ => true,
+pub fn rewrite(frame: &mut [u8], kind: RewriteKind, eth: &EthRewrite) -> bool {
+    match kind {
+        RewriteKind::Ipv4 => match frame.first_chunk_mut::<IPV4_END>() {
+            Some(h) => {
+                h[..ETHERTYPE].copy_from_slice(eth);
+                rfc1812_process(h)
+            }
+            None => false,
+        },
+        RewriteKind::MacsOnly => {
+            if let Some(h) = frame.first_chunk_mut::<ETHERTYPE>() {
+                h.copy_from_slice(eth);
+            }
+            true
+        }
     }
 }
 
@@ -150,17 +181,12 @@ pub fn rewrite(frame: &mut [u8], l3: &L3, eth: &EthRewrite) -> bool {
 /// checksum adjusted by adding one to its first byte (with carry into the
 /// second), which is what the sample's little-endian `hdr_checksum++` does.
 #[inline(always)]
-fn rfc1812_process(frame: &mut [u8]) -> bool {
-    let Some(ip) = frame.get_mut(IPV4_VER_IHL..IPV4_END) else {
-        return false;
-    };
-    let ihl_diff = ip[IPV4_VER_IHL - ETH_LEN].wrapping_sub(0x45);
-    let total_len = u16::from_be_bytes([ip[IPV4_TOTAL_LEN - ETH_LEN], ip[IPV4_TOTAL_LEN - ETH_LEN + 1]]);
-    let ttl = &mut ip[IPV4_TTL - ETH_LEN];
-    *ttl = ttl.wrapping_sub(1);
-    let c = IPV4_CHECKSUM - ETH_LEN;
-    let sum = u16::from_le_bytes([ip[c], ip[c + 1]]).wrapping_add(1);
-    ip[c..c + 2].copy_from_slice(&sum.to_le_bytes());
+fn rfc1812_process(h: &mut [u8; IPV4_END]) -> bool {
+    let ihl_diff = h[IPV4_VER_IHL].wrapping_sub(0x45);
+    let total_len = u16::from_be_bytes([h[IPV4_TOTAL_LEN], h[IPV4_TOTAL_LEN + 1]]);
+    h[IPV4_TTL] = h[IPV4_TTL].wrapping_sub(1);
+    let sum = u16::from_le_bytes([h[IPV4_CHECKSUM], h[IPV4_CHECKSUM + 1]]).wrapping_add(1);
+    [h[IPV4_CHECKSUM], h[IPV4_CHECKSUM + 1]] = sum.to_le_bytes();
     ihl_diff <= 0x0f - 0x05 && total_len >= 20
 }
 
@@ -171,7 +197,7 @@ mod tests {
 
     fn ipv4_frame(ver_ihl: u8, total_len: u16, ttl: u8, dst: [u8; 4]) -> Vec<u8> {
         let mut f = vec![0u8; 60];
-        f[12..14].copy_from_slice(&ETHERTYPE_IPV4);
+        f[12..14].copy_from_slice(&ETHERTYPE_IPV4.to_be_bytes());
         f[14] = ver_ihl;
         f[16..18].copy_from_slice(&total_len.to_be_bytes());
         f[22] = ttl;
@@ -208,7 +234,7 @@ mod tests {
         assert_eq!(parse(&f[..34]), v4);
         assert_eq!(parse(&f[..13]), L3::Runt);
         let mut v6 = vec![0u8; 54];
-        v6[12..14].copy_from_slice(&ETHERTYPE_IPV6);
+        v6[12..14].copy_from_slice(&ETHERTYPE_IPV6.to_be_bytes());
         v6[20] = 6;
         v6[38] = 0x20;
         v6[53] = 9;
@@ -236,7 +262,7 @@ mod tests {
         let mut f = ipv4_frame(0x45, 46, 64, [198, 18, 1, 7]);
         let eth = eth_rewrite(default_dest_mac(1), [0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0x01]);
         let l3 = parse(&f);
-        assert!(rewrite(&mut f, &l3, &eth));
+        assert!(rewrite(&mut f, l3.rewrite_kind(), &eth));
         assert_eq!(&f[..12], &eth);
         assert_eq!(f[22], 63);
         assert_eq!(u16::from_be_bytes([f[24], f[25]]), ipv4_checksum(&f[14..34]));
@@ -248,12 +274,12 @@ mod tests {
         for (ver_ihl, len) in [(0x44, 46), (0x50, 46), (0x35, 46), (0x45, 19), (0x45, 0)] {
             let mut f = ipv4_frame(ver_ihl, len, 64, [1, 2, 3, 4]);
             let l3 = parse(&f);
-            assert!(!rewrite(&mut f, &l3, &eth), "{ver_ihl:#x} len {len}");
+            assert!(!rewrite(&mut f, l3.rewrite_kind(), &eth), "{ver_ihl:#x} len {len}");
         }
         for (ver_ihl, len) in [(0x45, 20), (0x4f, 60), (0x46, 0x100)] {
             let mut f = ipv4_frame(ver_ihl, len, 64, [1, 2, 3, 4]);
             let l3 = parse(&f);
-            assert!(rewrite(&mut f, &l3, &eth), "{ver_ihl:#x} len {len}");
+            assert!(rewrite(&mut f, l3.rewrite_kind(), &eth), "{ver_ihl:#x} len {len}");
         }
     }
 
@@ -263,7 +289,7 @@ mod tests {
         f[24] = 0xff;
         f[25] = 0x12;
         let l3 = parse(&f);
-        rewrite(&mut f, &l3, &[0; 12]);
+        rewrite(&mut f, l3.rewrite_kind(), &[0; 12]);
         assert_eq!((f[22], f[24], f[25]), (0, 0x00, 0x13));
     }
 
@@ -273,7 +299,7 @@ mod tests {
             let mut f = bytes.clone();
             let l3 = parse(&f);
             prop_assume!(l3 != L3::Runt);
-            rewrite(&mut f, &l3, &[7; 12]);
+            rewrite(&mut f, l3.rewrite_kind(), &[7; 12]);
             prop_assert_eq!(f.len(), bytes.len());
             prop_assert_eq!(&f[..12], &[7u8; 12][..]);
             let changed: Vec<usize> = (12..f.len()).filter(|&i| f[i] != bytes[i]).collect();

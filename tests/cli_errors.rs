@@ -3,38 +3,23 @@
 
 mod common;
 
-use std::io::Write;
+use common::{l3fwd_rs, run_cli, TestDir};
 
-use common::{l3fwd_rs, run_cli, workspace};
-
-/// Runs l3fwd-rs on one lcore and two null ports with `app` arguments and
-/// returns its stderr, asserting exit code 1 and no panic.
-fn fails(app: &[&str]) -> String {
-    fails_on(&["--vdev=net_null0", "--vdev=net_null1"], app)
-}
-
-/// As [`fails`], on the ports `vdevs`.
-fn fails_on(vdevs: &[&str], app: &[&str]) -> String {
+/// Runs l3fwd-rs on one lcore and the ports `vdevs` with `app` arguments,
+/// asserting a clean failure whose one error line contains `needle`.
+fn assert_fails_on(vdevs: &[&str], app: &[&str], needle: &str) {
     let out = run_cli(
         &l3fwd_rs(),
         &[&["-l", "0", "--log-level", "error"][..], vdevs].concat(),
         app,
     );
-    assert_eq!(out.status.code(), Some(1), "args {app:?}: {}{}", out.stdout, out.stderr);
-    assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
-    out.stderr
+    let line = out.error_line();
+    assert!(line.contains(needle), "args {app:?}: expected '{needle}' in '{line}'");
 }
 
+/// As [`assert_fails_on`], on two null ports.
 fn assert_fails_with(app: &[&str], needle: &str) {
-    assert_line_contains(&fails(app), app, needle);
-}
-
-fn assert_line_contains(err: &str, app: &[&str], needle: &str) {
-    let line = err.lines().find(|l| l.starts_with("l3fwd-rs:")).unwrap_or_default();
-    assert!(
-        line.contains(needle),
-        "args {app:?}: expected '{needle}' in '{line}'\n{err}"
-    );
+    assert_fails_on(&["--vdev=net_null0", "--vdev=net_null1"], app, needle);
 }
 
 #[test]
@@ -63,24 +48,18 @@ fn config_against_the_ports_and_lcores() {
 #[test]
 fn more_queues_than_the_port_has() {
     // A pcap port has one RX queue per rx_pcap file.
-    let dir = workspace().join("target/test-runs");
-    std::fs::create_dir_all(&dir).unwrap();
-    let input = dir.join(format!("one-frame-{}.pcap", std::process::id()));
+    let dir = TestDir::new("one-frame");
+    let input = dir.path("one-frame.pcap");
     trafficgen::write_pcap(&input, &[vec![0u8; 60]]).unwrap();
     let vdev = format!("--vdev=net_pcap0,rx_pcap={}", input.display());
-    let app = ["-p", "0x1", "--config", "(0,0,0),(0,1,0)"];
-    assert_line_contains(&fails_on(&[&vdev], &app), &app, "2 RX queues");
-    std::fs::remove_file(input).unwrap();
+    assert_fails_on(&[&vdev], &["-p", "0x1", "--config", "(0,0,0),(0,1,0)"], "2 RX queues");
 }
 
 #[test]
 fn bad_rule_files_name_file_and_line() {
-    let dir = workspace().join("target/test-runs");
-    std::fs::create_dir_all(&dir).unwrap();
-    let bad = dir.join(format!("bad-rules-{}.cfg", std::process::id()));
-    let mut f = std::fs::File::create(&bad).unwrap();
-    writeln!(f, "# comment\nR10.0.0.0/8 1\nR10.1.0.0/33 1").unwrap();
-    let path = bad.to_str().unwrap();
+    let dir = TestDir::new("bad-rules");
+    let path = dir.file("bad.cfg", "# comment\nR10.0.0.0/8 1\nR10.1.0.0/33 1\n");
+    let path = path.as_str();
     assert_fails_with(
         &["-p", "0x3", "--config", "(0,0,0)", &format!("--rule_ipv4={path}")],
         &format!("{path}:3"),
@@ -93,7 +72,6 @@ fn bad_rule_files_name_file_and_line() {
         &["-p", "0x3", "--config", "(0,0,0)", "--rule_ipv6=/nonexistent.cfg"],
         "/nonexistent.cfg",
     );
-    std::fs::remove_file(bad).unwrap();
 }
 
 #[test]

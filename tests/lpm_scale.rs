@@ -6,10 +6,9 @@
 mod common;
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::time::Duration;
 
-use common::{l3fwd_rs, workspace, Run};
+use common::{l3fwd_rs, Run, TestDir};
 use trafficgen::aimed::{self, Aim};
 use trafficgen::tables::{self, Address, Route};
 
@@ -58,22 +57,12 @@ fn destination(frame: &[u8]) -> u128 {
     }
 }
 
-/// A directory for the rule files, removed when dropped.
-struct RuleDir(PathBuf);
-
-impl Drop for RuleDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 #[test]
 fn large_tables_forward_as_a_longest_prefix_model() {
     let v4 = tables::ipv4_routes(SEED, V4_ROUTES, &ROUTE_PORTS);
     let v6 = tables::ipv6_routes(SEED, V6_ROUTES, &ROUTE_PORTS);
-    let dir = RuleDir(workspace().join(format!("target/test-runs/lpm-scale-{}", std::process::id())));
-    std::fs::create_dir_all(&dir.0).unwrap();
-    let (v4_file, v6_file) = (dir.0.join("v4.cfg"), dir.0.join("v6.cfg"));
+    let dir = TestDir::new("lpm-scale");
+    let (v4_file, v6_file) = (dir.path("v4.cfg"), dir.path("v6.cfg"));
     tables::write_lpm_rules(&v4_file, &v4).unwrap();
     tables::write_lpm_rules(&v6_file, &v6).unwrap();
     let aim = Aim {

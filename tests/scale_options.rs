@@ -5,9 +5,7 @@
 
 mod common;
 
-use std::path::PathBuf;
-
-use common::{l3fwd_rs, run_cli, workspace, Outcome};
+use common::{l3fwd_rs, run_cli, Outcome, TestDir};
 use trafficgen::{generate, write_pcap, GenOpts, Mix};
 
 /// 5 rules; the /25s and longer need 3 tbl8 groups (two share a /24).
@@ -21,29 +19,6 @@ const V4: &str = "# small table\n\
 /// and 2001:db8::/40.
 const V6: &str = "R2001:db8::/32 0\nR2001:db8:1::/48 1\n";
 
-/// A directory of test files, removed when dropped.
-struct Dir(PathBuf);
-
-impl Dir {
-    fn new(name: &str) -> Dir {
-        let dir = workspace().join(format!("target/test-runs/{name}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        Dir(dir)
-    }
-
-    fn file(&self, name: &str, text: &str) -> String {
-        let path = self.0.join(name);
-        std::fs::write(&path, text).unwrap();
-        path.display().to_string()
-    }
-}
-
-impl Drop for Dir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 /// l3fwd-rs on two null ports for a second, with `app` arguments.
 fn lpm_run(app: &[&str]) -> Outcome {
     let base = ["-p", "0x3", "--config", "(0,0,0),(1,0,0)", "--duration", "1"];
@@ -54,16 +29,9 @@ fn lpm_run(app: &[&str]) -> Outcome {
     )
 }
 
-/// The one-line error of a run that must fail with exit code 1.
-fn error_line(out: &Outcome) -> &str {
-    assert_eq!(out.status.code(), Some(1), "{}{}", out.stdout, out.stderr);
-    let line = out.stderr.lines().find(|l| l.starts_with("l3fwd-rs: "));
-    line.unwrap_or_else(|| panic!("no error line in {}", out.stderr))
-}
-
 #[test]
 fn lpm_tables_are_sized_from_the_rule_files() {
-    let dir = Dir::new("lpm-sizing");
+    let dir = TestDir::new("lpm-sizing");
     let (v4, v6) = (dir.file("v4.cfg", V4), dir.file("v6.cfg", V6));
     let out = lpm_run(&[&format!("--rule_ipv4={v4}"), &format!("--rule_ipv6={v6}")]);
     assert!(out.status.success(), "{}", out.stderr);
@@ -77,7 +45,7 @@ fn lpm_tables_are_sized_from_the_rule_files() {
 
 #[test]
 fn lpm_tables_too_small_fail_naming_file_and_line() {
-    let dir = Dir::new("lpm-too-small");
+    let dir = TestDir::new("lpm-too-small");
     let (v4, v6) = (dir.file("v4.cfg", V4), dir.file("v6.cfg", V6));
     let rules = [format!("--rule_ipv4={v4}"), format!("--rule_ipv6={v6}")];
     let cases = [
@@ -96,26 +64,26 @@ fn lpm_tables_too_small_fail_naming_file_and_line() {
     ];
     for (limit, expected) in cases {
         let out = lpm_run(&[&rules[0], &rules[1], limit]);
-        assert_eq!(error_line(&out), format!("l3fwd-rs: {expected}"), "{limit}");
+        assert_eq!(out.error_line(), format!("l3fwd-rs: {expected}"), "{limit}");
     }
     // The default IPv4 routes (all /24) need no tbl8 group; these IPv6 ones 3.
     let out = lpm_run(&[&rules[1], "--lpm-tbl8s=2"]);
     let expected = format!("l3fwd-rs: {v6}:2: IPv6 LPM table full: more than 2 tbl8 groups (raise --lpm-tbl8s)");
-    assert_eq!(error_line(&out), expected);
+    assert_eq!(out.error_line(), expected);
 }
 
 /// A pcap port replaying its file holds one mbuf per frame: two ports of
 /// 6000 frames need more than the default pool of 8192.
 #[test]
 fn num_mbufs_lets_ports_replay_large_files() {
-    let dir = Dir::new("num-mbufs");
+    let dir = TestDir::new("num-mbufs");
     let mix = Mix {
         invalid_v4: 0,
         non_ip: 0,
         ..Mix::default()
     };
     let vdev = |port: usize| {
-        let path = dir.0.join(format!("in{port}.pcap"));
+        let path = dir.path(&format!("in{port}.pcap"));
         write_pcap(&path, &generate(port as u64, 6000, &mix, &GenOpts::default())).unwrap();
         format!("--vdev=net_pcap{port},rx_pcap={},infinite_rx=1", path.display())
     };
@@ -124,7 +92,7 @@ fn num_mbufs_lets_ports_replay_large_files() {
     let app = ["-p", "0x3", "--config", "(0,0,0),(1,0,0)", "--duration", "1"];
 
     let out = run_cli(&l3fwd_rs(), &eal, &app);
-    assert!(error_line(&out).contains("cannot set up RX queue"), "{}", out.stderr);
+    assert!(out.error_line().contains("cannot set up RX queue"), "{}", out.stderr);
 
     let out = run_cli(&l3fwd_rs(), &eal, &[&app[..], &["--num-mbufs", "16384"]].concat());
     assert!(out.status.success(), "{}", out.stderr);

@@ -9,12 +9,11 @@
 mod common;
 
 use std::fs;
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{eal_runtime_dir, l3fwd_rs, run_cli, workspace, Outcome};
+use common::{eal_runtime_dir, l3fwd_rs, run_cli, workspace, Outcome, TestDir};
 
 const ONE_PORT: &[&str] = &["-p", "0x1", "--config", "(0,0,0)"];
 
@@ -24,13 +23,12 @@ const ONE_PORT: &[&str] = &["-p", "0x1", "--config", "(0,0,0)"];
 fn fails_with(eal: &[&str], app: &[&str], needles: &[&str]) -> Outcome {
     let lcores: &[&str] = if eal.contains(&"-l") { &[] } else { &["-l", "0"] };
     let out = run_cli(&l3fwd_rs(), &[lcores, eal].concat(), app);
-    let context = format!("args {eal:?} -- {app:?}\n{}{}", out.stdout, out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{context}");
-    assert!(!out.stderr.contains("panicked"), "{context}");
-    let lines: Vec<&str> = out.stderr.lines().filter(|l| l.starts_with("l3fwd-rs:")).collect();
-    assert_eq!(lines.len(), 1, "one error line: {context}");
+    let line = out.error_line();
     for needle in needles {
-        assert!(lines[0].contains(needle), "'{needle}' not in '{}'\n{context}", lines[0]);
+        assert!(
+            line.contains(needle),
+            "args {eal:?} -- {app:?}: '{needle}' not in '{line}'"
+        );
     }
     out
 }
@@ -48,13 +46,6 @@ fn assert_eal_cleaned_up(out: &Outcome) {
         "no rte_eal_cleanup: {:?} left",
         out.eal_files
     );
-}
-
-/// A scratch file path under target/test-runs.
-fn scratch_path(name: &str) -> PathBuf {
-    let dir = workspace().join("target/test-runs");
-    fs::create_dir_all(&dir).unwrap();
-    dir.join(format!("{name}-{}", std::process::id()))
 }
 
 #[test]
@@ -124,20 +115,19 @@ fn lookup_table_that_does_not_fit_in_eal_memory() {
 /// rte_eth_dev_adjust_nb_rx_tx_desc fits them to the device's limits.)
 #[test]
 fn more_tx_queues_than_the_port_has() {
-    let input = scratch_path("one-frame.pcap");
+    let dir = TestDir::new("one-frame");
+    let input = dir.path("one-frame.pcap");
     trafficgen::write_pcap(&input, &[vec![0u8; 60]]).unwrap();
     let vdev = format!("--vdev=net_pcap0,rx_pcap={}", input.display());
     let out = fails_with(&["-l", "0-1", &vdev], ONE_PORT, &["port 0", "2 TX queues", "at most 1"]);
     assert_eal_cleaned_up(&out);
-    fs::remove_file(input).unwrap();
 }
 
 /// Rule files are read before EAL starts: no EAL runtime files at all.
 #[test]
 fn rule_files_that_cannot_be_read() {
-    let dir = scratch_path("rules-dir");
-    fs::create_dir_all(&dir).unwrap();
-    let path = dir.display().to_string();
+    let dir = TestDir::new("rules-dir");
+    let path = dir.path("").display().to_string();
     for (mode, option) in [
         ("-L", "--rule_ipv4"),
         ("-L", "--rule_ipv6"),
@@ -148,7 +138,6 @@ fn rule_files_that_cannot_be_read() {
         let out = fails_with(&["--vdev=net_null0"], &[ONE_PORT, &[mode, &rule]].concat(), &[&path]);
         assert!(out.eal_files.is_empty(), "EAL started: {:?}", out.eal_files);
     }
-    fs::remove_dir(dir).unwrap();
 }
 
 /// A second forwarder with the file prefix of a running one: EAL refuses

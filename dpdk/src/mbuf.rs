@@ -178,17 +178,19 @@ impl<const N: usize> MbufArray<N> {
         self.len == N
     }
 
-    /// Appends a packet; hands it back when the array is full, so a packet
-    /// is never lost by a full buffer (the caller flushes and retries, or
-    /// drops it, which frees it).
+    /// Appends a packet and returns how many are now held; hands the
+    /// packet back when the array is full, so a packet is never lost by a
+    /// full buffer (the caller flushes and retries, or drops it, which
+    /// frees it).
     #[inline(always)]
-    pub fn push(&mut self, m: Mbuf) -> Result<(), Mbuf> {
-        let Some(slot) = self.slots.get_mut(self.len) else {
+    pub fn push(&mut self, m: Mbuf) -> Result<usize, Mbuf> {
+        let len = self.len;
+        let Some(slot) = self.slots.get_mut(len) else {
             return Err(m);
         };
         *slot = std::mem::ManuallyDrop::new(m).0.as_ptr();
-        self.len += 1;
-        Ok(())
+        self.len = len + 1;
+        Ok(len + 1)
     }
 
     /// The held packets, in order.
@@ -216,8 +218,7 @@ impl<const N: usize> MbufArray<N> {
     pub fn drain(&mut self) -> Drain<'_> {
         let n = std::mem::take(&mut self.len);
         Drain {
-            slots: &self.slots[..n],
-            next: 0,
+            slots: self.slots[..n].iter(),
         }
     }
 
@@ -266,8 +267,8 @@ impl<const N: usize> MbufArray<N> {
 /// The packets taken out of an [`MbufArray`] by [`MbufArray::drain`], in
 /// order; those not taken are freed when it is dropped.
 pub struct Drain<'a> {
-    slots: &'a [*mut sys::rte_mbuf],
-    next: usize,
+    /// The owned mbufs not yet yielded.
+    slots: std::slice::Iter<'a, *mut sys::rte_mbuf>,
 }
 
 impl Iterator for Drain<'_> {
@@ -275,17 +276,16 @@ impl Iterator for Drain<'_> {
 
     #[inline(always)]
     fn next(&mut self) -> Option<Mbuf> {
-        let p = *self.slots.get(self.next)?;
-        self.next += 1;
+        let &p = self.slots.next()?;
         // SAFETY: slots below the array's old len are owned, non-null mbufs,
-        // each handed out once (next only grows).
+        // each handed out once (the iterator only advances).
         Some(Mbuf(unsafe { NonNull::new_unchecked(p) }))
     }
 }
 
 impl Drop for Drain<'_> {
     fn drop(&mut self) {
-        let rest = &self.slots[self.next..];
+        let rest = self.slots.as_slice();
         if !rest.is_empty() {
             // SAFETY: the remaining slots are owned mbufs nobody else has
             // (the array's len is 0); rte_pktmbuf_free_bulk only reads the

@@ -10,7 +10,7 @@
 //!   [`Limits`] gives them; a route that does not fit is a [`Shortage`];
 //! - [`LpmTables::build`]: both tables, the IPv4 one written in one pass
 //!   rather than route by route with rte_lpm_add; then burst lookups
-//!   ([`LpmTables::lookup_v4_bulk`], [`LpmTables::lookup_v6_bulk`]).
+//!   ([`LpmTables::lookup_v4`], inline, and [`LpmTables::lookup_v6_bulk`]).
 //!
 //! [`LpmTables::build`] has a runnable example, from rule text to lookups.
 

@@ -12,11 +12,11 @@
 //! nothing. Unlike the sample, no byte past the frame is read: a frame too
 //! short for the ports its key ends with is a runt.
 
-use dpdk::Mbuf;
 use em::{EmTables, Ipv4Key, Ipv6Key};
 
-use super::{Gather, Lookup, Route};
+use super::{answer, Gather, Lookup, Route};
 use crate::packet::{ipv4_tuple, ipv6_tuple, L3};
+use crate::BURST;
 
 const IPPROTO_TCP: u8 = 6;
 const IPPROTO_UDP: u8 = 17;
@@ -71,34 +71,32 @@ impl Lookup for EmLookup {
     type Scratch = EmScratch;
 
     #[inline(always)]
-    fn route(&self, scratch: &mut EmScratch, pkts: &[Mbuf], headers: &[L3], routes: &mut [Route]) {
-        let EmScratch { v4, v6 } = scratch;
-        v4.clear();
-        v6.clear();
-        for (i, ((r, h), p)) in routes.iter_mut().zip(headers).zip(pkts).enumerate() {
-            *r = match em_key(p.data(), h) {
-                EmKey::V4(k) => {
-                    v4.push(i, k);
-                    Route::NoMatch
-                }
-                EmKey::V6(k) => {
-                    v6.push(i, k);
-                    Route::NoMatch
-                }
-                EmKey::NotEligible => Route::NoMatch,
-                EmKey::Runt => Route::Runt,
-            };
+    fn add(&self, scratch: &mut EmScratch, index: usize, l3: &L3, frame: &[u8]) -> Route {
+        match em_key(frame, l3) {
+            EmKey::V4(k) => scratch.v4.push(index, k),
+            EmKey::V6(k) => scratch.v6.push(index, k),
+            EmKey::NotEligible => {}
+            EmKey::Runt => return Route::Runt,
         }
+        Route::NoMatch
+    }
+
+    #[inline(always)]
+    fn resolve(&self, scratch: &mut EmScratch, routes: &mut [Route; BURST]) {
+        let EmScratch { v4, v6 } = scratch;
+        let (keys4, from4) = v4.take();
+        let (keys6, from6) = v6.take();
+        let answer4 = |i, port| answer(from4, routes, i, port);
         if self.sequential {
-            self.tables
-                .lookup_v4_sequential(v4.keys(), |i, port| v4.answer(routes, i, port));
-            self.tables
-                .lookup_v6_sequential(v6.keys(), |i, port| v6.answer(routes, i, port));
+            self.tables.lookup_v4_sequential(keys4, answer4);
         } else {
-            self.tables
-                .lookup_v4_multi(v4.keys(), |i, port| v4.answer(routes, i, port));
-            self.tables
-                .lookup_v6_multi(v6.keys(), |i, port| v6.answer(routes, i, port));
+            self.tables.lookup_v4_multi(keys4, answer4);
+        }
+        let answer6 = |i, port| answer(from6, routes, i, port);
+        if self.sequential {
+            self.tables.lookup_v6_sequential(keys6, answer6);
+        } else {
+            self.tables.lookup_v6_multi(keys6, answer6);
         }
     }
 }

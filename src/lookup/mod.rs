@@ -10,8 +10,6 @@ mod lpm;
 pub use em::{em_key, EmKey, EmLookup};
 pub use lpm::LpmLookup;
 
-use dpdk::Mbuf;
-
 use crate::packet::L3;
 use crate::BURST;
 
@@ -35,14 +33,24 @@ impl Route {
     }
 }
 
-/// Decides where every packet of a burst goes.
+/// Decides where every packet of a burst goes, in two steps: [`Lookup::add`]
+/// takes each packet as it is parsed (gathering its key for a bulk lookup,
+/// or answering at once), then [`Lookup::resolve`] looks the gathered keys
+/// up together and writes their answers.
 pub trait Lookup: Send + Sync + 'static {
     /// Per-lcore working memory, made once and reused for every burst (no
     /// per-burst initialisation of key arrays).
     type Scratch: Default + Send;
 
-    /// Writes to `routes[i]` where `pkts[i]`, parsed as `headers[i]`, goes.
-    fn route(&self, scratch: &mut Self::Scratch, pkts: &[Mbuf], headers: &[L3], routes: &mut [Route]);
+    /// Takes packet `index` of the burst, parsed as `l3` from `frame`, and
+    /// returns its route if known now, or [`Route::NoMatch`] until
+    /// [`Lookup::resolve`] finds better. The first packet of a burst has
+    /// index 0.
+    fn add(&self, scratch: &mut Self::Scratch, index: usize, l3: &L3, frame: &[u8]) -> Route;
+
+    /// Looks up what [`Lookup::add`] gathered for this burst and writes
+    /// the routes found into `routes`.
+    fn resolve(&self, scratch: &mut Self::Scratch, routes: &mut [Route; BURST]);
 }
 
 /// Keys of one address family gathered from a burst, with the index of the
@@ -64,32 +72,31 @@ impl<K: Copy + Default> Default for Gather<K> {
 }
 
 impl<K: Copy + Default> Gather<K> {
-    /// Forgets the previous burst's keys (without touching them).
-    #[inline(always)]
-    fn clear(&mut self) {
-        self.len = 0;
-    }
-
-    /// Adds the key of packet `index`.
+    /// Adds the key of packet `index` (below [`BURST`]).
     #[inline(always)]
     fn push(&mut self, index: usize, key: K) {
-        if self.len < BURST {
-            self.keys[self.len] = key;
-            self.from[self.len] = index as u8;
-            self.len += 1;
-        }
+        // Indices and lengths stay below BURST (a power of two), so the
+        // masks cost no bounds checks here or in `answer`.
+        let at = self.len & (BURST - 1);
+        self.keys[at] = key;
+        self.from[at] = index as u8;
+        self.len += 1;
     }
 
+    /// The keys gathered since the last call, and the packet each came
+    /// from (for [`answer`]); the next burst starts empty.
     #[inline(always)]
-    fn keys(&self) -> &[K] {
-        &self.keys[..self.len]
-    }
-
-    /// Sets the route of the packet whose key is number `key`.
-    #[inline(always)]
-    fn answer(&self, routes: &mut [Route], key: usize, port: Option<u16>) {
-        if let Some(r) = self.from.get(key).and_then(|&i| routes.get_mut(usize::from(i))) {
-            *r = Route::from_table(port);
-        }
+    fn take(&mut self) -> (&[K], &[u8; BURST]) {
+        let len = std::mem::take(&mut self.len).min(BURST);
+        (&self.keys[..len], &self.from)
     }
 }
+
+/// Sets the route of the packet whose key was number `key` of a
+/// [`Gather`] (`from` as [`Gather::take`] gives it).
+#[inline(always)]
+fn answer(from: &[u8; BURST], routes: &mut [Route; BURST], key: usize, port: Option<u16>) {
+    routes[usize::from(from[key & (BURST - 1)]) & (BURST - 1)] = Route::from_table(port);
+}
+
+const _: () = assert!(BURST.is_power_of_two());

@@ -274,6 +274,20 @@ impl Outcome {
         self.outputs.iter().map(|files| files.concat()).collect()
     }
 
+    /// The one `l3fwd-rs:` line of a run that failed cleanly: exit code 1,
+    /// no panic, and exactly one such line (panics otherwise).
+    pub fn error_line(&self) -> &str {
+        let context = format!(
+            "{}\n--- stdout\n{}\n--- stderr\n{}",
+            self.status, self.stdout, self.stderr
+        );
+        assert_eq!(self.status.code(), Some(1), "{context}");
+        assert!(!self.stderr.contains("panicked"), "{context}");
+        let lines: Vec<&str> = self.stderr.lines().filter(|l| l.starts_with("l3fwd-rs:")).collect();
+        assert_eq!(lines.len(), 1, "one error line: {context}");
+        lines[0]
+    }
+
     /// Panics with the forwarder's output unless it exited successfully.
     pub fn assert_success(&self) -> &Self {
         assert!(
@@ -284,6 +298,38 @@ impl Outcome {
             self.stderr
         );
         self
+    }
+}
+
+/// A directory of test files under `target/test-runs`, of this process
+/// alone, removed when dropped.
+pub struct TestDir(PathBuf);
+
+impl TestDir {
+    pub fn new(name: &str) -> TestDir {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let unique = format!("{name}-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
+        let dir = workspace().join("target/test-runs").join(unique);
+        fs::create_dir_all(&dir).expect("create test directory");
+        TestDir(dir)
+    }
+
+    /// The path of `name` inside the directory.
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+
+    /// Writes `text` to `name` inside the directory; returns its path.
+    pub fn file(&self, name: &str, text: &str) -> String {
+        let path = self.path(name);
+        fs::write(&path, text).expect("write test file");
+        path.display().to_string()
+    }
+}
+
+impl Drop for TestDir {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
     }
 }
 

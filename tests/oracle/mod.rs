@@ -69,7 +69,7 @@ pub fn check(frame: &[u8], mode: Mode) -> Decision {
         Decision::DropRunt
     } else {
         let mut out = frame.to_vec();
-        let valid = rewrite(&mut out, &l3, &ETH);
+        let valid = rewrite(&mut out, l3.rewrite_kind(), &ETH);
         assert_rewrite(frame, &out, &l3);
         assert_eq!(valid, expected_valid(frame, &l3), "rewrite verdict {frame:02x?}");
         if valid {
@@ -178,7 +178,7 @@ fn assert_bytes_after_do_not_matter(frame: &[u8], mode: Mode, decision: Decision
             Mode::Lpm => l3 == L3::Runt,
             Mode::Em => key == EmKey::Runt,
         };
-        let verdict = (!runt).then(|| rewrite(inside, &l3, &ETH));
+        let verdict = (!runt).then(|| rewrite(inside, l3.rewrite_kind(), &ETH));
         assert!(after.iter().all(|&b| b == tail), "wrote past the frame");
         results.push((l3, key, verdict, inside.to_vec()));
     }
