@@ -59,38 +59,59 @@ pub struct Scale {
 
 /// The program to run for `config`, with EAL file prefix `prefix` (unique per run), and how to stop it.
 pub fn command(config: Config, tools: &Tools, traffic: &Traffic, scale: &Scale, prefix: &str) -> (Command, Stop) {
-    // testpmd forwards on every lcore but its main one, so it gets CPU 0 as well.
-    let lcores = match config {
-        Config::Io => format!("0,{FWD_LCORE}"),
-        _ => FWD_LCORE.to_string(),
-    };
     let files = traffic.files(config);
-    let memory = if config.is_scale() { scale.memory_mb } else { MEMORY_MB };
-    let mut cmd = Command::new(program(config, tools));
-    cmd.args([
-        "-l",
-        &lcores,
-        "--no-huge",
-        "-m",
-        &memory.to_string(),
-        "--no-pci",
-        "--file-prefix",
-        prefix,
-    ]);
-    for (port, pcap) in files.pcaps.iter().enumerate() {
-        // No tx_pcap: the PMD drops what is sent, so only forwarding is measured.
-        cmd.arg(format!(
-            "--vdev=net_pcap{port},rx_pcap={},infinite_rx=1",
-            pcap.display()
-        ));
-    }
-    cmd.arg("--");
+    let memory_mb = if config.is_scale() { scale.memory_mb } else { MEMORY_MB };
     if config == Config::Io {
+        // testpmd forwards on every lcore but its main one, so it gets CPU 0 as well.
+        let mut cmd = eal(
+            program(config, tools),
+            &format!("0,{FWD_LCORE}"),
+            memory_mb,
+            prefix,
+            &files.pcaps,
+        );
         cmd.args(["--forward-mode=io", "--nb-cores=1", "--auto-start"]);
         return (cmd, Stop::CloseStdin);
     }
     let mode = if config.is_em() { "em" } else { "lpm" };
+    let mut rs_options = Vec::new();
+    if config.is_rs() && config.is_sequential() {
+        rs_options.push("--sequential-lookup".to_string());
+    }
+    if config.is_rs() && config.is_scale() {
+        rs_options.extend(["--num-mbufs".to_string(), scale.mbufs.to_string()]);
+    }
+    let run = L3fwdRun {
+        program: program(config, tools),
+        em: config.is_em(),
+        rules: ["v4", "v6"].map(|family| files.rules_dir.join(format!("{mode}_{family}.cfg"))),
+        pcaps: &files.pcaps,
+        memory_mb,
+        rs_options,
+    };
+    (l3fwd(&run, prefix), Stop::Sigint)
+}
+
+/// One run of C l3fwd or l3fwd-rs: both take the same arguments.
+pub struct L3fwdRun<'a> {
+    pub program: &'a Path,
+    /// Exact match, else LPM.
+    pub em: bool,
+    /// The IPv4 and IPv6 rule files.
+    pub rules: [PathBuf; 2],
+    /// What ports 0 and 1 replay.
+    pub pcaps: &'a [PathBuf; 2],
+    /// EAL memory (-m), MB.
+    pub memory_mb: u32,
+    /// Options only l3fwd-rs has (`--sequential-lookup`, `--num-mbufs N`).
+    pub rs_options: Vec<String>,
+}
+
+/// The command line of `run`, with EAL file prefix `prefix`; stopped with SIGINT.
+pub fn l3fwd(run: &L3fwdRun, prefix: &str) -> Command {
+    let mut cmd = eal(run.program, &FWD_LCORE.to_string(), run.memory_mb, prefix, run.pcaps);
     let config_arg = format!("(0,0,{FWD_LCORE}),(1,0,{FWD_LCORE})");
+    let mode = if run.em { "em" } else { "lpm" };
     cmd.args([
         "-p",
         "0x3",
@@ -99,19 +120,37 @@ pub fn command(config: Config, tools: &Tools, traffic: &Traffic, scale: &Scale, 
         "--parse-ptype",
         &format!("--lookup={mode}"),
     ]);
-    cmd.arg(rule_arg("--rule_ipv4", &files.rules_dir, mode, "v4"));
-    cmd.arg(rule_arg("--rule_ipv6", &files.rules_dir, mode, "v6"));
-    if config.is_rs() && config.is_sequential() {
-        cmd.arg("--sequential-lookup");
-    }
-    if config.is_rs() && config.is_scale() {
-        cmd.args(["--num-mbufs", &scale.mbufs.to_string()]);
-    }
-    (cmd, Stop::Sigint)
+    let [v4, v6] = &run.rules;
+    cmd.arg(format!("--rule_ipv4={}", v4.display()));
+    cmd.arg(format!("--rule_ipv6={}", v6.display()));
+    cmd.args(&run.rs_options);
+    cmd
 }
 
-fn rule_arg(option: &str, dir: &Path, mode: &str, family: &str) -> String {
-    format!("{option}={}", dir.join(format!("{mode}_{family}.cfg")).display())
+/// `program` with the EAL arguments every run shares (lcores `lcores`, no
+/// hugepages, `memory_mb` of memory) and two pcap ports replaying `pcaps`
+/// forever, up to the `--` before the application's own arguments.
+fn eal(program: &Path, lcores: &str, memory_mb: u32, prefix: &str, pcaps: &[PathBuf; 2]) -> Command {
+    let mut cmd = Command::new(program);
+    cmd.args([
+        "-l",
+        lcores,
+        "--no-huge",
+        "-m",
+        &memory_mb.to_string(),
+        "--no-pci",
+        "--file-prefix",
+        prefix,
+    ]);
+    for (port, pcap) in pcaps.iter().enumerate() {
+        // No tx_pcap: the PMD drops what is sent, so only forwarding is measured.
+        cmd.arg(format!(
+            "--vdev=net_pcap{port},rx_pcap={},infinite_rx=1",
+            pcap.display()
+        ));
+    }
+    cmd.arg("--");
+    cmd
 }
 
 /// The program each configuration needs, to check before spending minutes on runs.
