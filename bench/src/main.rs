@@ -55,7 +55,7 @@ enum Sub {
 /// run, and the regression check.
 #[derive(clap::Args)]
 struct Common {
-    /// Rounds; every selected configuration runs once per round, in turn
+    /// Rounds; every selected configuration (in a sweep, both forwarders of a cell) runs once per round, in turn
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
     rounds: u32,
     /// Seconds of forwarding before the measurement window

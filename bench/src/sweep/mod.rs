@@ -137,7 +137,10 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
                     }
                 };
                 match &result {
-                    Ok(s) => println!("{:.2} Mpps, first TX after {:.2} s", s.mpps, s.first_tx_secs),
+                    Ok(s) => {
+                        println!("{:.2} Mpps, first TX after {:.2} s", s.mpps, s.first_tx_secs);
+                        trim_log(&log);
+                    }
                     Err(e) => println!("FAILED: {e} (log: {})", log.display()),
                 }
                 runs.push(CellRun {
@@ -209,6 +212,20 @@ fn measure(
     let slow = cell.rules() > SLOW_START_RULES || forwarders::pool_mbufs(cell) > SLOW_START_MBUFS;
     let timing = common.timing(if slow { SLOW_START_TIMEOUT } else { START_TIMEOUT });
     run::measure(cmd, run::Stop::Sigint, &prefix, log, &timing)
+}
+
+/// Logs of successful runs keep only their end: the C sample logs every
+/// route it adds (50 MB for 1M routes, per run).
+fn trim_log(log: &Path) {
+    const KEEP: usize = 64 << 10;
+    let Ok(text) = std::fs::read(log) else {
+        return;
+    };
+    if text.len() > 2 * KEEP {
+        let mut kept = format!("[l3fwd-bench: {} bytes trimmed]\n", text.len() - KEEP).into_bytes();
+        kept.extend_from_slice(&text[text.len() - KEEP..]);
+        let _ = std::fs::write(log, kept);
+    }
 }
 
 fn write_data(dir: &Path, report: &SweepReport) -> Result<(), String> {
