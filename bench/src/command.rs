@@ -163,3 +163,90 @@ pub fn program(config: Config, tools: &Tools) -> &Path {
         _ => &tools.rs_bin,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(config: Config) -> Vec<String> {
+        let tools = Tools {
+            rs_bin: "rs".into(),
+            c_bin: "c".into(),
+            c_scale_bin: "c-scale".into(),
+            c_scale_seq_bin: "c-scale-seq".into(),
+            testpmd: "testpmd".into(),
+        };
+        let files = |dir: &str| Files {
+            rules_dir: dir.into(),
+            pcaps: ["p0.pcap".into(), "p1.pcap".into()],
+        };
+        let traffic = Traffic {
+            lpm: files("d"),
+            em: files("d"),
+            lpm_scale: files("s"),
+            em_scale: files("s"),
+        };
+        let scale = Scale {
+            mbufs: 1 << 20,
+            memory_mb: 8192,
+        };
+        let (cmd, _) = command(config, &tools, &traffic, &scale, "pfx");
+        let program = cmd.get_program().to_string_lossy().into_owned();
+        std::iter::once(program)
+            .chain(cmd.get_args().map(|a| a.to_string_lossy().into_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn command_lines() {
+        let eal = |program: &str, lcores: &str, memory: &str| {
+            let vdevs = [
+                "--vdev=net_pcap0,rx_pcap=p0.pcap,infinite_rx=1",
+                "--vdev=net_pcap1,rx_pcap=p1.pcap,infinite_rx=1",
+            ];
+            [
+                program,
+                "-l",
+                lcores,
+                "--no-huge",
+                "-m",
+                memory,
+                "--no-pci",
+                "--file-prefix",
+                "pfx",
+            ]
+            .into_iter()
+            .chain(vdevs)
+            .chain(["--"])
+            .map(String::from)
+            .collect::<Vec<_>>()
+        };
+        let l3fwd = |mode: &str, dir: &str| {
+            let lookup = format!("--lookup={mode}");
+            let rules = [
+                format!("--rule_ipv4={dir}/{mode}_v4.cfg"),
+                format!("--rule_ipv6={dir}/{mode}_v6.cfg"),
+            ];
+            ["-p", "0x3", "--config", "(0,0,1),(1,0,1)", "--parse-ptype", &lookup]
+                .map(String::from)
+                .into_iter()
+                .chain(rules)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(args(Config::CLpm), [eal("c", "1", "1024"), l3fwd("lpm", "d")].concat());
+        let seq = vec!["--sequential-lookup".to_string()];
+        assert_eq!(
+            args(Config::RsEmSeq),
+            [eal("rs", "1", "1024"), l3fwd("em", "d"), seq.clone()].concat()
+        );
+        let pool = ["--num-mbufs", "1048576"].map(String::from).to_vec();
+        assert_eq!(
+            args(Config::RsEmSeqScale),
+            [eal("rs", "1", "8192"), l3fwd("em", "s"), seq, pool].concat()
+        );
+        let io = ["--forward-mode=io", "--nb-cores=1", "--auto-start"]
+            .map(String::from)
+            .to_vec();
+        assert_eq!(args(Config::Io), [eal("testpmd", "0,1", "1024"), io].concat());
+    }
+}
