@@ -3,7 +3,7 @@
 
 SHELL := /bin/bash
 CARGO ?= cargo
-DEBS := dpdk dpdk-dev libdpdk-dev dpdk-doc libclang-dev pkg-config libpcap-dev
+DEBS := dpdk dpdk-dev libdpdk-dev dpdk-doc libclang-dev pkg-config libpcap-dev fonts-dejavu-core
 OUT := out
 RELEASE := target/release
 # One forwarding lcore (1); the control thread runs on the other CPU.
@@ -12,12 +12,13 @@ RUN_SECS ?= 10
 RUN_FRAMES ?= 1024
 EAL_VIRT := --no-huge -m 1024 --no-pci
 
-.PHONY: all deps build run test lint c-l3fwd bench bench-scale fuzz clean
+.PHONY: all deps build run test lint c-l3fwd bench bench-scale bench-sweep fuzz clean
 
 all: build
 
 # Debian packages: DPDK 22.11 (libraries, headers, the C sample's source in
-# dpdk-doc), libclang for bindgen, libpcap for the pcap PMD.
+# dpdk-doc), libclang for bindgen, libpcap for the pcap PMD, DejaVu Sans for
+# the text of bench-sweep's plots.
 deps:
 	@missing=$$(for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
@@ -71,6 +72,19 @@ bench-scale: deps
 	C_L3FWD_MIN_MBUFS=$(SCALE_MBUFS) C_L3FWD_SEQUENTIAL=1 scripts/build-c-l3fwd.sh target/c-l3fwd-scale-seq
 	$(CARGO) build --release -p l3fwd-rs -p trafficgen -p l3fwd-bench
 	$(RELEASE)/l3fwd-bench --only scale --scale-mbufs $(SCALE_MBUFS) --json target/bench/bench-scale.json $(SCALE_ARGS)
+
+# Rates over frame size x flows, C l3fwd against l3fwd-rs, per table (LPM of
+# 16, 10K and 1M routes; EM with a rule per flow): table, CSV, JSON and PNG/SVG
+# plots in target/bench/sweep/. The C sample is rebuilt per pool size (and
+# with an LPM table for 1M routes) into target/c-l3fwd-sweep/. The full grid
+# (6 sizes x 4 flow counts x 4 tables, 3 rounds) takes about 2.5 hours, an
+# hour of it the C sample adding 1M routes one by one; a quick sweep (~5 min):
+#   make bench-sweep SWEEP_ARGS="--sizes 64,1518 --flows 16,1K,64K --routes 10K --warmup 1 --window 2"
+# BASELINE=old-sweep.json exits 2 if a cell's ratio fell by more than 5%.
+SWEEP_ARGS ?=
+bench-sweep: deps
+	$(CARGO) build --release -p l3fwd-rs -p trafficgen -p l3fwd-bench
+	$(RELEASE)/l3fwd-bench sweep $(if $(BASELINE),--baseline $(BASELINE)) $(SWEEP_ARGS)
 
 # Fuzzes the per-frame code against tests/oracle (libFuzzer + ASan) for
 # FUZZ_SECS seconds; not in CI. RUSTC_BOOTSTRAP lets stable take cargo-fuzz's

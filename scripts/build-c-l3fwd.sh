@@ -12,6 +12,10 @@
 #                         fit; like l3fwd-rs's --num-mbufs N
 #   C_L3FWD_SEQUENTIAL=1  exact match looks packets up one by one
 #                         (NO_HASH_MULTI_LOOKUP), like --sequential-lookup
+#   C_L3FWD_LPM_RULES=N   the IPv4 LPM table holds N rules instead of 1024...
+#   C_L3FWD_LPM_TBL8S=N   ...and N tbl8 groups instead of 256 (one per /24
+#                         holding a longer prefix); like --lpm-max-rules and
+#                         --lpm-tbl8s, for large route tables
 set -euo pipefail
 
 EXAMPLES=${DPDK_EXAMPLES:-/usr/share/dpdk/examples}
@@ -19,7 +23,13 @@ OUT=${1:-target/c-l3fwd}
 BIN="$OUT/dpdk-l3fwd"
 MIN_MBUFS=${C_L3FWD_MIN_MBUFS:-8192}
 SEQUENTIAL=${C_L3FWD_SEQUENTIAL:-0}
+LPM_RULES=${C_L3FWD_LPM_RULES:-1024}
+LPM_TBL8S=${C_L3FWD_LPM_TBL8S:-256}
 VARIANT="min_mbufs=$MIN_MBUFS sequential=$SEQUENTIAL"
+# The stock LPM sizes leave the variant as it was, so existing builds stay valid.
+if [[ "$LPM_RULES" != 1024 || "$LPM_TBL8S" != 256 ]]; then
+    VARIANT="$VARIANT lpm_rules=$LPM_RULES lpm_tbl8s=$LPM_TBL8S"
+fi
 
 # Test binaries may run this concurrently: one build at a time.
 mkdir -p "$OUT"
@@ -31,10 +41,12 @@ if [[ -x "$BIN" ]] && [[ "$(cat "$OUT/.variant" 2>/dev/null)" == "$VARIANT" ]] &
     [[ -z "$(find "$EXAMPLES/l3fwd" "$EXAMPLES/common" "${BASH_SOURCE[0]}" -newer "$BIN" -print -quit)" ]]; then
     exit 0
 fi
-if ! [[ "$MIN_MBUFS" =~ ^[1-9][0-9]*$ ]]; then
-    echo "build-c-l3fwd: C_L3FWD_MIN_MBUFS must be a positive number, not '$MIN_MBUFS'" >&2
-    exit 1
-fi
+for setting in "C_L3FWD_MIN_MBUFS=$MIN_MBUFS" "C_L3FWD_LPM_RULES=$LPM_RULES" "C_L3FWD_LPM_TBL8S=$LPM_TBL8S"; do
+    if ! [[ "${setting#*=}" =~ ^[1-9][0-9]*$ ]]; then
+        echo "build-c-l3fwd: ${setting%%=*} must be a positive number, not '${setting#*=}'" >&2
+        exit 1
+    fi
+done
 
 # The Makefile includes ../common, so keep both folders side by side.
 SRC="$OUT/src"
@@ -58,6 +70,13 @@ patch "$MAIN" '\.offloads = RTE_ETH_RX_OFFLOAD_CHECKSUM,' \
     '.offloads = 0, /* l3fwd-rs: no RX checksum offload on virtual ports */'
 if [[ "$MIN_MBUFS" != 8192 ]]; then
     patch "$MAIN" '(unsigned)8192)' "(unsigned)$MIN_MBUFS) /* l3fwd-rs: C_L3FWD_MIN_MBUFS */"
+fi
+if [[ "$LPM_RULES" != 1024 || "$LPM_TBL8S" != 256 ]]; then
+    LPM="$SRC/l3fwd/l3fwd_lpm.c"
+    patch "$LPM" '#define IPV4_L3FWD_LPM_MAX_RULES         1024$' \
+        "#define IPV4_L3FWD_LPM_MAX_RULES $LPM_RULES /* l3fwd-rs: C_L3FWD_LPM_RULES */"
+    patch "$LPM" '#define IPV4_L3FWD_LPM_NUMBER_TBL8S (1 << 8)$' \
+        "#define IPV4_L3FWD_LPM_NUMBER_TBL8S $LPM_TBL8S /* l3fwd-rs: C_L3FWD_LPM_TBL8S */"
 fi
 if [[ "$SEQUENTIAL" == 1 ]]; then
     patch "$SRC/l3fwd/l3fwd.h" '^#define __L3_FWD_H__$' \

@@ -41,20 +41,25 @@ pub fn compare(
             let key = ratio_key(num, den);
             let old = *old.get(&key)?;
             let new = new.get(&key).copied();
-            let verdict = match new.map(|n| n / old - 1.0) {
-                None => Verdict::Missing,
-                Some(change) if change < -tolerance => Verdict::Worse,
-                Some(change) if change > tolerance => Verdict::Better,
-                Some(_) => Verdict::Same,
-            };
             Some(Comparison {
                 name: format!("{} / {}", num.label(), den.label()),
                 old,
                 new,
-                verdict,
+                verdict: judge(old, new, tolerance),
             })
         })
         .collect()
+}
+
+/// A ratio that was `old` and is `new` (none: not measured this time); a
+/// fall of more than `tolerance` (relative) is worse.
+pub fn judge(old: f64, new: Option<f64>, tolerance: f64) -> Verdict {
+    match new.map(|n| n / old - 1.0) {
+        None => Verdict::Missing,
+        Some(change) if change < -tolerance => Verdict::Worse,
+        Some(change) if change > tolerance => Verdict::Better,
+        Some(_) => Verdict::Same,
+    }
 }
 
 pub fn print(comparisons: &[Comparison], tolerance: f64) {

@@ -59,38 +59,59 @@ pub struct Scale {
 
 /// The program to run for `config`, with EAL file prefix `prefix` (unique per run), and how to stop it.
 pub fn command(config: Config, tools: &Tools, traffic: &Traffic, scale: &Scale, prefix: &str) -> (Command, Stop) {
-    // testpmd forwards on every lcore but its main one, so it gets CPU 0 as well.
-    let lcores = match config {
-        Config::Io => format!("0,{FWD_LCORE}"),
-        _ => FWD_LCORE.to_string(),
-    };
     let files = traffic.files(config);
-    let memory = if config.is_scale() { scale.memory_mb } else { MEMORY_MB };
-    let mut cmd = Command::new(program(config, tools));
-    cmd.args([
-        "-l",
-        &lcores,
-        "--no-huge",
-        "-m",
-        &memory.to_string(),
-        "--no-pci",
-        "--file-prefix",
-        prefix,
-    ]);
-    for (port, pcap) in files.pcaps.iter().enumerate() {
-        // No tx_pcap: the PMD drops what is sent, so only forwarding is measured.
-        cmd.arg(format!(
-            "--vdev=net_pcap{port},rx_pcap={},infinite_rx=1",
-            pcap.display()
-        ));
-    }
-    cmd.arg("--");
+    let memory_mb = if config.is_scale() { scale.memory_mb } else { MEMORY_MB };
     if config == Config::Io {
+        // testpmd forwards on every lcore but its main one, so it gets CPU 0 as well.
+        let mut cmd = eal(
+            program(config, tools),
+            &format!("0,{FWD_LCORE}"),
+            memory_mb,
+            prefix,
+            &files.pcaps,
+        );
         cmd.args(["--forward-mode=io", "--nb-cores=1", "--auto-start"]);
         return (cmd, Stop::CloseStdin);
     }
     let mode = if config.is_em() { "em" } else { "lpm" };
+    let mut rs_options = Vec::new();
+    if config.is_rs() && config.is_sequential() {
+        rs_options.push("--sequential-lookup".to_string());
+    }
+    if config.is_rs() && config.is_scale() {
+        rs_options.extend(["--num-mbufs".to_string(), scale.mbufs.to_string()]);
+    }
+    let run = L3fwdRun {
+        program: program(config, tools),
+        em: config.is_em(),
+        rules: ["v4", "v6"].map(|family| files.rules_dir.join(format!("{mode}_{family}.cfg"))),
+        pcaps: &files.pcaps,
+        memory_mb,
+        rs_options,
+    };
+    (l3fwd(&run, prefix), Stop::Sigint)
+}
+
+/// One run of C l3fwd or l3fwd-rs: both take the same arguments.
+pub struct L3fwdRun<'a> {
+    pub program: &'a Path,
+    /// Exact match, else LPM.
+    pub em: bool,
+    /// The IPv4 and IPv6 rule files.
+    pub rules: [PathBuf; 2],
+    /// What ports 0 and 1 replay.
+    pub pcaps: &'a [PathBuf; 2],
+    /// EAL memory (-m), MB.
+    pub memory_mb: u32,
+    /// Options only l3fwd-rs has (`--sequential-lookup`, `--num-mbufs N`).
+    pub rs_options: Vec<String>,
+}
+
+/// The command line of `run`, with EAL file prefix `prefix`; stopped with SIGINT.
+pub fn l3fwd(run: &L3fwdRun, prefix: &str) -> Command {
+    let mut cmd = eal(run.program, &FWD_LCORE.to_string(), run.memory_mb, prefix, run.pcaps);
     let config_arg = format!("(0,0,{FWD_LCORE}),(1,0,{FWD_LCORE})");
+    let mode = if run.em { "em" } else { "lpm" };
     cmd.args([
         "-p",
         "0x3",
@@ -99,19 +120,37 @@ pub fn command(config: Config, tools: &Tools, traffic: &Traffic, scale: &Scale, 
         "--parse-ptype",
         &format!("--lookup={mode}"),
     ]);
-    cmd.arg(rule_arg("--rule_ipv4", &files.rules_dir, mode, "v4"));
-    cmd.arg(rule_arg("--rule_ipv6", &files.rules_dir, mode, "v6"));
-    if config.is_rs() && config.is_sequential() {
-        cmd.arg("--sequential-lookup");
-    }
-    if config.is_rs() && config.is_scale() {
-        cmd.args(["--num-mbufs", &scale.mbufs.to_string()]);
-    }
-    (cmd, Stop::Sigint)
+    let [v4, v6] = &run.rules;
+    cmd.arg(format!("--rule_ipv4={}", v4.display()));
+    cmd.arg(format!("--rule_ipv6={}", v6.display()));
+    cmd.args(&run.rs_options);
+    cmd
 }
 
-fn rule_arg(option: &str, dir: &Path, mode: &str, family: &str) -> String {
-    format!("{option}={}", dir.join(format!("{mode}_{family}.cfg")).display())
+/// `program` with the EAL arguments every run shares (lcores `lcores`, no
+/// hugepages, `memory_mb` of memory) and two pcap ports replaying `pcaps`
+/// forever, up to the `--` before the application's own arguments.
+fn eal(program: &Path, lcores: &str, memory_mb: u32, prefix: &str, pcaps: &[PathBuf; 2]) -> Command {
+    let mut cmd = Command::new(program);
+    cmd.args([
+        "-l",
+        lcores,
+        "--no-huge",
+        "-m",
+        &memory_mb.to_string(),
+        "--no-pci",
+        "--file-prefix",
+        prefix,
+    ]);
+    for (port, pcap) in pcaps.iter().enumerate() {
+        // No tx_pcap: the PMD drops what is sent, so only forwarding is measured.
+        cmd.arg(format!(
+            "--vdev=net_pcap{port},rx_pcap={},infinite_rx=1",
+            pcap.display()
+        ));
+    }
+    cmd.arg("--");
+    cmd
 }
 
 /// The program each configuration needs, to check before spending minutes on runs.
@@ -122,5 +161,92 @@ pub fn program(config: Config, tools: &Tools) -> &Path {
         Config::CEmSeqScale => &tools.c_scale_seq_bin,
         Config::Io => &tools.testpmd,
         _ => &tools.rs_bin,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(config: Config) -> Vec<String> {
+        let tools = Tools {
+            rs_bin: "rs".into(),
+            c_bin: "c".into(),
+            c_scale_bin: "c-scale".into(),
+            c_scale_seq_bin: "c-scale-seq".into(),
+            testpmd: "testpmd".into(),
+        };
+        let files = |dir: &str| Files {
+            rules_dir: dir.into(),
+            pcaps: ["p0.pcap".into(), "p1.pcap".into()],
+        };
+        let traffic = Traffic {
+            lpm: files("d"),
+            em: files("d"),
+            lpm_scale: files("s"),
+            em_scale: files("s"),
+        };
+        let scale = Scale {
+            mbufs: 1 << 20,
+            memory_mb: 8192,
+        };
+        let (cmd, _) = command(config, &tools, &traffic, &scale, "pfx");
+        let program = cmd.get_program().to_string_lossy().into_owned();
+        std::iter::once(program)
+            .chain(cmd.get_args().map(|a| a.to_string_lossy().into_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn command_lines() {
+        let eal = |program: &str, lcores: &str, memory: &str| {
+            let vdevs = [
+                "--vdev=net_pcap0,rx_pcap=p0.pcap,infinite_rx=1",
+                "--vdev=net_pcap1,rx_pcap=p1.pcap,infinite_rx=1",
+            ];
+            [
+                program,
+                "-l",
+                lcores,
+                "--no-huge",
+                "-m",
+                memory,
+                "--no-pci",
+                "--file-prefix",
+                "pfx",
+            ]
+            .into_iter()
+            .chain(vdevs)
+            .chain(["--"])
+            .map(String::from)
+            .collect::<Vec<_>>()
+        };
+        let l3fwd = |mode: &str, dir: &str| {
+            let lookup = format!("--lookup={mode}");
+            let rules = [
+                format!("--rule_ipv4={dir}/{mode}_v4.cfg"),
+                format!("--rule_ipv6={dir}/{mode}_v6.cfg"),
+            ];
+            ["-p", "0x3", "--config", "(0,0,1),(1,0,1)", "--parse-ptype", &lookup]
+                .map(String::from)
+                .into_iter()
+                .chain(rules)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(args(Config::CLpm), [eal("c", "1", "1024"), l3fwd("lpm", "d")].concat());
+        let seq = vec!["--sequential-lookup".to_string()];
+        assert_eq!(
+            args(Config::RsEmSeq),
+            [eal("rs", "1", "1024"), l3fwd("em", "d"), seq.clone()].concat()
+        );
+        let pool = ["--num-mbufs", "1048576"].map(String::from).to_vec();
+        assert_eq!(
+            args(Config::RsEmSeqScale),
+            [eal("rs", "1", "8192"), l3fwd("em", "s"), seq, pool].concat()
+        );
+        let io = ["--forward-mode=io", "--nb-cores=1", "--auto-start"]
+            .map(String::from)
+            .to_vec();
+        assert_eq!(args(Config::Io), [eal("testpmd", "0,1", "1024"), io].concat());
     }
 }

@@ -1,5 +1,6 @@
 //! l3fwd-bench: forwarding rates of C l3fwd, l3fwd-rs and testpmd (the I/O ceiling),
-//! run alternately on the same virtual ports and traffic, compared as ratios.
+//! run alternately on the same virtual ports and traffic, compared as ratios;
+//! `l3fwd-bench sweep`: C l3fwd and l3fwd-rs over frame sizes x flow counts.
 
 mod baseline;
 mod command;
@@ -8,10 +9,11 @@ mod machine;
 mod report;
 mod run;
 mod stats;
+mod sweep;
 mod telemetry;
 mod traffic;
 
-use clap::Parser;
+use clap::{Parser, Subcommand};
 use command::{Scale, Tools};
 use configs::Config;
 use report::{Report, Run, ScaleSettings, Settings};
@@ -33,10 +35,27 @@ const SCALE_START_TIMEOUT: Duration = Duration::from_secs(120);
 #[derive(Parser)]
 #[command(
     version,
-    about = "Side-by-side forwarding rates: C l3fwd, l3fwd-rs and testpmd on pcap ports"
+    about = "Side-by-side forwarding rates: C l3fwd, l3fwd-rs and testpmd on pcap ports",
+    args_conflicts_with_subcommands = true
 )]
-struct Args {
-    /// Rounds; every selected configuration runs once per round, in turn
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Sub>,
+    #[command(flatten)]
+    bench: Args,
+}
+
+#[derive(Subcommand)]
+enum Sub {
+    /// C l3fwd and l3fwd-rs over frame sizes x flow counts, per lookup mode: table, CSV, JSON, plots
+    Sweep(sweep::SweepArgs),
+}
+
+/// What `make bench` and sweeps share: how runs are measured, what they
+/// run, and the regression check.
+#[derive(clap::Args)]
+struct Common {
+    /// Rounds; every selected configuration (in a sweep, both forwarders of a cell) runs once per round, in turn
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
     rounds: u32,
     /// Seconds of forwarding before the measurement window
@@ -45,6 +64,36 @@ struct Args {
     /// Seconds over which TX packets are counted
     #[arg(long, default_value_t = 3.0, value_parser = seconds)]
     window: f64,
+    /// An earlier report of the same kind (--json, or a sweep's sweep.json): exit with status 2 if a
+    /// ratio fell by more than --tolerance
+    #[arg(long)]
+    baseline: Option<PathBuf>,
+    /// Relative fall of a ratio that counts as a regression
+    #[arg(long, default_value_t = 0.05)]
+    tolerance: f64,
+    #[arg(long, default_value = "target/release/l3fwd-rs")]
+    rs_bin: PathBuf,
+    #[arg(long, default_value = "target/release/l3fwd-tablegen")]
+    tablegen_bin: PathBuf,
+    /// Directory of the rule files lpm_v4.cfg, lpm_v6.cfg, em_v4.cfg, em_v6.cfg
+    #[arg(long, default_value = "configs")]
+    rules_dir: PathBuf,
+}
+
+impl Common {
+    fn timing(&self, start_timeout: Duration) -> run::Timing {
+        run::Timing {
+            start_timeout,
+            warmup: Duration::from_secs_f64(self.warmup),
+            window: Duration::from_secs_f64(self.window),
+        }
+    }
+}
+
+#[derive(clap::Args)]
+struct Args {
+    #[command(flatten)]
+    common: Common,
     /// Frames in each port's pcap file
     #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..))]
     frames: u32,
@@ -74,17 +123,9 @@ struct Args {
     /// Where to write every run's rate, medians and ratios
     #[arg(long, default_value = "target/bench/bench.json")]
     json: PathBuf,
-    /// An earlier --json file: exit with status 2 if a ratio fell by more than --tolerance
-    #[arg(long)]
-    baseline: Option<PathBuf>,
-    /// Relative fall of a ratio that counts as a regression
-    #[arg(long, default_value_t = 0.05)]
-    tolerance: f64,
     /// Directory for traffic files and per-run logs
     #[arg(long, default_value = "target/bench")]
     work_dir: PathBuf,
-    #[arg(long, default_value = "target/release/l3fwd-rs")]
-    rs_bin: PathBuf,
     #[arg(long, default_value = "target/c-l3fwd/dpdk-l3fwd")]
     c_bin: PathBuf,
     #[arg(long, default_value = "target/c-l3fwd-scale/dpdk-l3fwd")]
@@ -95,11 +136,6 @@ struct Args {
     testpmd: PathBuf,
     #[arg(long, default_value = "target/release/l3fwd-gen")]
     gen_bin: PathBuf,
-    #[arg(long, default_value = "target/release/l3fwd-tablegen")]
-    tablegen_bin: PathBuf,
-    /// Directory of the rule files lpm_v4.cfg, lpm_v6.cfg, em_v4.cfg, em_v6.cfg
-    #[arg(long, default_value = "configs")]
-    rules_dir: PathBuf,
 }
 
 fn seconds(s: &str) -> Result<f64, String> {
@@ -110,7 +146,12 @@ fn seconds(s: &str) -> Result<f64, String> {
 }
 
 fn main() -> ExitCode {
-    match bench(Args::parse()) {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Some(Sub::Sweep(args)) => sweep::sweep(args),
+        None => bench(cli.bench),
+    };
+    match result {
         Ok(code) => code,
         Err(e) => {
             eprintln!("l3fwd-bench: {e}");
@@ -122,9 +163,9 @@ fn main() -> ExitCode {
 fn bench(args: Args) -> Result<ExitCode, String> {
     let selected = configs::select(&args.only)?;
     // Read the baseline first: a bad path should not cost minutes of runs.
-    let baseline = args.baseline.as_deref().map(read_report).transpose()?;
+    let baseline: Option<Report> = args.common.baseline.as_deref().map(read_json).transpose()?;
     let tools = Tools {
-        rs_bin: args.rs_bin,
+        rs_bin: args.common.rs_bin.clone(),
         c_bin: args.c_bin,
         c_scale_bin: args.c_scale_bin,
         c_scale_seq_bin: args.c_scale_seq_bin,
@@ -135,7 +176,7 @@ fn bench(args: Args) -> Result<ExitCode, String> {
     }
     require(&args.gen_bin, "build it with `cargo build --release -p trafficgen`")?;
     require(
-        &args.tablegen_bin,
+        &args.common.tablegen_bin,
         "build it with `cargo build --release -p trafficgen`",
     )?;
     let scale = Scale {
@@ -153,8 +194,8 @@ fn bench(args: Args) -> Result<ExitCode, String> {
     std::fs::create_dir_all(&logs).map_err(|e| format!("{}: {e}", logs.display()))?;
     let generators = traffic::Generators {
         gen: &args.gen_bin,
-        tablegen: &args.tablegen_bin,
-        rules_dir: &args.rules_dir,
+        tablegen: &args.common.tablegen_bin,
+        rules_dir: &args.common.rules_dir,
     };
     let sizes = traffic::ScaleSizes {
         em_rules: args.scale_em_rules,
@@ -180,25 +221,23 @@ fn bench(args: Args) -> Result<ExitCode, String> {
         );
     }
 
-    let timing = |config: Config| run::Timing {
-        start_timeout: if config.is_scale() {
+    let timing = |config: Config| {
+        args.common.timing(if config.is_scale() {
             SCALE_START_TIMEOUT
         } else {
             START_TIMEOUT
-        },
-        warmup: Duration::from_secs_f64(args.warmup),
-        window: Duration::from_secs_f64(args.window),
+        })
     };
-    let total = args.rounds as usize * selected.len();
+    let total = args.common.rounds as usize * selected.len();
     println!(
         "{total} runs ({} configurations x {} rounds), about {:.0} s each{}",
         selected.len(),
-        args.rounds,
-        args.warmup + args.window + 1.0,
+        args.common.rounds,
+        args.common.warmup + args.common.window + 1.0,
         if any_scale { " plus start-up" } else { "" }
     );
     let mut runs = Vec::with_capacity(total);
-    for round in 1..=args.rounds {
+    for round in 1..=args.common.rounds {
         for &config in &selected {
             print!("[{}/{total}] {} round {round}: ", runs.len() + 1, config.label());
             let _ = std::io::stdout().flush();
@@ -218,9 +257,9 @@ fn bench(args: Args) -> Result<ExitCode, String> {
     }
 
     let settings = Settings {
-        rounds: args.rounds,
-        warmup_secs: args.warmup,
-        window_secs: args.window,
+        rounds: args.common.rounds,
+        warmup_secs: args.common.warmup,
+        window_secs: args.common.window,
         frames,
         selected: selected.iter().map(|c| c.id().to_string()).collect(),
         scale: any_scale.then_some(ScaleSettings {
@@ -239,7 +278,7 @@ fn bench(args: Args) -> Result<ExitCode, String> {
         &runs,
     );
     report::print_table(&report);
-    write_report(&args.json, &report)?;
+    write_json(&args.json, &report)?;
     println!("\nwrote {}", args.json.display());
 
     let Some(old) = baseline else {
@@ -247,14 +286,14 @@ fn bench(args: Args) -> Result<ExitCode, String> {
     };
     println!(
         "\nagainst baseline {} ({}):",
-        args.baseline.unwrap_or_default().display(),
+        args.common.baseline.unwrap_or_default().display(),
         old.timestamp
     );
-    let comparisons = baseline::compare(&old.ratios, &report.ratios, &selected, args.tolerance);
+    let comparisons = baseline::compare(&old.ratios, &report.ratios, &selected, args.common.tolerance);
     if comparisons.is_empty() {
         println!("  no ratio in common");
     }
-    baseline::print(&comparisons, args.tolerance);
+    baseline::print(&comparisons, args.common.tolerance);
     let regressed = comparisons.iter().any(|c| c.verdict.is_regression());
     Ok(if regressed {
         ExitCode::from(2)
@@ -290,12 +329,12 @@ fn require(path: &Path, hint: &str) -> Result<(), String> {
     }
 }
 
-fn read_report(path: &Path) -> Result<Report, String> {
+fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("baseline {}: {e}", path.display()))?;
     serde_json::from_str(&text).map_err(|e| format!("baseline {}: {e}", path.display()))
 }
 
-fn write_report(path: &Path, report: &Report) -> Result<(), String> {
+fn write_json(path: &Path, report: &impl serde::Serialize) -> Result<(), String> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     }

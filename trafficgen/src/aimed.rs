@@ -25,21 +25,43 @@ pub struct Aim {
 /// misses. A frame's destination may also lie in a longer route nested in
 /// the one drawn: longest-prefix match decides.
 pub fn at_routes(aim: &Aim, v4: &[Route<u32>], v6: &[Route<u128>]) -> Vec<Vec<u8>> {
-    aimed(aim, v4, v6, to_route, to_route)
+    at_routes_in(Order::Random, aim, v4, v6)
+}
+
+/// [`at_routes`], the routes drawn in `order`.
+pub fn at_routes_in(order: Order, aim: &Aim, v4: &[Route<u32>], v6: &[Route<u128>]) -> Vec<Vec<u8>> {
+    aimed(order, aim, v4, v6, to_route, to_route)
 }
 
 /// Frames carrying the exact 5-tuple of random rules of `v4` and `v6`, and
 /// misses (a rule's tuple with a destination outside every rule).
 pub fn at_em_rules(aim: &Aim, v4: &[EmRule<u32>], v6: &[EmRule<u128>]) -> Vec<Vec<u8>> {
-    aimed(aim, v4, v6, to_rule, to_rule)
+    at_em_rules_in(Order::Random, aim, v4, v6)
+}
+
+/// [`at_em_rules`], the rules drawn in `order`.
+pub fn at_em_rules_in(order: Order, aim: &Aim, v4: &[EmRule<u32>], v6: &[EmRule<u128>]) -> Vec<Vec<u8>> {
+    aimed(order, aim, v4, v6, to_rule, to_rule)
+}
+
+/// Which route or rule (of the IPv4 items, then the IPv6 ones) each frame goes to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Order {
+    /// A random item per frame: some items get several frames, some none.
+    Random,
+    /// Items in turn, spread over `files` files of which this is number
+    /// `file`: its frame J goes to item `file + J * files` (wrapping around),
+    /// so that files of `items / files` frames each together hit every item
+    /// exactly once: as many distinct flows as items.
+    InTurn { file: usize, files: usize },
 }
 
 type Aimer<T> = fn(&mut Gen<'_>, &T, bool) -> Vec<u8>;
 
-/// `aim.count` frames, each aimed by `f4` or `f6` at a random item of `v4`
-/// or `v6` (every item equally likely, so the families mix as the tables
-/// do), or a miss.
-fn aimed<T4, T6>(aim: &Aim, v4: &[T4], v6: &[T6], f4: Aimer<T4>, f6: Aimer<T6>) -> Vec<Vec<u8>> {
+/// `aim.count` frames, each aimed by `f4` or `f6` at an item of `v4` or `v6`
+/// picked in `order` (at random: every item equally likely, so the families
+/// mix as the tables do), or a miss.
+fn aimed<T4, T6>(order: Order, aim: &Aim, v4: &[T4], v6: &[T6], f4: Aimer<T4>, f6: Aimer<T6>) -> Vec<Vec<u8>> {
     assert!(
         !v4.is_empty() || !v6.is_empty(),
         "trafficgen: no route or rule to aim at"
@@ -53,10 +75,14 @@ fn aimed<T4, T6>(aim: &Aim, v4: &[T4], v6: &[T6], f4: Aimer<T4>, f6: Aimer<T6>) 
         rng: ChaCha8Rng::seed_from_u64(aim.seed),
         opts: &opts,
     };
+    let items = v4.len() + v6.len();
     (0..aim.count)
-        .map(|_| {
+        .map(|j| {
             let miss = gen.rng.gen_range(0..100) < aim.miss_percent;
-            let i = gen.rng.gen_range(0..v4.len() + v6.len());
+            let i = match order {
+                Order::Random => gen.rng.gen_range(0..items),
+                Order::InTurn { file, files } => (file + j * files) % items,
+            };
             match v4.get(i) {
                 Some(item) => f4(&mut gen, item, miss),
                 None => f6(&mut gen, &v6[i - v4.len()], miss),
@@ -156,6 +182,33 @@ mod tests {
             .all(|dst| is_miss(dst) || covered(dst)));
         assert!(frames.iter().all(|f| (64..=128).contains(&f.len())));
         assert_eq!(frames, at_routes(&aim(4000), &v4, &v6), "same seed, same frames");
+    }
+
+    #[test]
+    fn in_turn_files_together_hit_every_rule_once() {
+        let v4 = ipv4_em_rules(1, 1000, &PORTS, 0);
+        let aim = Aim {
+            miss_percent: 0,
+            ..aim(500)
+        };
+        let mut tuples = HashSet::new();
+        for file in 0..2 {
+            let frames = at_em_rules_in(Order::InTurn { file, files: 2 }, &aim, &v4, &[]);
+            assert_eq!(frames.len(), 500);
+            tuples.extend(frames.iter().map(|f| fields(f)));
+        }
+        let rules: HashSet<_> = v4
+            .iter()
+            .map(|r| (u128::from(r.src), u128::from(r.dst), r.proto, r.src_port, r.dst_port))
+            .collect();
+        assert_eq!(tuples, rules, "1000 frames in 2 files: each of 1000 rules once");
+        // More frames than routes wrap around, each frame still to a route.
+        let routes = ipv4_routes(1, 10, &PORTS);
+        let frames = at_routes_in(Order::InTurn { file: 0, files: 1 }, &aim, &routes, &[]);
+        for (j, frame) in frames.iter().enumerate() {
+            let route = routes[j % 10];
+            assert_eq!(u32::try_from(fields(frame).1).unwrap().network(route.depth), route.addr);
+        }
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{Args, Parser, Subcommand};
-use trafficgen::aimed::{self, Aim};
+use trafficgen::aimed::{self, Aim, Order};
 use trafficgen::tables;
 use trafficgen::{write_pcap, GenOpts, MAX_FRAME, MIN_FRAME};
 
@@ -69,6 +69,11 @@ struct Common {
     /// Largest frame size in bytes, without FCS.
     #[arg(long, default_value_t = GenOpts::default().max_size)]
     max_size: usize,
+    /// Aim at the routes or rules in turn instead of at random ones: file I
+    /// gets items I, I + PCAPS, I + 2 PCAPS, ... (IPv4 first), so that
+    /// PCAPS files of FRAMES = RULES / PCAPS frames hit each rule once.
+    #[arg(long)]
+    in_turn: bool,
 }
 
 fn main() -> ExitCode {
@@ -83,7 +88,7 @@ fn main() -> ExitCode {
                 )
             },
             (tables::write_lpm_rules, tables::write_lpm_rules),
-            aimed::at_routes,
+            aimed::at_routes_in,
         ),
         Mode::Em(EmArgs { common: c, tcp }) => c.generate(
             "em",
@@ -92,7 +97,7 @@ fn main() -> ExitCode {
                 (v4, tables::ipv6_em_rules(c.seed, c.v6, &c.ports, tcp))
             },
             (tables::write_em_rules, tables::write_em_rules),
-            aimed::at_em_rules,
+            aimed::at_em_rules_in,
         ),
     };
     match result {
@@ -110,7 +115,7 @@ fn main() -> ExitCode {
 /// How one kind of table is written.
 type Write<T> = fn(&Path, &[T]) -> std::io::Result<()>;
 /// Traffic aimed at an IPv4 and an IPv6 table.
-type AimAt<T4, T6> = fn(&Aim, &[T4], &[T6]) -> Vec<Vec<u8>>;
+type AimAt<T4, T6> = fn(Order, &Aim, &[T4], &[T6]) -> Vec<Vec<u8>>;
 
 impl Common {
     /// Draws the IPv4 and IPv6 tables, writes them and the pcaps of traffic
@@ -128,7 +133,7 @@ impl Common {
             write.0(path4, &v4)?;
             write.1(path6, &v6)
         })?;
-        self.write_pcaps(mode, |aim| aim_at(aim, &v4, &v6))
+        self.write_pcaps(mode, |order, aim| aim_at(order, aim, &v4, &v6))
     }
 
     fn validate(&self) -> Result<(), String> {
@@ -158,8 +163,16 @@ impl Common {
     }
 
     /// Writes DIR/MODE_I.pcap for each pcap file I, each with its own frames.
-    fn write_pcaps(&self, mode: &str, frames: impl Fn(&Aim) -> Vec<Vec<u8>>) -> Result<(), String> {
+    fn write_pcaps(&self, mode: &str, frames: impl Fn(Order, &Aim) -> Vec<Vec<u8>>) -> Result<(), String> {
         for i in 0..self.pcaps {
+            let order = if self.in_turn {
+                Order::InTurn {
+                    file: i,
+                    files: self.pcaps,
+                }
+            } else {
+                Order::Random
+            };
             let aim = Aim {
                 seed: self.seed ^ ((i as u64 + 1) << 32),
                 count: self.frames,
@@ -167,7 +180,7 @@ impl Common {
                 sizes: self.min_size..=self.max_size,
             };
             let path = self.file(mode, &format!("{i}.pcap"));
-            write_pcap(&path, &frames(&aim)).map_err(|e| format!("{}: {e}", path.display()))?;
+            write_pcap(&path, &frames(order, &aim)).map_err(|e| format!("{}: {e}", path.display()))?;
             println!(
                 "l3fwd-tablegen: {} frames ({}% misses) in {}",
                 self.frames,

@@ -1,0 +1,172 @@
+//! The two forwarders a sweep compares, sized for each cell: mbuf pools
+//! that hold the replayed files, C builds with those pools and LPM tables
+//! large enough for the routes, and their command lines.
+
+use super::grid::Cell;
+use super::traffic::CellFiles;
+use crate::command::{self, L3fwdRun};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The C sample's smallest pool, and what both get in cells of few flows.
+const MIN_POOL_MBUFS: usize = 8192;
+/// Beyond the replayed frames: RX bursts, TX buffers, mempool caches
+/// (2 x 4064 frames forward in a pool of 8192, 2 x 4096 do not).
+const POOL_HEADROOM: usize = 1024;
+/// EAL memory of a run with the smallest pool, MB (as `make bench`)...
+const BASE_MEMORY_MB: usize = 1024;
+/// ...plus this much per mbuf beyond it, KB: a 2176-byte buffer and its
+/// headers take 2.3 KB, but with --no-huge a pool of 1M mbufs (2387 MiB)
+/// fails in 4096 MB of EAL memory and fits in 5120 (measured).
+const MBUF_KB: usize = 6;
+/// The C sample's IPv4 LPM table, unpatched.
+const C_LPM_RULES: usize = 1024;
+const C_LPM_TBL8S: usize = 256;
+
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+pub enum Forwarder {
+    C,
+    Rs,
+}
+
+impl Forwarder {
+    /// Each round runs both, C first.
+    pub const BOTH: [Forwarder; 2] = [Forwarder::C, Forwarder::Rs];
+
+    pub fn id(self) -> &'static str {
+        match self {
+            Forwarder::C => "c",
+            Forwarder::Rs => "rs",
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Forwarder::C => "C l3fwd",
+            Forwarder::Rs => "l3fwd-rs",
+        }
+    }
+}
+
+/// mbufs per pool, both forwarders: a pcap port with infinite_rx holds one
+/// mbuf per frame of its file. In steps of the smallest pool, so that cells
+/// of nearby flow counts share a C build.
+pub fn pool_mbufs(cell: &Cell) -> usize {
+    (2 * cell.frames_per_port() + POOL_HEADROOM).next_multiple_of(MIN_POOL_MBUFS)
+}
+
+/// EAL memory (-m) for a pool of `mbufs`, MB.
+pub fn memory_mb(mbufs: usize) -> usize {
+    BASE_MEMORY_MB + (mbufs.saturating_sub(MIN_POOL_MBUFS) * MBUF_KB).div_ceil(1024)
+}
+
+/// The C sample's IPv4 LPM sizes for tables of up to `routes` routes: rules
+/// rounded up to a power of two, and a tbl8 group per 16 of them (generated
+/// tables have about 2% of routes longer than /24).
+pub fn c_lpm_size(routes: usize) -> (usize, usize) {
+    let rules = routes.next_power_of_two().max(C_LPM_RULES);
+    (rules, (rules / 16).max(C_LPM_TBL8S))
+}
+
+/// C l3fwd binaries built by scripts/build-c-l3fwd.sh, one per pool size,
+/// each with an LPM table of `lpm_routes` routes.
+pub struct CBuilds {
+    pub script: PathBuf,
+    /// Builds go to `root/mbufs-N-lpm-R`.
+    pub root: PathBuf,
+    pub lpm_routes: usize,
+    built: BTreeMap<usize, Result<PathBuf, String>>,
+}
+
+impl CBuilds {
+    pub fn new(script: PathBuf, root: PathBuf, lpm_routes: usize) -> CBuilds {
+        CBuilds {
+            script,
+            root,
+            lpm_routes,
+            built: BTreeMap::new(),
+        }
+    }
+
+    /// The binary with a pool of `mbufs`, built on first use (the script does
+    /// nothing when it is up to date); why not, if the build failed.
+    pub fn binary(&mut self, mbufs: usize) -> Result<PathBuf, String> {
+        let (script, root, routes) = (&self.script, &self.root, self.lpm_routes);
+        let built = self
+            .built
+            .entry(mbufs)
+            .or_insert_with(|| build(script, root, mbufs, routes));
+        built.clone()
+    }
+}
+
+fn build(script: &Path, root: &Path, mbufs: usize, routes: usize) -> Result<PathBuf, String> {
+    let (rules, tbl8s) = c_lpm_size(routes);
+    let dir = root.join(format!("mbufs-{mbufs}-lpm-{rules}"));
+    let out = Command::new(script)
+        .arg(&dir)
+        .env("C_L3FWD_MIN_MBUFS", mbufs.to_string())
+        .env("C_L3FWD_LPM_RULES", rules.to_string())
+        .env("C_L3FWD_LPM_TBL8S", tbl8s.to_string())
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", script.display()))?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        return Err(format!("C build failed ({}): {}", out.status, stderr.trim()));
+    }
+    Ok(dir.join("dpdk-l3fwd"))
+}
+
+/// The command line of `forwarder` (`program`) on `cell`'s files: the same
+/// arguments for both, plus l3fwd-rs's `--num-mbufs` for the pool the C
+/// build has.
+pub fn command(forwarder: Forwarder, program: &Path, cell: &Cell, files: &CellFiles, prefix: &str) -> Command {
+    let mbufs = pool_mbufs(cell);
+    let rs_options = match forwarder {
+        Forwarder::Rs => vec!["--num-mbufs".to_string(), mbufs.to_string()],
+        Forwarder::C => Vec::new(),
+    };
+    let run = L3fwdRun {
+        program,
+        em: cell.table.mode() == super::grid::Mode::Em,
+        rules: files.rules.clone(),
+        pcaps: &files.pcaps,
+        memory_mb: u32::try_from(memory_mb(mbufs)).unwrap_or(u32::MAX),
+        rs_options,
+    };
+    command::l3fwd(&run, prefix)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::grid::Table;
+    use super::*;
+
+    fn cell(flows: usize) -> Cell {
+        Cell {
+            table: Table::Em,
+            size: 64,
+            flows,
+        }
+    }
+
+    #[test]
+    fn pools_hold_the_replayed_frames() {
+        assert_eq!(pool_mbufs(&cell(16)), 8192, "the stock pool for few flows");
+        assert_eq!(pool_mbufs(&cell(1024)), 8192);
+        assert_eq!(pool_mbufs(&cell(7168)), 8192);
+        assert_eq!(pool_mbufs(&cell(7169)), 16_384, "7170 frames + headroom");
+        assert_eq!(pool_mbufs(&cell(1 << 16)), (1 << 16) + 8192);
+        assert_eq!(pool_mbufs(&cell(1 << 20)), (1 << 20) + 8192);
+        assert_eq!(memory_mb(8192), 1024, "as make bench");
+        assert_eq!(memory_mb((1 << 20) + 8192), 1024 + 6144);
+    }
+
+    #[test]
+    fn c_lpm_tables_fit_the_routes() {
+        assert_eq!(c_lpm_size(16), (1024, 256), "stock sizes for small tables");
+        assert_eq!(c_lpm_size(10_240), (16_384, 1024));
+        assert_eq!(c_lpm_size(1 << 20), (1 << 20, 1 << 16));
+    }
+}

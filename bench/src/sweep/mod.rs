@@ -1,0 +1,241 @@
+//! `l3fwd-bench sweep`: C l3fwd and l3fwd-rs over a grid of frame sizes x
+//! flow counts, per lookup table (LPM of a few sizes, EM with a rule per
+//! flow). In each cell both run alternately for some rounds on traffic made
+//! for it; the result is a table, CSV and JSON with every run, plots, and
+//! optionally a cell-by-cell comparison with an earlier sweep.
+
+mod compare;
+mod forwarders;
+mod grid;
+mod plot;
+mod results;
+mod traffic;
+
+use crate::{machine, require, run, Common, START_TIMEOUT};
+use forwarders::{CBuilds, Forwarder};
+use grid::{Cell, Grid, Mode, Table};
+use results::{CellRun, SweepReport, SweepSettings};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Cells with a table or pool this large start slowly: rule files, a
+/// million mbufs to fill, and the C sample adds 1M routes one by one
+/// (measured: first TX after 62 s)...
+const SLOW_START_RULES: usize = 1 << 16;
+const SLOW_START_MBUFS: usize = 1 << 16;
+/// ...so they may take this long to forward.
+const SLOW_START_TIMEOUT: Duration = Duration::from_secs(300);
+
+#[derive(clap::Args)]
+pub struct SweepArgs {
+    #[command(flatten)]
+    common: Common,
+    /// Frame sizes in bytes, FCS included (64..=1518; pcap frames are 4 bytes shorter)
+    #[arg(long, value_delimiter = ',', value_parser = grid::parse_size, default_value = "64,128,256,512,1024,1518")]
+    sizes: Vec<u32>,
+    /// Distinct flows of both ports together (each replays half); K = 1024, M = 1048576
+    #[arg(long, value_delimiter = ',', value_parser = grid::parse_count, default_value = "16,1K,64K,1M")]
+    flows: Vec<usize>,
+    /// Lookup modes: lpm, em (an EM table holds one rule per flow)
+    #[arg(long, value_delimiter = ',', value_parser = Mode::parse, default_value = "lpm,em")]
+    modes: Vec<Mode>,
+    /// Routes of each LPM table (a plot each); flows are spread over the routes
+    #[arg(long, value_delimiter = ',', value_parser = grid::parse_count, default_value = "16,10K,1M")]
+    routes: Vec<usize>,
+    /// Where sweep.json, runs.csv, cells.csv, the plots and per-run logs go
+    #[arg(long, default_value = "target/bench/sweep")]
+    out_dir: PathBuf,
+    /// Builds the C sample with the pool and LPM size of a cell
+    #[arg(long, default_value = "scripts/build-c-l3fwd.sh")]
+    c_build_script: PathBuf,
+    /// Where those builds go, one directory per pool size
+    #[arg(long, default_value = "target/c-l3fwd-sweep")]
+    c_build_dir: PathBuf,
+}
+
+pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
+    let grid = Grid::new(args.sizes.clone(), args.flows.clone(), &args.modes, &args.routes)?;
+    // Everything that can fail fast does, before minutes of runs.
+    let baseline: Option<SweepReport> = args.common.baseline.as_deref().map(crate::read_json).transpose()?;
+    plot::load_font()?;
+    let hint = "build it with `cargo build --release -p l3fwd-rs -p trafficgen`, or `make bench-sweep` does it";
+    require(&args.common.rs_bin, hint)?;
+    require(&args.common.tablegen_bin, hint)?;
+    require(
+        &args.c_build_script,
+        "run from the workspace root or give --c-build-script",
+    )?;
+    let (logs, traffic_dir) = (args.out_dir.join("logs"), args.out_dir.join("traffic"));
+    for dir in [&logs, &traffic_dir] {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+
+    let cells = grid.cells();
+    let lpm_routes = grid
+        .tables
+        .iter()
+        .map(|t| match t {
+            Table::Lpm { routes } => *routes,
+            Table::Em => 0,
+        })
+        .max()
+        .unwrap_or(0);
+    let mut c_builds = CBuilds::new(args.c_build_script.clone(), args.c_build_dir.clone(), lpm_routes);
+    let mut pools: Vec<usize> = cells.iter().map(forwarders::pool_mbufs).collect();
+    pools.sort();
+    pools.dedup();
+    println!("building C l3fwd for pools of {pools:?} mbufs (scripts/build-c-l3fwd.sh)");
+    for &mbufs in &pools {
+        if let Err(e) = c_builds.binary(mbufs) {
+            println!("  pool {mbufs}: {e}: C cells of this pool are n/a");
+        }
+    }
+
+    let rounds = args.common.rounds;
+    let total = cells.len() * rounds as usize * Forwarder::BOTH.len();
+    println!(
+        "{total} runs ({} cells x {rounds} rounds x C, l3fwd-rs), about {:.0} s each plus traffic and start-up",
+        cells.len(),
+        args.common.warmup + args.common.window + 1.0
+    );
+    let settings = || SweepSettings {
+        rounds,
+        warmup_secs: args.common.warmup,
+        window_secs: args.common.window,
+        sizes: grid.sizes.clone(),
+        flows: grid.flows.clone(),
+        tables: grid.tables.iter().map(|t| t.id()).collect(),
+    };
+    let mut runs = Vec::with_capacity(total);
+    for (done, cell) in cells.iter().enumerate() {
+        let files = traffic::generate(&args.common.tablegen_bin, &args.common.rules_dir, &traffic_dir, cell);
+        let c_bin = c_builds.binary(forwarders::pool_mbufs(cell));
+        for round in 1..=rounds {
+            for forwarder in Forwarder::BOTH {
+                print!(
+                    "[{}/{total}] {cell}, {} round {round}: ",
+                    runs.len() + 1,
+                    forwarder.label()
+                );
+                let _ = std::io::stdout().flush();
+                let program = match forwarder {
+                    Forwarder::C => c_bin.clone().map_err(|e| format!("C n/a: {e}")),
+                    Forwarder::Rs => Ok(args.common.rs_bin.clone()),
+                };
+                let log = logs.join(format!(
+                    "{}-{}-r{round}.log",
+                    cell.key().replace('/', "-"),
+                    forwarder.id()
+                ));
+                let result = match (&files, program) {
+                    (Err(e), _) => Err(format!("no traffic: {e}")),
+                    (_, Err(e)) => Err(e),
+                    (Ok(files), Ok(program)) => {
+                        measure(&args.common, forwarder, &program, cell, files, &log, runs.len())
+                    }
+                };
+                match &result {
+                    Ok(s) => {
+                        println!("{:.2} Mpps, first TX after {:.2} s", s.mpps, s.first_tx_secs);
+                        trim_log(&log);
+                    }
+                    Err(e) => println!("FAILED: {e} (log: {})", log.display()),
+                }
+                runs.push(CellRun {
+                    cell: *cell,
+                    forwarder,
+                    round,
+                    result,
+                });
+            }
+        }
+        drop(files);
+        // Written after every cell, so that an interrupted sweep keeps what it measured.
+        let so_far = results::build(
+            settings(),
+            machine::Machine::current(),
+            machine::timestamp(),
+            &cells[..=done],
+            &runs,
+        );
+        write_data(&args.out_dir, &so_far)?;
+    }
+
+    let report = results::build(
+        settings(),
+        machine::Machine::current(),
+        machine::timestamp(),
+        &cells,
+        &runs,
+    );
+    results::print_table(&report);
+    write_data(&args.out_dir, &report)?;
+    let plots = plot::draw_all(&report, &args.out_dir)?;
+    println!(
+        "\nwrote {}/{{sweep.json,runs.csv,cells.csv}} and {} plots (*-mpps: rates by frame size, *-ratio: l3fwd-rs / C)",
+        args.out_dir.display(),
+        plots.len()
+    );
+
+    let Some(old) = baseline else {
+        return Ok(ExitCode::SUCCESS);
+    };
+    let path = args.common.baseline.unwrap_or_default();
+    println!("\nagainst baseline {} ({}):", path.display(), old.timestamp);
+    let comparisons = compare::compare(&old, &report, args.common.tolerance);
+    if comparisons.is_empty() {
+        println!("  no cell in common");
+    }
+    crate::baseline::print(&comparisons, args.common.tolerance);
+    let regressed = comparisons.iter().any(|c| c.verdict.is_regression());
+    Ok(if regressed {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// One run of `forwarder` on `cell`; `n` makes its EAL file prefix unique.
+fn measure(
+    common: &Common,
+    forwarder: Forwarder,
+    program: &Path,
+    cell: &Cell,
+    files: &traffic::CellFiles,
+    log: &Path,
+    n: usize,
+) -> Result<run::Sample, String> {
+    let prefix = format!("l3fwd-sweep-{}-{n}", std::process::id());
+    let cmd = forwarders::command(forwarder, program, cell, files, &prefix);
+    let slow = cell.rules() > SLOW_START_RULES || forwarders::pool_mbufs(cell) > SLOW_START_MBUFS;
+    let timing = common.timing(if slow { SLOW_START_TIMEOUT } else { START_TIMEOUT });
+    run::measure(cmd, run::Stop::Sigint, &prefix, log, &timing)
+}
+
+/// Logs of successful runs keep only their end: the C sample logs every
+/// route it adds (50 MB for 1M routes, per run).
+fn trim_log(log: &Path) {
+    const KEEP: usize = 64 << 10;
+    let Ok(text) = std::fs::read(log) else {
+        return;
+    };
+    if text.len() > 2 * KEEP {
+        let mut kept = format!("[l3fwd-bench: {} bytes trimmed]\n", text.len() - KEEP).into_bytes();
+        kept.extend_from_slice(&text[text.len() - KEEP..]);
+        let _ = std::fs::write(log, kept);
+    }
+}
+
+fn write_data(dir: &Path, report: &SweepReport) -> Result<(), String> {
+    crate::write_json(&dir.join("sweep.json"), report)?;
+    for (name, text) in [
+        ("runs.csv", results::runs_csv(report)),
+        ("cells.csv", results::cells_csv(report)),
+    ] {
+        let path = dir.join(name);
+        std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(())
+}

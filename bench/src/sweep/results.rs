@@ -1,0 +1,406 @@
+//! A sweep's result: every run, and per cell each forwarder's median and
+//! min..max over rounds and the l3fwd-rs / C ratio of medians; written as
+//! JSON and CSV and printed as a table.
+
+use super::forwarders::{self, Forwarder};
+use super::grid::{format_count, Cell};
+use crate::machine::Machine;
+use crate::run::Sample;
+use crate::stats;
+use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
+
+#[derive(Serialize, Deserialize, PartialEq, Debug)]
+pub struct SweepReport {
+    pub timestamp: String,
+    pub machine: Machine,
+    pub settings: SweepSettings,
+    /// Every run of every round, in the order they ran.
+    pub runs: Vec<RunRecord>,
+    pub cells: Vec<CellSummary>,
+}
+
+#[derive(Serialize, Deserialize, PartialEq, Debug)]
+pub struct SweepSettings {
+    pub rounds: u32,
+    pub warmup_secs: f64,
+    pub window_secs: f64,
+    /// Frame sizes with FCS (pcap frames are 4 bytes shorter).
+    pub sizes: Vec<u32>,
+    pub flows: Vec<usize>,
+    /// Table ids: `lpm-10K`, `em`.
+    pub tables: Vec<String>,
+}
+
+#[derive(Serialize, Deserialize, PartialEq, Debug)]
+pub struct RunRecord {
+    pub cell: String,
+    pub forwarder: String,
+    pub round: u32,
+    pub mpps: Option<f64>,
+    pub first_tx_secs: Option<f64>,
+    pub rss_mb: Option<f64>,
+    pub error: Option<String>,
+}
+
+#[derive(Serialize, Deserialize, PartialEq, Debug)]
+pub struct CellSummary {
+    /// `lpm-10K/64B/1K`: what a baseline is matched by.
+    pub cell: String,
+    pub table: String,
+    pub table_label: String,
+    pub size: u32,
+    pub flows: usize,
+    /// Routes or rules in the IPv4 table.
+    pub rules: usize,
+    /// mbufs per pool, both forwarders.
+    pub mbufs: usize,
+    pub c: Rates,
+    pub rs: Rates,
+    /// l3fwd-rs median over C median; none if either has no successful run.
+    pub ratio: Option<f64>,
+}
+
+/// One forwarder's runs in one cell.
+#[derive(Serialize, Deserialize, PartialEq, Debug)]
+pub struct Rates {
+    pub runs: usize,
+    pub ok_runs: usize,
+    pub median_mpps: Option<f64>,
+    pub min_mpps: Option<f64>,
+    pub max_mpps: Option<f64>,
+    /// The last failure, if a run failed.
+    pub error: Option<String>,
+}
+
+/// One run's outcome: what it measured or why there is nothing.
+pub struct CellRun {
+    pub cell: Cell,
+    pub forwarder: Forwarder,
+    pub round: u32,
+    pub result: Result<Sample, String>,
+}
+
+pub fn build(
+    settings: SweepSettings,
+    machine: Machine,
+    timestamp: String,
+    cells: &[Cell],
+    runs: &[CellRun],
+) -> SweepReport {
+    let summaries = cells
+        .iter()
+        .map(|cell| {
+            let rates = |forwarder| {
+                let mine: Vec<&CellRun> = runs
+                    .iter()
+                    .filter(|r| r.cell == *cell && r.forwarder == forwarder)
+                    .collect();
+                let mpps: Vec<f64> = mine
+                    .iter()
+                    .filter_map(|r| r.result.as_ref().ok())
+                    .map(|s| s.mpps)
+                    .collect();
+                let spread = stats::spread(&mpps);
+                Rates {
+                    runs: mine.len(),
+                    ok_runs: mpps.len(),
+                    median_mpps: spread.map(|s| s.median),
+                    min_mpps: spread.map(|s| s.min),
+                    max_mpps: spread.map(|s| s.max),
+                    error: mine.iter().rev().find_map(|r| r.result.as_ref().err().cloned()),
+                }
+            };
+            let (c, rs) = (rates(Forwarder::C), rates(Forwarder::Rs));
+            let ratio = match (rs.median_mpps, c.median_mpps) {
+                (Some(rs), Some(c)) if c > 0.0 => Some(rs / c),
+                _ => None,
+            };
+            CellSummary {
+                cell: cell.key(),
+                table: cell.table.id(),
+                table_label: cell.table.label(),
+                size: cell.size,
+                flows: cell.flows,
+                rules: cell.rules(),
+                mbufs: forwarders::pool_mbufs(cell),
+                c,
+                rs,
+                ratio,
+            }
+        })
+        .collect();
+    let runs = runs
+        .iter()
+        .map(|r| {
+            let ok = r.result.as_ref().ok();
+            RunRecord {
+                cell: r.cell.key(),
+                forwarder: r.forwarder.id().into(),
+                round: r.round,
+                mpps: ok.map(|s| s.mpps),
+                first_tx_secs: ok.map(|s| s.first_tx_secs),
+                rss_mb: ok.map(|s| s.rss_mb),
+                error: r.result.as_ref().err().cloned(),
+            }
+        })
+        .collect();
+    SweepReport {
+        timestamp,
+        machine,
+        settings,
+        runs,
+        cells: summaries,
+    }
+}
+
+/// Every run, one line each: `cell,table,size,flows,rules,forwarder,round,mpps,first_tx_secs,rss_mb,error`.
+pub fn runs_csv(report: &SweepReport) -> String {
+    let mut out = String::from("cell,table,size,flows,rules,forwarder,round,mpps,first_tx_secs,rss_mb,error\n");
+    for run in &report.runs {
+        let Some(cell) = report.cells.iter().find(|c| c.cell == run.cell) else {
+            continue;
+        };
+        let _ = writeln!(
+            out,
+            "{},{},{},{},{},{},{},{},{},{},{}",
+            run.cell,
+            cell.table,
+            cell.size,
+            cell.flows,
+            cell.rules,
+            run.forwarder,
+            run.round,
+            number(run.mpps, 4),
+            number(run.first_tx_secs, 3),
+            number(run.rss_mb, 1),
+            csv_text(run.error.as_deref().unwrap_or(""))
+        );
+    }
+    out
+}
+
+/// One line per cell: medians, min..max and the ratio.
+pub fn cells_csv(report: &SweepReport) -> String {
+    let mut out = String::from(
+        "cell,table,size,flows,rules,mbufs,c_median_mpps,c_min_mpps,c_max_mpps,c_ok_runs,\
+         rs_median_mpps,rs_min_mpps,rs_max_mpps,rs_ok_runs,rs_over_c\n",
+    );
+    for c in &report.cells {
+        let rates = |r: &Rates| {
+            let (median, min, max) = (number(r.median_mpps, 4), number(r.min_mpps, 4), number(r.max_mpps, 4));
+            format!("{median},{min},{max},{}", r.ok_runs)
+        };
+        let _ = writeln!(
+            out,
+            "{},{},{},{},{},{},{},{},{}",
+            c.cell,
+            c.table,
+            c.size,
+            c.flows,
+            c.rules,
+            c.mbufs,
+            rates(&c.c),
+            rates(&c.rs),
+            number(c.ratio, 4)
+        );
+    }
+    out
+}
+
+fn number(v: Option<f64>, decimals: usize) -> String {
+    v.map_or_else(String::new, |v| format!("{v:.decimals$}"))
+}
+
+/// A CSV field: quoted (quotes doubled) when it holds a comma, quote or line break.
+fn csv_text(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// The table on stdout: one block per table, a line per cell.
+pub fn print_table(report: &SweepReport) {
+    let mut tables: Vec<&str> = report.cells.iter().map(|c| c.table.as_str()).collect();
+    tables.dedup();
+    for table in tables {
+        let cells: Vec<&CellSummary> = report.cells.iter().filter(|c| c.table == table).collect();
+        println!("\n{}", cells[0].table_label);
+        println!(
+            "{:>6} {:>6} {:>9} {:>15} {:>9} {:>15} {:>8}",
+            "size", "flows", "C Mpps", "C min..max", "rs Mpps", "rs min..max", "rs/C"
+        );
+        for c in cells {
+            let ratio = match (c.ratio, &c.c.median_mpps, &c.rs.median_mpps) {
+                (Some(r), _, _) => format!("{r:.3}"),
+                (None, None, _) => "C n/a".into(),
+                (None, _, _) => "rs n/a".into(),
+            };
+            println!(
+                "{:>6} {:>6} {} {} {ratio:>8}",
+                c.size,
+                format_count(c.flows),
+                rate_columns(&c.c),
+                rate_columns(&c.rs)
+            );
+        }
+        for c in report.cells.iter().filter(|c| c.table == table) {
+            for (who, rates) in [("C", &c.c), ("rs", &c.rs)] {
+                if let (true, Some(e)) = (rates.ok_runs < rates.runs, &rates.error) {
+                    println!(
+                        "  {} {who}: {}/{} runs failed: {e}",
+                        c.cell,
+                        rates.runs - rates.ok_runs,
+                        rates.runs
+                    );
+                }
+            }
+        }
+    }
+    println!("\nMpps: TX packets of both ports per second, median over rounds; rs/C: ratio of the medians.");
+}
+
+fn rate_columns(r: &Rates) -> String {
+    match (r.median_mpps, r.min_mpps, r.max_mpps) {
+        (Some(median), Some(min), Some(max)) => {
+            format!("{median:>9.2} {:>15}", format!("{min:.2}..{max:.2}"))
+        }
+        _ => format!("{:>9} {:>15}", "n/a", ""),
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::super::grid::Table;
+    use super::*;
+
+    pub fn cell(table: Table, size: u32, flows: usize) -> Cell {
+        Cell { table, size, flows }
+    }
+
+    fn ok(mpps: f64) -> Result<Sample, String> {
+        Ok(Sample {
+            mpps,
+            first_tx_secs: 1.0,
+            rss_mb: 100.0,
+        })
+    }
+
+    /// Two LPM cells and an EM cell; C failed every EM run, "with, comma".
+    pub fn sample() -> SweepReport {
+        let lpm = Table::Lpm { routes: 16 };
+        let cells = [cell(lpm, 64, 16), cell(lpm, 1518, 16), cell(Table::Em, 64, 1024)];
+        let mut runs = Vec::new();
+        let rates = [
+            (cells[0], [10.0, 12.0, 11.0], [13.0, 15.0, 14.0]),
+            (cells[1], [2.0, 2.0, 2.0], [2.4, 2.6, 2.5]),
+        ];
+        for round in 1..=3 {
+            for (cell, c, rs) in &rates {
+                let i = round as usize - 1;
+                runs.push(CellRun {
+                    cell: *cell,
+                    forwarder: Forwarder::C,
+                    round,
+                    result: ok(c[i]),
+                });
+                runs.push(CellRun {
+                    cell: *cell,
+                    forwarder: Forwarder::Rs,
+                    round,
+                    result: ok(rs[i]),
+                });
+            }
+            let failed = Err("exited early, \"Cause: no memory\"".to_string());
+            runs.push(CellRun {
+                cell: cells[2],
+                forwarder: Forwarder::C,
+                round,
+                result: failed,
+            });
+            runs.push(CellRun {
+                cell: cells[2],
+                forwarder: Forwarder::Rs,
+                round,
+                result: ok(5.0),
+            });
+        }
+        let settings = SweepSettings {
+            rounds: 3,
+            warmup_secs: 1.0,
+            window_secs: 2.0,
+            sizes: vec![64, 1518],
+            flows: vec![16, 1024],
+            tables: vec!["lpm-16".into(), "em".into()],
+        };
+        let machine = Machine {
+            nproc: 2,
+            cpu_model: "test".into(),
+        };
+        build(settings, machine, "2026-01-01T00:00:00Z".into(), &cells, &runs)
+    }
+
+    #[test]
+    fn medians_spreads_and_ratios_per_cell() {
+        let r = sample();
+        let c0 = &r.cells[0];
+        assert_eq!(c0.cell, "lpm-16/64B/16");
+        assert_eq!(
+            (c0.c.median_mpps, c0.c.min_mpps, c0.c.max_mpps),
+            (Some(11.0), Some(10.0), Some(12.0))
+        );
+        assert_eq!((c0.rs.median_mpps, c0.rs.ok_runs, c0.rs.runs), (Some(14.0), 3, 3));
+        assert!((c0.ratio.unwrap() - 14.0 / 11.0).abs() < 1e-12);
+        assert!((r.cells[1].ratio.unwrap() - 1.25).abs() < 1e-12);
+        let em = &r.cells[2];
+        assert_eq!(
+            (em.c.ok_runs, em.c.median_mpps, em.ratio),
+            (0, None, None),
+            "C n/a: no ratio"
+        );
+        assert_eq!(em.rs.median_mpps, Some(5.0));
+        assert_eq!((em.rules, em.mbufs), (1024, 8192));
+        assert!(em.c.error.as_deref().unwrap().contains("no memory"));
+    }
+
+    #[test]
+    fn json_keeps_every_run() {
+        let r = sample();
+        assert_eq!(r.runs.len(), 3 * 3 * 2, "3 cells x 3 rounds x 2 forwarders");
+        let text = serde_json::to_string_pretty(&r).unwrap();
+        let back: SweepReport = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, r);
+        let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(value["runs"][0]["cell"], "lpm-16/64B/16");
+        assert_eq!(value["runs"][0]["forwarder"], "c");
+        assert_eq!(value["runs"][1]["mpps"], 13.0);
+        assert_eq!(value["cells"][1]["ratio"], 1.25);
+    }
+
+    #[test]
+    fn csv_has_a_line_per_run_and_per_cell() {
+        let r = sample();
+        let runs = runs_csv(&r);
+        let lines: Vec<&str> = runs.lines().collect();
+        assert_eq!(lines.len(), 1 + r.runs.len());
+        let columns = lines[0].split(',').count();
+        assert_eq!(columns, 11);
+        assert_eq!(lines[1], "lpm-16/64B/16,lpm-16,64,16,16,c,1,10.0000,1.000,100.0,");
+        let failed = lines
+            .iter()
+            .find(|l| l.starts_with("em/64B/1K,em,64,1024,1024,c,"))
+            .unwrap();
+        assert!(
+            failed.ends_with(",,,,\"exited early, \"\"Cause: no memory\"\"\""),
+            "{failed}"
+        );
+        let cells = cells_csv(&r);
+        let lines: Vec<&str> = cells.lines().collect();
+        assert_eq!(lines.len(), 1 + 3);
+        assert!(lines.iter().all(|l| l.split(',').count() == 15), "{cells}");
+        assert!(lines[2].ends_with(",2.5000,2.4000,2.6000,3,1.2500"), "{}", lines[2]);
+        assert!(lines[3].ends_with(",,,,0,5.0000,5.0000,5.0000,3,"), "{}", lines[3]);
+    }
+}
