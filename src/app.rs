@@ -20,9 +20,6 @@ use crate::lookup::{EmLookup, Lookup, LpmLookup};
 use crate::plan::{Plan, PortCaps, Topology};
 use crate::setup::{self, Dataplane};
 
-/// TX buffers are flushed at least this often.
-const DRAIN_US: u64 = 100;
-
 /// The rule file given, or the copy shipped in `configs/`.
 fn rule_file(given: &Option<PathBuf>, default: &str) -> PathBuf {
     given
@@ -170,7 +167,7 @@ fn serve<L: Lookup>(eal: &Eal, ports: Vec<Port>, plan: &Plan, args: &Args, looku
         signal_hook::flag::register(sig, Arc::clone(&quit))?;
     }
     let lcores = std::mem::take(&mut dataplane.lcores);
-    let (tasks, stats) = lcore_tasks(eal, lcores, Arc::new(lookup), &quit);
+    let (tasks, stats) = lcore_tasks(eal, args, lcores, Arc::new(lookup), &quit);
     let secs = forward(eal, &dataplane, tasks, &stats, args, &quit)?;
 
     let mut summary = Summary::collect(&dataplane.ports, &stats, secs);
@@ -190,11 +187,12 @@ fn serve<L: Lookup>(eal: &Eal, ports: Vec<Port>, plan: &Plan, args: &Args, looku
 /// The lcores that have RX queues, ready to run, and their stats.
 fn lcore_tasks<L: Lookup>(
     eal: &Eal,
+    args: &Args,
     lcores: Vec<LcoreQueues>,
     lookup: Arc<L>,
     quit: &Arc<AtomicBool>,
 ) -> (Vec<Lcore<L>>, Vec<Arc<LcoreStats>>) {
-    let drain_ticks = eal.tsc_hz().div_ceil(1_000_000) * DRAIN_US;
+    let drain_ticks = eal.tsc_hz().div_ceil(1_000_000) * args.drain_us;
     lcores
         .into_iter()
         .filter(|q| {
@@ -215,6 +213,7 @@ fn lcore_tasks<L: Lookup>(
                 stats: Arc::clone(&stats),
                 quit: Arc::clone(quit),
                 drain_ticks,
+                drain_when_idle: !args.c_drain,
             };
             (task, stats)
         })

@@ -160,6 +160,16 @@ pub struct Args {
     #[arg(long)]
     pub sequential_lookup: bool,
 
+    /// l3fwd-rs: flush TX buffers at least every US microseconds (C: 100)
+    #[arg(long, value_name = "US", default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
+    pub drain_us: u64,
+
+    /// l3fwd-rs: flush TX buffers only when full or on the drain timer, as C
+    /// does (default: also as soon as a poll round over the RX queues comes
+    /// back short, so an idle lcore sends at once)
+    #[arg(long)]
+    pub c_drain: bool,
+
     /// l3fwd-rs: print port statistics every SECS seconds (0 = never)
     #[arg(long, value_name = "SECS", default_value_t = 0)]
     pub stats_interval: u64,

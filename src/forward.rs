@@ -1,6 +1,6 @@
 //! The per-lcore data path: RX burst -> parse -> lookup -> rewrite ->
-//! per-port TX buffer, with a drain timer over the ports this lcore
-//! transmits on.
+//! per-port TX buffer, drained over the ports this lcore transmits on when
+//! the RX queues run dry and at least every ~100 us.
 
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
@@ -110,6 +110,9 @@ pub struct Lcore<L: Lookup> {
     pub quit: Arc<AtomicBool>,
     /// TSC ticks between drains (~100 us).
     pub drain_ticks: u64,
+    /// Also drain whenever a poll round brings back no full burst: there
+    /// is nothing more to batch, so waiting for the timer only adds latency.
+    pub drain_when_idle: bool,
 }
 
 impl<L: Lookup> Lcore<L> {
@@ -123,6 +126,7 @@ impl<L: Lookup> Lcore<L> {
             stats,
             quit,
             drain_ticks,
+            drain_when_idle,
         } = self;
         let counters = &stats.counters;
         let mut burst = MbufArray::<BURST>::new();
@@ -134,12 +138,21 @@ impl<L: Lookup> Lcore<L> {
                 tx.drain(counters);
                 last_drain = now;
             }
+            let mut busy = false;
             for q in rx.iter_mut() {
-                if q.recv(&mut burst) == 0 {
+                let n = q.recv(&mut burst);
+                if n == 0 {
                     continue;
                 }
-                counters.add_rx(burst.len() as u64);
+                busy |= n == BURST;
+                counters.add_rx(n as u64);
                 forward_burst(q.port(), &mut burst, lookup.as_ref(), &mut work, &mut tx, counters);
+            }
+            // Under load every round brings full bursts and buffers go out
+            // full; a short round means the queues ran dry.
+            if drain_when_idle && !busy {
+                tx.drain(counters);
+                last_drain = now;
             }
         }
         tx.drain(counters);

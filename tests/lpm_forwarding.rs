@@ -108,7 +108,8 @@ fn two_lcores_each_forward_their_port() {
 /// The upstream bug fixed in 2016: the drain timer must flush the TX buffers
 /// of every port the lcore transmits on, not only the ports it receives
 /// from. Lcore 0 receives on port 0 only and routes fewer packets than a
-/// burst to port 1: they must leave while the forwarder still runs.
+/// burst to port 1: they must leave while the forwarder still runs. With
+/// `--c-drain`, only the timer flushes, as in C.
 #[test]
 fn drain_flushes_ports_the_lcore_does_not_receive_on() {
     let few = vec![udp4([10, 0, 0, 1], [198, 18, 1, 1], 64, 30); 5];
@@ -116,8 +117,35 @@ fn drain_flushes_ports_the_lcore_does_not_receive_on() {
         .lcores("0-1")
         .port(few)
         .port(Vec::new())
-        .args(&["-p", "0x3", "--config", "(0,0,0),(1,0,1)"])
+        .args(&["-p", "0x3", "--config", "(0,0,0),(1,0,1)", "--c-drain"])
         .run();
     out.assert_success();
     assert_eq!(out.before_stop[1][0].len(), 5, "sent on port 1 before shutdown");
+}
+
+/// With the drain timer set beyond the run, fewer packets than a burst
+/// leave at once when the RX queues run dry (the default), and only at
+/// shutdown with `--c-drain` (C's timing: the timer or a full buffer).
+#[test]
+fn idle_lcore_flushes_at_once_unless_c_drain() {
+    let few = vec![udp4([10, 0, 0, 1], [198, 18, 1, 1], 64, 30); 5];
+    let run = |extra: &[&str]| {
+        let args = [
+            &["-p", "0x3", "--config", "(0,0,0),(1,0,0)", "--drain-us", "100000000"][..],
+            extra,
+        ]
+        .concat();
+        let out = Run::new(l3fwd_rs())
+            .port(few.clone())
+            .port(Vec::new())
+            .args(&args)
+            .run();
+        out.assert_success();
+        out
+    };
+    let idle_flush = run(&[]);
+    assert_eq!(idle_flush.before_stop[1][0].len(), 5, "sent while running");
+    let c_drain = run(&["--c-drain"]);
+    assert_eq!(c_drain.before_stop[1][0].len(), 0, "held until the timer or shutdown");
+    assert_eq!(c_drain.outputs[1][0].len(), 5, "flushed at shutdown");
 }
