@@ -236,8 +236,21 @@ fn forward<L: Lookup>(
     let telemetry_view = stats.to_vec();
     eal.register_telemetry(
         "/l3fwd/stats",
-        "l3fwd-rs forwarding counters, summed over lcores",
-        move || LcoreCounters::named(&control::totals(&telemetry_view)),
+        "l3fwd-rs forwarding counters, summed over lcores, then each lcore's load counters",
+        move || {
+            let mut pairs = LcoreCounters::named(&control::totals(&telemetry_view));
+            for l in &telemetry_view {
+                let t = l.counters.totals();
+                let per_lcore = [
+                    ("rx", t.rx),
+                    ("busy_cycles", t.busy_cycles),
+                    ("polls", t.polls),
+                    ("empty_polls", t.empty_polls),
+                ];
+                pairs.extend(per_lcore.map(|(k, v)| (format!("lcore{}_{k}", l.lcore), v)));
+            }
+            pairs
+        },
     )?;
     let control = Control {
         ports: dataplane.ports.iter().map(Port::stats_reader).collect(),

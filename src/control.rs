@@ -44,7 +44,7 @@ impl Control {
     /// Runs until `quit` is set (by a signal or by the duration).
     pub fn run(self) {
         let start = Instant::now();
-        let mut last = (start, snapshot(&self.ports));
+        let mut last = (start, snapshot(&self.ports), self.lcore_totals());
         let tick = Duration::from_millis(20);
         while !self.quit.load(Relaxed) {
             std::thread::sleep(tick);
@@ -55,18 +55,25 @@ impl Control {
             }
             if let Some(iv) = self.interval {
                 if now - last.0 >= iv {
-                    let stats = snapshot(&self.ports);
-                    self.print_rates(now - last.0, &last.1, &stats);
-                    last = (now, stats);
+                    let (stats, lcores) = (snapshot(&self.ports), self.lcore_totals());
+                    self.print_rates(now - last.0, (&last.1, &stats), (&last.2, &lcores));
+                    last = (now, stats, lcores);
                 }
             }
         }
     }
 
-    fn print_rates(&self, elapsed: Duration, before: &[PortStats], after: &[PortStats]) {
+    fn lcore_totals(&self) -> Vec<Totals> {
+        self.lcores.iter().map(|l| l.counters.totals()).collect()
+    }
+
+    /// One line: each port's rates, the drops, and each lcore's load over
+    /// the interval; `ports` and `lcores` are the counters before and after.
+    fn print_rates(&self, elapsed: Duration, ports: (&[PortStats], &[PortStats]), lcores: (&[Totals], &[Totals])) {
         let secs = elapsed.as_secs_f64();
         let mut line = String::new();
         let mut tx_all = 0;
+        let (before, after) = ports;
         for ((p, b), a) in self.ports.iter().zip(before).zip(after) {
             let (rx, tx) = (a.rx_packets - b.rx_packets, a.tx_packets - b.tx_packets);
             tx_all += tx;
@@ -74,7 +81,11 @@ impl Control {
             line += &format!("port {p}: rx {:7.3} tx {:7.3} Mpps | ", mpps(rx, secs), mpps(tx, secs));
         }
         let t = totals(&self.lcores);
-        println!("{line}total tx {:7.3} Mpps | {}", mpps(tx_all, secs), drops(&t));
+        line += &format!("total tx {:7.3} Mpps | {}", mpps(tx_all, secs), drops(&t));
+        for ((l, b), a) in self.lcores.iter().zip(lcores.0).zip(lcores.1) {
+            line += &format!(" | lcore {}: {}", l.lcore, a.since(b).load());
+        }
+        println!("{line}");
     }
 }
 
@@ -180,6 +191,9 @@ impl Summary {
             counts(&self.forwarded),
             self.tx_mpps
         );
+        for l in &self.lcores {
+            println!("lcore {} load: {}", l.lcore, l.counters.totals().load());
+        }
         println!(
             "mbufs in use: {} before start, {} after shutdown",
             self.mbufs_in_use[0], self.mbufs_in_use[1]

@@ -132,25 +132,37 @@ impl<L: Lookup> Lcore<L> {
         let mut burst = MbufArray::<BURST>::new();
         let mut work = BurstWork::<L>::default();
         let mut last_drain = dpdk::rdtsc();
+        // Start of the last round, and whether it received anything: a
+        // round's cycles count as busy once the next one starts, so the
+        // accounting reads the clock no more than the drain timer does.
+        let (mut round_start, mut round_busy) = (last_drain, false);
+        let polls_per_round = rx.len() as u64;
         while !quit.load(Relaxed) {
             let now = dpdk::rdtsc();
+            if round_busy {
+                counters.add_busy_cycles(now.wrapping_sub(round_start));
+            }
+            round_start = now;
             if now.wrapping_sub(last_drain) > drain_ticks {
                 tx.drain(counters);
                 last_drain = now;
             }
-            let mut busy = false;
+            let (mut full, mut empty) = (false, 0);
             for q in rx.iter_mut() {
                 let n = q.recv(&mut burst);
                 if n == 0 {
+                    empty += 1;
                     continue;
                 }
-                busy |= n == BURST;
+                full |= n == BURST;
                 counters.add_rx(n as u64);
                 forward_burst(q.port(), &mut burst, lookup.as_ref(), &mut work, &mut tx, counters);
             }
+            counters.add_polls(polls_per_round, empty);
+            round_busy = empty < polls_per_round;
             // Under load every round brings full bursts and buffers go out
             // full; a short round means the queues ran dry.
-            if drain_when_idle && !busy {
+            if drain_when_idle && !full {
                 tx.drain(counters);
                 last_drain = now;
             }
