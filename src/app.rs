@@ -144,6 +144,8 @@ fn setup_options(args: &Args) -> setup::Options {
         num_mbufs: args.num_mbufs,
         no_numa: args.no_numa,
         eth_dest: args.eth_dest.clone(),
+        tx_burst: args.tx_burst,
+        rx_burst: args.rx_burst,
     }
 }
 
@@ -214,6 +216,7 @@ fn lcore_tasks<L: Lookup>(
                 quit: Arc::clone(quit),
                 drain_ticks,
                 drain_when_idle: !args.c_drain,
+                rx_burst: args.rx_burst,
             };
             (task, stats)
         })

@@ -160,6 +160,16 @@ pub struct Args {
     #[arg(long)]
     pub sequential_lookup: bool,
 
+    /// Packets per RX poll, 1-512 (later l3fwd's option; 0 or more than 512
+    /// keep the default, as there)
+    #[arg(long, value_name = "NPKTS", default_value = "32", value_parser = parse_burst)]
+    pub rx_burst: usize,
+
+    /// Packets buffered per TX port before they are sent, 1-512 (later
+    /// l3fwd's option; 0 or more than 512 keep the default, as there)
+    #[arg(long, value_name = "NPKTS", default_value = "32", value_parser = parse_burst)]
+    pub tx_burst: usize,
+
     /// l3fwd-rs: flush TX buffers at least every US microseconds (C: 100)
     #[arg(long, value_name = "US", default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
     pub drain_us: u64,
@@ -255,6 +265,24 @@ fn first_unsupported(matches: &ArgMatches) -> Option<&'static str> {
         matches.value_source(name) == Some(ValueSource::CommandLine)
             && !(name == "mode" && matches.get_one::<String>(name).is_some_and(|m| m == "poll"))
     })
+}
+
+/// `--rx-burst` / `--tx-burst`: decimal; as later l3fwd's
+/// `parse_pkt_burst`, 0 or a size over the maximum keeps the default (with
+/// a warning); what is not a number is refused.
+fn parse_burst(text: &str) -> Result<usize, String> {
+    let n: u64 = text.parse().map_err(|_| format!("invalid burst size '{text}'"))?;
+    match usize::try_from(n) {
+        Ok(n @ 1..=crate::MAX_BURST) => Ok(n),
+        _ => {
+            log::warn!(
+                "burst size {n}: must be 1..={}, using {}",
+                crate::MAX_BURST,
+                crate::DEFAULT_BURST
+            );
+            Ok(crate::DEFAULT_BURST)
+        }
+    }
 }
 
 /// `-p`: hexadecimal like C's `strtoul(s, &end, 16)`; 0 enables nothing and is refused.
@@ -436,6 +464,19 @@ mod tests {
         assert_eq!(ok("-p 0x10").portmask, PortMask::from_bits(0x10));
         assert_eq!(ok("-p0X3").portmask, PortMask::from_bits(3));
         assert_eq!(ok("-p 10").portmask, PortMask::from_bits(0x10));
+    }
+
+    #[test]
+    fn burst_sizes_as_later_l3fwd() {
+        let bursts = |args: &str| {
+            let a = ok(&format!("-p 1 {args}"));
+            (a.rx_burst, a.tx_burst)
+        };
+        assert_eq!(bursts(""), (32, 32));
+        assert_eq!(bursts("--rx-burst 512 --tx-burst 1"), (512, 1));
+        // 0 and over 512: the default, as in C.
+        assert_eq!(bursts("--rx-burst 0 --tx-burst 513"), (32, 32));
+        assert!(err("-p 1 --rx-burst x").contains("invalid burst size 'x'"));
     }
 
     #[test]

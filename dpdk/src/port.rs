@@ -544,7 +544,15 @@ impl RxQueue {
     /// Receives up to the free room of `into`; returns how many arrived.
     #[inline(always)]
     pub fn recv<const N: usize>(&mut self, into: &mut MbufArray<N>) -> usize {
+        self.recv_at_most(into, N)
+    }
+
+    /// Receives up to `max` packets, and no more than the free room of
+    /// `into`; returns how many arrived.
+    #[inline(always)]
+    pub fn recv_at_most<const N: usize>(&mut self, into: &mut MbufArray<N>, max: usize) -> usize {
         let (slots, room) = into.raw_free_slots();
+        let room = room.min(max).min(usize::from(u16::MAX));
         // SAFETY: `slots` has room for `room` pointers; the driver writes
         // that many owned mbufs at most, which `grow` then records. &mut self
         // makes this thread the queue's only poller, and the port is open
