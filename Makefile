@@ -3,7 +3,8 @@
 
 SHELL := /bin/bash
 CARGO ?= cargo
-DEBS := dpdk dpdk-dev libdpdk-dev dpdk-doc libclang-dev pkg-config libpcap-dev
+DEBS := dpdk dpdk-dev libdpdk-dev dpdk-doc libclang-dev pkg-config libpcap-dev \
+	iproute2 iputils-ping ethtool tcpdump iperf3
 OUT := out
 RELEASE := target/release
 # One forwarding lcore (1); the control thread runs on the other CPU.
@@ -17,7 +18,9 @@ EAL_VIRT := --no-huge -m 1024 --no-pci
 all: build
 
 # Debian packages: DPDK 22.11 (libraries, headers, the C sample's source in
-# dpdk-doc), libclang for bindgen, libpcap for the pcap PMD.
+# dpdk-doc), libclang for bindgen, libpcap for the pcap PMD; iproute2,
+# iputils-ping, ethtool, tcpdump and iperf3 for the tests and the demo on
+# network namespaces.
 deps:
 	@missing=$$(for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
