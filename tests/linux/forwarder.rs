@@ -4,6 +4,7 @@
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -47,7 +48,14 @@ pub struct Forwarder {
     child: Child,
     prefix: String,
     dir: PathBuf,
+    _one_at_a_time: MutexGuard<'static, ()>,
 }
+
+/// One forwarder at a time per test process: on two CPUs, two busy-polling
+/// forwarders on the same CPU starve each other and the kernel's side of
+/// the traffic; and DPDK 22.11's af_packet names its PACKET_FANOUT group
+/// (pid ^ ifindex) & 0xffff, which two processes can share (EINVAL).
+static RUNNING: Mutex<()> = Mutex::new(());
 
 /// What l3fwd-rs reported at exit.
 pub struct Summary {
@@ -62,6 +70,8 @@ impl Forwarder {
     /// file prefix are added) and `app` arguments, and waits until it
     /// forwards. The rule files are written to `dir` first.
     pub fn start(dir: &ScratchDir, tag: &str, eal: &[String], app: &[String], rules: &[(&str, String)]) -> Forwarder {
+        // A failed test poisons the lock; the next one is unaffected.
+        let one_at_a_time = RUNNING.lock().unwrap_or_else(PoisonError::into_inner);
         let prefix = format!("l3fwd-linux-{tag}");
         let mut args: Vec<String> = ["--no-huge", "-m", "512", "--no-pci", "--file-prefix", &prefix]
             .map(String::from)
@@ -87,6 +97,7 @@ impl Forwarder {
             child,
             prefix,
             dir: dir.0.clone(),
+            _one_at_a_time: one_at_a_time,
         };
         fwd.wait_for_forwarding();
         fwd

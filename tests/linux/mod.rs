@@ -16,30 +16,31 @@ pub mod sites;
 pub mod traffic;
 
 use std::process::{Command, Output};
+use std::sync::OnceLock;
 
 /// Whether this process may create network namespaces; if not, prints why
 /// the test `name` is skipped. Never a silent pass: the message names the
 /// test and the reason.
 pub fn can_create_namespaces(name: &str) -> bool {
-    let probe = format!("l3fwd-probe-{}", std::process::id());
-    let made = Command::new("ip").args(["netns", "add", &probe]).output();
-    match made {
-        Ok(out) if out.status.success() => {
-            let _ = Command::new("ip").args(["netns", "del", &probe]).output();
-            true
-        }
-        Ok(out) => {
-            eprintln!(
-                "SKIPPED {name}: cannot create a network namespace (needs root): {}",
+    static PROBE: OnceLock<Result<(), String>> = OnceLock::new();
+    let probed = PROBE.get_or_init(|| {
+        let probe = format!("l3fwd-probe-{}", std::process::id());
+        match Command::new("ip").args(["netns", "add", &probe]).output() {
+            Ok(out) if out.status.success() => {
+                let _ = Command::new("ip").args(["netns", "del", &probe]).output();
+                Ok(())
+            }
+            Ok(out) => Err(format!(
+                "cannot create a network namespace (needs root): {}",
                 String::from_utf8_lossy(&out.stderr).trim()
-            );
-            false
+            )),
+            Err(err) => Err(format!("cannot run `ip` (iproute2): {err}")),
         }
-        Err(err) => {
-            eprintln!("SKIPPED {name}: cannot run `ip` (iproute2): {err}");
-            false
-        }
+    });
+    if let Err(why) = probed {
+        eprintln!("SKIPPED {name}: {why}");
     }
+    probed.is_ok()
 }
 
 /// Runs a command, panicking with its output unless it succeeds.
