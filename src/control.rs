@@ -211,9 +211,10 @@ impl Summary {
             counts(&self.forwarded),
             self.tx_mpps
         );
+        let [before, after] = self.mbufs_in_use;
         println!(
-            "mbufs in use: {} before start, {} after shutdown",
-            self.mbufs_in_use[0], self.mbufs_in_use[1]
+            "mbufs in use: {before} before start, {after} after shutdown{}",
+            mbufs_note(before, after)
         );
     }
 
@@ -221,6 +222,17 @@ impl Summary {
     pub fn write_json(&self, path: &Path) -> std::io::Result<()> {
         let text = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
         std::fs::write(path, text + "\n")
+    }
+}
+
+/// What the mbuf counts mean: the drivers' own (RX rings, af_xdp fill
+/// rings: taken at queue setup, kept until the pool goes) when they are
+/// the same before and after; mbufs not returned when more are out after.
+fn mbufs_note(before: u64, after: u64) -> String {
+    match after.checked_sub(before) {
+        Some(0) if before > 0 => " (held by the drivers' RX and fill rings: none leaked)".into(),
+        Some(0) | None => String::new(),
+        Some(more) => format!(" ({more} not returned: leaked, or still held by a port's peer)"),
     }
 }
 

@@ -112,6 +112,7 @@ impl<L: Lookup> LcoreTask<L> {
             }
         }
         out.drain();
+        out.reclaim_sent();
         0
     }
 }
@@ -130,6 +131,17 @@ impl TxSide {
             if let Some(Some(t)) = self.tx.get_mut(p as usize) {
                 t.flush(&self.counters);
             }
+        }
+    }
+}
+
+impl TxSide {
+    /// After the last flush: lets every TX queue of this lcore return the
+    /// mbufs its driver has finished sending, so that the mbufs counted at
+    /// shutdown are only those a driver really keeps (or a leak).
+    fn reclaim_sent(&mut self) {
+        for t in self.tx.iter_mut().flatten() {
+            t.queue.reclaim_sent();
         }
     }
 }
