@@ -170,7 +170,7 @@ fn forward_until_stopped<L: Lookup>(
             log::info!("lcore {} has nothing to do", lq.lcore);
             continue;
         }
-        let counters = Arc::new(LcoreCounters::default());
+        let counters = Arc::new(LcoreCounters::for_ports(usize::from(dpdk::MAX_PORTS)));
         views.push(LcoreView {
             lcore: lq.lcore,
             rx_queues: lq.rx.iter().map(|q| (q.port(), q.queue())).collect(),

@@ -31,9 +31,24 @@ pub struct Control {
     pub duration: Option<Duration>,
 }
 
-/// Port counters at one instant.
+/// Port counters at one instant, as the drivers report them.
 fn snapshot(ports: &[u16]) -> Vec<PortStats> {
     ports.iter().map(|&p| PortStats::read(p).unwrap_or_default()).collect()
+}
+
+/// Packets the lcores received from and sent to each port, `(rx, tx)`:
+/// exact whatever the driver reports (net_memif's own counters read zero
+/// once its peer is gone, and went backwards in the rate lines).
+fn port_packets(ports: &[u16], lcores: &[LcoreView]) -> Vec<(u64, u64)> {
+    ports
+        .iter()
+        .map(|&p| {
+            lcores
+                .iter()
+                .map(|l| l.counters.port_totals(p))
+                .fold((0, 0), |(rx, tx), (r, t)| (rx + r, tx + t))
+        })
+        .collect()
 }
 
 fn mpps(packets: u64, secs: f64) -> f64 {
@@ -53,7 +68,7 @@ impl Control {
     /// Runs until `quit` is set (by a signal or by the duration).
     pub fn run(self) {
         let start = Instant::now();
-        let mut last = (start, snapshot(&self.ports));
+        let mut last = (start, port_packets(&self.ports, &self.lcores));
         let tick = Duration::from_millis(20);
         while !self.quit.load(Relaxed) {
             std::thread::sleep(tick);
@@ -64,20 +79,20 @@ impl Control {
             }
             if let Some(iv) = self.interval {
                 if now - last.0 >= iv {
-                    let stats = snapshot(&self.ports);
-                    self.print_rates(now - last.0, &last.1, &stats);
-                    last = (now, stats);
+                    let packets = port_packets(&self.ports, &self.lcores);
+                    self.print_rates(now - last.0, &last.1, &packets);
+                    last = (now, packets);
                 }
             }
         }
     }
 
-    fn print_rates(&self, elapsed: Duration, before: &[PortStats], after: &[PortStats]) {
+    fn print_rates(&self, elapsed: Duration, before: &[(u64, u64)], after: &[(u64, u64)]) {
         let secs = elapsed.as_secs_f64();
         let mut line = String::new();
         let mut tx_all = 0;
         for ((p, b), a) in self.ports.iter().zip(before).zip(after) {
-            let (rx, tx) = (a.rx_packets - b.rx_packets, a.tx_packets - b.tx_packets);
+            let (rx, tx) = (a.0 - b.0, a.1 - b.1);
             tx_all += tx;
             line += &format!("port {p}: rx {:7.3} tx {:7.3} Mpps | ", mpps(rx, secs), mpps(tx, secs));
         }
@@ -96,6 +111,8 @@ impl Control {
 #[derive(Debug, Serialize)]
 pub struct PortSummary {
     pub port: u16,
+    /// Packets the lcores received from the port and handed to its TX
+    /// queues (counted by l3fwd-rs; the rest of the line is the driver's).
     pub rx_packets: u64,
     pub tx_packets: u64,
     pub rx_mpps: f64,
@@ -103,7 +120,8 @@ pub struct PortSummary {
     pub rx_missed: u64,
     pub rx_nombuf: u64,
     pub tx_errors: u64,
-    /// Packets received per RX queue (the first 16 queues).
+    /// Packets received per RX queue (the first 16 queues), as the driver
+    /// reports them (net_memif: zero once its peer has gone).
     pub rx_queue_packets: Vec<u64>,
     /// Packets sent per TX queue (the first 16 queues).
     pub tx_queue_packets: Vec<u64>,
@@ -137,19 +155,20 @@ pub struct Summary {
 impl Summary {
     /// Reads the port and lcore counters now; `secs` is how long
     /// forwarding ran.
-    pub fn collect(ports: &[u16], lcores: &[LcoreView], secs: f64) -> Summary {
-        let ports: Vec<PortSummary> = ports
+    pub fn collect(port_ids: &[u16], lcores: &[LcoreView], secs: f64) -> Summary {
+        let ports: Vec<PortSummary> = port_ids
             .iter()
-            .zip(snapshot(ports))
-            .map(|(&port, s)| {
+            .zip(snapshot(port_ids))
+            .zip(port_packets(port_ids, lcores))
+            .map(|((&port, s), (rx, tx))| {
                 let info = Port::new(port).and_then(|p| p.info());
                 let (rxq, txq) = info.map_or((0, 0), |i| (i.rx_queues as usize, i.tx_queues as usize));
                 PortSummary {
                     port,
-                    rx_packets: s.rx_packets,
-                    tx_packets: s.tx_packets,
-                    rx_mpps: mpps(s.rx_packets, secs),
-                    tx_mpps: mpps(s.tx_packets, secs),
+                    rx_packets: rx,
+                    tx_packets: tx,
+                    rx_mpps: mpps(rx, secs),
+                    tx_mpps: mpps(tx, secs),
                     rx_missed: s.rx_missed,
                     rx_nombuf: s.rx_nombuf,
                     tx_errors: s.tx_errors,

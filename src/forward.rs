@@ -41,7 +41,7 @@ impl TxPort {
             return;
         }
         let sent = self.queue.send(&mut self.pending);
-        counters.add_tx(sent as u64);
+        counters.add_tx(self.queue.port(), sent as u64);
         let refused = self.pending.free_all();
         if refused > 0 {
             counters.add_tx_full(refused as u64);
@@ -107,7 +107,7 @@ impl<L: Lookup> LcoreTask<L> {
                 if q.recv(&mut burst) == 0 {
                     continue;
                 }
-                out.counters.add_rx(burst.len() as u64);
+                out.counters.add_rx(q.port(), burst.len() as u64);
                 forward_burst(q.port(), &mut burst, lookup.as_ref(), &mut work, &mut out);
             }
         }
