@@ -2,7 +2,8 @@
 //! namespaces joined to the forwarder by veth pairs or TAP devices
 //! ([`sites`]), the forwarder as a child process ([`forwarder`]), kernel
 //! traffic through it ([`traffic`]) and what the receiver saw
-//! ([`capture`]).
+//! ([`capture`]), and dpdk-testpmd as a source or sink on memif and
+//! vhost-user ([`testpmd`]).
 //!
 //! Everything a test makes (namespaces, interfaces, EAL runtime files,
 //! child processes) has a name unique to the test and the process and is
@@ -13,6 +14,7 @@
 pub mod capture;
 pub mod forwarder;
 pub mod sites;
+pub mod testpmd;
 pub mod traffic;
 
 use std::process::{Command, Output};
