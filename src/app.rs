@@ -207,7 +207,7 @@ fn lcore_tasks<L: Lookup>(
             let stats = Arc::new(LcoreStats {
                 lcore: queues.lcore,
                 rx_queues: queues.rx.iter().map(|q| (q.port(), q.queue())).collect(),
-                counters: LcoreCounters::default(),
+                counters: LcoreCounters::for_ports(usize::from(dpdk::MAX_PORTS)),
             });
             let task = Lcore {
                 queues,
@@ -256,7 +256,7 @@ fn forward<L: Lookup>(
         },
     )?;
     let control = Control {
-        ports: dataplane.ports.iter().map(Port::stats_reader).collect(),
+        ports: dataplane.ports.iter().map(Port::id).collect(),
         lcores: stats.to_vec(),
         quit: Arc::clone(quit),
         interval: (args.stats_interval > 0).then(|| Duration::from_secs(args.stats_interval)),

@@ -30,6 +30,20 @@ pub struct LcoreCounters {
     busy_cycles: AtomicU64,
     polls: AtomicU64,
     empty_polls: AtomicU64,
+    /// By port id (none with `Default`).
+    by_port: Box<[PortCounters]>,
+}
+
+/// What one lcore received from and sent to one port: the per-port
+/// figures of the rate lines and the summary. Counted here rather than
+/// read from the driver because some drivers lose theirs: net_memif
+/// reports zeros once its peer has disconnected (its stats walk only the
+/// rings of a live connection), which at shutdown is the usual case.
+#[repr(align(64))]
+#[derive(Debug, Default)]
+struct PortCounters {
+    rx: AtomicU64,
+    tx: AtomicU64,
 }
 
 /// A plain snapshot of counters, summable across lcores.
@@ -119,13 +133,37 @@ fn bump(c: &AtomicU64, n: u64) {
 }
 
 impl LcoreCounters {
-    #[inline(always)]
-    pub fn add_rx(&self, n: u64) {
-        bump(&self.rx, n);
+    /// Counters for ports 0..ports.
+    pub fn for_ports(ports: usize) -> LcoreCounters {
+        LcoreCounters {
+            by_port: (0..ports).map(|_| PortCounters::default()).collect(),
+            ..LcoreCounters::default()
+        }
     }
+
+    /// `n` packets received from `port`.
     #[inline(always)]
-    pub fn add_tx(&self, n: u64) {
+    pub fn add_rx(&self, port: u16, n: u64) {
+        bump(&self.rx, n);
+        if let Some(p) = self.by_port.get(usize::from(port)) {
+            bump(&p.rx, n);
+        }
+    }
+
+    /// `n` packets handed to a TX queue of `port`.
+    #[inline(always)]
+    pub fn add_tx(&self, port: u16, n: u64) {
         bump(&self.tx, n);
+        if let Some(p) = self.by_port.get(usize::from(port)) {
+            bump(&p.tx, n);
+        }
+    }
+
+    /// Packets received from and sent to `port` so far: `(rx, tx)`.
+    pub fn port_totals(&self, port: u16) -> (u64, u64) {
+        self.by_port
+            .get(usize::from(port))
+            .map_or((0, 0), |p| (p.rx.load(Relaxed), p.tx.load(Relaxed)))
     }
     #[inline(always)]
     pub fn add_invalid(&self, n: u64) {
@@ -241,13 +279,13 @@ mod tests {
 
     #[test]
     fn totals_add_up() {
-        let a = LcoreCounters::default();
-        a.add_rx(5);
-        a.add_tx(3);
+        let a = LcoreCounters::for_ports(2);
+        a.add_rx(0, 5);
+        a.add_tx(1, 3);
         a.add_runt(1);
         a.add_invalid(1);
-        let b = LcoreCounters::default();
-        b.add_rx(2);
+        let b = LcoreCounters::for_ports(2);
+        b.add_rx(1, 2);
         b.add_tx_full(2);
         b.add_unroutable(3);
         b.add_busy_cycles(70);
@@ -273,5 +311,10 @@ mod tests {
         assert_eq!(load.empty_poll_share, 0.25);
         assert_eq!(t.since(&t), Totals::default());
         assert_eq!(Totals::default().load(), Load::default());
+        assert_eq!(
+            (a.port_totals(0), a.port_totals(1), b.port_totals(1)),
+            ((5, 0), (0, 3), (2, 0))
+        );
+        assert_eq!(a.port_totals(7), (0, 0), "no counters for a port past the end");
     }
 }

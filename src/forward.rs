@@ -44,7 +44,7 @@ impl TxPort {
             return;
         }
         let sent = self.queue.send(&mut self.pending);
-        counters.add_tx(sent as u64);
+        counters.add_tx(self.queue.port(), sent as u64);
         let refused = self.pending.free_all();
         if refused > 0 {
             counters.add_tx_full(refused as u64);
@@ -94,6 +94,15 @@ impl TxPorts {
     fn drain(&mut self, counters: &LcoreCounters) {
         for t in self.0.iter_mut().flatten() {
             t.flush(counters);
+        }
+    }
+
+    /// After the last flush: lets every TX queue of this lcore return the
+    /// mbufs its driver has finished sending, so that the mbufs counted at
+    /// shutdown are only those a driver really keeps (or a leak).
+    fn reclaim_sent(&mut self) {
+        for t in self.0.iter_mut().flatten() {
+            t.queue.reclaim_sent();
         }
     }
 }
@@ -162,7 +171,7 @@ impl<L: Lookup> Lcore<L> {
                     continue;
                 }
                 full |= n == rx_burst;
-                counters.add_rx(n as u64);
+                counters.add_rx(q.port(), n as u64);
                 forward_burst(q.port(), &mut burst, lookup.as_ref(), &mut work, &mut tx, counters);
             }
             counters.add_polls(polls_per_round, empty);
@@ -175,6 +184,7 @@ impl<L: Lookup> Lcore<L> {
             }
         }
         tx.drain(counters);
+        tx.reclaim_sent();
         0
     }
 }

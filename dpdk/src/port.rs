@@ -598,4 +598,21 @@ impl TxQueue {
         from.forget_first(sent);
         sent
     }
+
+    /// Has the driver free the mbufs of packets it has finished sending.
+    /// Some drivers keep each sent mbuf until they next look at their
+    /// completions: net_af_xdp frees a burst's mbufs on its next TX call,
+    /// so after the last one they would read as leaked. Uses
+    /// `rte_eth_tx_done_cleanup` where the driver has it, else an empty TX
+    /// burst (on which net_af_xdp reaps its completion ring).
+    pub fn reclaim_sent(&mut self) {
+        // SAFETY: &mut self makes this thread the queue's only user; the
+        // cleanup frees only mbufs the driver owns and is done with.
+        let cleaned = unsafe { sys::rte_eth_tx_done_cleanup(self.port, self.queue, 0) };
+        if cleaned < 0 {
+            let mut none: [*mut sys::rte_mbuf; 1] = [std::ptr::null_mut()];
+            // SAFETY: a burst of zero packets: the driver reads no slot.
+            unsafe { sys::shim_tx_burst(self.port, self.queue, none.as_mut_ptr(), 0) };
+        }
+    }
 }
