@@ -68,13 +68,16 @@ pub fn command(config: Config, tools: &Tools, traffic: &Traffic, scale: &Scale, 
             &format!("0,{FWD_LCORE}"),
             memory_mb,
             prefix,
-            &files.pcaps,
+            &pcap_vdevs(&files.pcaps),
         );
         cmd.args(["--forward-mode=io", "--nb-cores=1", "--auto-start"]);
         return (cmd, Stop::CloseStdin);
     }
     let mode = if config.is_em() { "em" } else { "lpm" };
     let mut rs_options = Vec::new();
+    if config.is_c_drain() {
+        rs_options.push("--c-drain".to_string());
+    }
     if config.is_rs() && config.is_sequential() {
         rs_options.push("--sequential-lookup".to_string());
     }
@@ -85,7 +88,7 @@ pub fn command(config: Config, tools: &Tools, traffic: &Traffic, scale: &Scale, 
         program: program(config, tools),
         em: config.is_em(),
         rules: ["v4", "v6"].map(|family| files.rules_dir.join(format!("{mode}_{family}.cfg"))),
-        pcaps: &files.pcaps,
+        vdevs: pcap_vdevs(&files.pcaps),
         memory_mb,
         rs_options,
     };
@@ -99,17 +102,20 @@ pub struct L3fwdRun<'a> {
     pub em: bool,
     /// The IPv4 and IPv6 rule files.
     pub rules: [PathBuf; 2],
-    /// What ports 0 and 1 replay.
-    pub pcaps: &'a [PathBuf; 2],
+    /// The `--vdev` arguments of ports 0 and 1 ([`pcap_vdevs`], or Linux
+    /// interfaces for latency runs).
+    pub vdevs: Vec<String>,
     /// EAL memory (-m), MB.
     pub memory_mb: u32,
-    /// Options only l3fwd-rs has (`--sequential-lookup`, `--num-mbufs N`).
+    /// Further options: those only l3fwd-rs has (`--sequential-lookup`,
+    /// `--num-mbufs N`, `--c-drain`) on its runs only; shared ones
+    /// (`--eth-dest`) on both.
     pub rs_options: Vec<String>,
 }
 
 /// The command line of `run`, with EAL file prefix `prefix`; stopped with SIGINT.
 pub fn l3fwd(run: &L3fwdRun, prefix: &str) -> Command {
-    let mut cmd = eal(run.program, &FWD_LCORE.to_string(), run.memory_mb, prefix, run.pcaps);
+    let mut cmd = eal(run.program, &FWD_LCORE.to_string(), run.memory_mb, prefix, &run.vdevs);
     let config_arg = format!("(0,0,{FWD_LCORE}),(1,0,{FWD_LCORE})");
     let mode = if run.em { "em" } else { "lpm" };
     cmd.args([
@@ -128,9 +134,9 @@ pub fn l3fwd(run: &L3fwdRun, prefix: &str) -> Command {
 }
 
 /// `program` with the EAL arguments every run shares (lcores `lcores`, no
-/// hugepages, `memory_mb` of memory) and two pcap ports replaying `pcaps`
-/// forever, up to the `--` before the application's own arguments.
-fn eal(program: &Path, lcores: &str, memory_mb: u32, prefix: &str, pcaps: &[PathBuf; 2]) -> Command {
+/// hugepages, `memory_mb` of memory) and the ports `vdevs`, up to the `--`
+/// before the application's own arguments.
+fn eal(program: &Path, lcores: &str, memory_mb: u32, prefix: &str, vdevs: &[String]) -> Command {
     let mut cmd = Command::new(program);
     cmd.args([
         "-l",
@@ -142,15 +148,19 @@ fn eal(program: &Path, lcores: &str, memory_mb: u32, prefix: &str, pcaps: &[Path
         "--file-prefix",
         prefix,
     ]);
-    for (port, pcap) in pcaps.iter().enumerate() {
-        // No tx_pcap: the PMD drops what is sent, so only forwarding is measured.
-        cmd.arg(format!(
-            "--vdev=net_pcap{port},rx_pcap={},infinite_rx=1",
-            pcap.display()
-        ));
-    }
+    cmd.args(vdevs);
     cmd.arg("--");
     cmd
+}
+
+/// Two pcap ports replaying `pcaps` forever. No tx_pcap: the PMD drops what
+/// is sent, so only forwarding is measured.
+pub fn pcap_vdevs(pcaps: &[PathBuf; 2]) -> Vec<String> {
+    pcaps
+        .iter()
+        .enumerate()
+        .map(|(port, pcap)| format!("--vdev=net_pcap{port},rx_pcap={},infinite_rx=1", pcap.display()))
+        .collect()
 }
 
 /// The program each configuration needs, to check before spending minutes on runs.
@@ -234,6 +244,11 @@ mod tests {
                 .collect::<Vec<_>>()
         };
         assert_eq!(args(Config::CLpm), [eal("c", "1", "1024"), l3fwd("lpm", "d")].concat());
+        let c_drain = vec!["--c-drain".to_string()];
+        assert_eq!(
+            args(Config::RsLpmCDrain),
+            [eal("rs", "1", "1024"), l3fwd("lpm", "d"), c_drain].concat()
+        );
         let seq = vec!["--sequential-lookup".to_string()];
         assert_eq!(
             args(Config::RsEmSeq),

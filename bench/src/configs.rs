@@ -5,6 +5,10 @@
 pub enum Config {
     CLpm,
     RsLpm,
+    /// l3fwd-rs LPM with `--c-drain`: C's TX drain timing (timer or full
+    /// buffer only), beside the default idle flush, so that one run shows
+    /// what flushing when idle costs at full load.
+    RsLpmCDrain,
     CEm,
     RsEm,
     RsEmSeq,
@@ -19,9 +23,10 @@ pub enum Config {
 }
 
 /// Every configuration of `make bench`, in the order each round runs them.
-pub const ALL: [Config; 6] = [
+pub const ALL: [Config; 7] = [
     Config::CLpm,
     Config::RsLpm,
+    Config::RsLpmCDrain,
     Config::CEm,
     Config::RsEm,
     Config::RsEmSeq,
@@ -44,6 +49,7 @@ impl Config {
         match self {
             Config::CLpm => "c-lpm",
             Config::RsLpm => "rs-lpm",
+            Config::RsLpmCDrain => "rs-lpm-c-drain",
             Config::CEm => "c-em",
             Config::RsEm => "rs-em",
             Config::RsEmSeq => "rs-em-seq",
@@ -60,6 +66,7 @@ impl Config {
         match self {
             Config::CLpm => "C l3fwd LPM",
             Config::RsLpm => "l3fwd-rs LPM",
+            Config::RsLpmCDrain => "l3fwd-rs LPM c-drain",
             Config::CEm => "C l3fwd EM",
             Config::RsEm => "l3fwd-rs EM",
             Config::RsEmSeq => "l3fwd-rs EM seq",
@@ -91,6 +98,7 @@ impl Config {
         matches!(
             self,
             Config::RsLpm
+                | Config::RsLpmCDrain
                 | Config::RsEm
                 | Config::RsEmSeq
                 | Config::RsEmScale
@@ -109,10 +117,15 @@ impl Config {
         matches!(self, Config::RsEmSeq | Config::CEmSeqScale | Config::RsEmSeqScale)
     }
 
+    /// Sends with C's drain timing (`--c-drain`) instead of flushing when idle.
+    pub fn is_c_drain(self) -> bool {
+        self == Config::RsLpmCDrain
+    }
+
     /// The C sample in the same lookup mode: what this configuration is judged against.
     pub fn reference(self) -> Option<Config> {
         match self {
-            Config::RsLpm => Some(Config::CLpm),
+            Config::RsLpm | Config::RsLpmCDrain => Some(Config::CLpm),
             Config::RsEm | Config::RsEmSeq => Some(Config::CEm),
             Config::RsEmScale => Some(Config::CEmScale),
             Config::RsEmSeqScale => Some(Config::CEmSeqScale),
@@ -127,10 +140,10 @@ pub fn select(items: &[String]) -> Result<Vec<Config>, String> {
     for item in items.iter().map(|s| s.trim()).filter(|s| !s.is_empty()) {
         let group: Vec<Config> = match item {
             "all" => ALL.to_vec(),
-            "lpm" => vec![Config::CLpm, Config::RsLpm],
+            "lpm" => vec![Config::CLpm, Config::RsLpm, Config::RsLpmCDrain],
             "em" => vec![Config::CEm, Config::RsEm, Config::RsEmSeq],
             "c" => vec![Config::CLpm, Config::CEm],
-            "rs" => vec![Config::RsLpm, Config::RsEm, Config::RsEmSeq],
+            "rs" => vec![Config::RsLpm, Config::RsLpmCDrain, Config::RsEm, Config::RsEmSeq],
             "scale" => SCALE.to_vec(),
             id => match ALL.iter().chain(&SCALE).find(|c| c.id() == id) {
                 Some(&c) => vec![c],
@@ -163,7 +176,11 @@ mod tests {
 
     #[test]
     fn groups_and_ids_resolve_in_run_order() {
-        assert_eq!(sel("io,lpm").unwrap(), vec![Config::CLpm, Config::RsLpm, Config::Io]);
+        assert_eq!(
+            sel("io,lpm").unwrap(),
+            vec![Config::CLpm, Config::RsLpm, Config::RsLpmCDrain, Config::Io]
+        );
+        assert_eq!(sel("rs-lpm-c-drain").unwrap(), vec![Config::RsLpmCDrain]);
         assert_eq!(
             sel("rs-em-seq,c-em,em").unwrap(),
             vec![Config::CEm, Config::RsEm, Config::RsEmSeq]

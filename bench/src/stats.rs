@@ -5,10 +5,14 @@ use std::collections::BTreeMap;
 
 /// The ratios reported and compared against a baseline: l3fwd-rs against the C sample
 /// of the same mode, and against the I/O ceiling; at scale, also sequential over
-/// multi-lookup for each. Absolute rates drift on a shared machine; these move only
+/// multi-lookup for each; and the idle-flush policy over C's drain timing
+/// (l3fwd-rs LPM without and with `--c-drain`: what flushing when idle costs at
+/// full load). Absolute rates drift on a shared machine; these move only
 /// when one side gets faster or slower than the other.
-pub const RATIOS: [(Config, Config); 10] = [
+pub const RATIOS: [(Config, Config); 12] = [
     (Config::RsLpm, Config::CLpm),
+    (Config::RsLpmCDrain, Config::CLpm),
+    (Config::RsLpm, Config::RsLpmCDrain),
     (Config::RsEm, Config::CEm),
     (Config::RsEmSeq, Config::CEm),
     (Config::RsLpm, Config::Io),

@@ -131,7 +131,7 @@ pub fn command(forwarder: Forwarder, program: &Path, cell: &Cell, files: &CellFi
         program,
         em: cell.table.mode() == super::grid::Mode::Em,
         rules: files.rules.clone(),
-        pcaps: &files.pcaps,
+        vdevs: command::pcap_vdevs(&files.pcaps),
         memory_mb: u32::try_from(memory_mb(mbufs)).unwrap_or(u32::MAX),
         rs_options,
     };
