@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 CARGO ?= cargo
 DEBS := dpdk dpdk-dev libdpdk-dev dpdk-doc libclang-dev pkg-config libpcap-dev fonts-dejavu-core \
-	iproute2 iputils-ping ethtool tcpdump iperf3
+	iproute2 iputils-ping ethtool tcpdump iperf3 sockperf
 OUT := out
 RELEASE := target/release
 # One forwarding lcore (1); the control thread runs on the other CPU.
@@ -13,14 +13,15 @@ RUN_SECS ?= 10
 RUN_FRAMES ?= 1024
 EAL_VIRT := --no-huge -m 1024 --no-pci
 
-.PHONY: all deps build run demo demo-clean test lint c-l3fwd bench bench-scale bench-sweep fuzz clean
+.PHONY: all deps build run demo demo-clean test lint c-l3fwd bench bench-scale bench-sweep bench-latency fuzz clean
 
 all: build
 
 # Debian packages: DPDK 22.11 (libraries, headers, the C sample's source in
 # dpdk-doc), libclang for bindgen, libpcap for the pcap PMD, DejaVu Sans for
 # the text of bench-sweep's plots; iproute2, iputils-ping, ethtool, tcpdump
-# and iperf3 for the tests and the demo on network namespaces.
+# and iperf3 for the tests and the demo on network namespaces; sockperf for
+# bench-latency.
 deps:
 	@missing=$$(for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
@@ -100,6 +101,17 @@ SWEEP_ARGS ?=
 bench-sweep: deps
 	$(CARGO) build --release -p l3fwd-rs -p trafficgen -p l3fwd-bench
 	$(RELEASE)/l3fwd-bench sweep $(if $(BASELINE),--baseline $(BASELINE)) $(SWEEP_ARGS)
+
+# One-way latency (sockperf ping-pong and under-load, RTT/2) between two
+# network namespaces through l3fwd-rs on af_xdp (idle flush, and --c-drain),
+# C l3fwd on af_xdp and the Linux kernel's forwarding: table, JSON and PNG/SVG
+# plot in target/bench/latency/. Needs root; tears the namespaces down also
+# on failure or Ctrl-C. Defaults take about 3.5 minutes; a quick run (~1.5 min):
+#   make bench-latency LATENCY_ARGS="--time 2 --rates 1000,50000"
+LATENCY_ARGS ?=
+bench-latency: c-l3fwd
+	$(CARGO) build --release -p l3fwd-rs -p l3fwd-bench
+	$(RELEASE)/l3fwd-bench latency $(LATENCY_ARGS)
 
 # Fuzzes the per-frame code against tests/oracle (libFuzzer + ASan) for
 # FUZZ_SECS seconds; not in CI. RUSTC_BOOTSTRAP lets stable take cargo-fuzz's

@@ -3,23 +3,29 @@
 #
 #   scripts/netns-demo.sh run     # set up, ping + TCP through l3fwd-rs, tear down
 #   scripts/netns-demo.sh clean   # remove what an interrupted run left
+#   scripts/netns-demo.sh up      # only the set-up, left in place (for
+#                                 # l3fwd-bench latency, which tears it down
+#                                 # with `clean`)
 #
 # PMD=af_xdp (default; af_packet if af_xdp cannot start), af_packet, tap, or
 # kernel: no l3fwd-rs, the Linux kernel forwarding in a middle namespace on
 # the same veth set-up (the baseline). SECS: length of the TCP transfer.
 # Needs root, iproute2, ethtool, iputils-ping, iperf3 (make deps). Uses only
 # documentation addresses (192.0.2.0/24, 198.51.100.0/24, 2001:db8::/32)
-# inside namespaces: nothing leaves the machine.
+# inside namespaces: nothing leaves the machine. NAME (default l3demo, at
+# most 12 characters) prefixes every namespace and interface, so that a
+# benchmark's set-up and the demo's do not collide.
 set -euo pipefail
 
 PMD=${PMD:-af_xdp}
 SECS=${SECS:-3}
 BIN=${BIN:-target/release/l3fwd-rs}
 LCORE=${LCORE:-1}
-NS=(l3demo-0 l3demo-1)
-ROUTER=l3demo-router
-ROOT_IF=(l3demo-r0 l3demo-r1)   # veth ends on the forwarder's side
-SITE_IF=(l3demo-n0 l3demo-n1)   # their peers in the namespaces
+NAME=${NAME:-l3demo}
+NS=("$NAME-0" "$NAME-1")
+ROUTER=$NAME-router
+ROOT_IF=("$NAME-r0" "$NAME-r1")   # veth ends on the forwarder's side
+SITE_IF=("$NAME-n0" "$NAME-n1")   # their peers in the namespaces
 SITE_MAC=(02:0a:00:00:00:00 02:0a:00:00:00:01)
 PORT_MAC=(02:0d:00:00:00:00 02:0d:00:00:00:01)
 ADDR4=(192.0.2.2 198.51.100.2)
@@ -27,7 +33,7 @@ GW4=(192.0.2.1 198.51.100.1)
 ADDR6=(2001:db8:0:1::2 2001:db8:0:2::2)
 GW6=(2001:db8:0:1::1 2001:db8:0:2::1)
 PREFIX=l3fwd-demo
-WORK=/tmp/l3fwd-demo
+WORK=/tmp/$NAME
 
 clean() {
 	if [ -f $WORK/l3fwd.pid ]; then
@@ -127,6 +133,22 @@ traffic() {
 		awk -v w="$what" '/receiver/ {printf "%-22s TCP %s %s over %s s\n", w, $7, $8, '"$SECS"'}'
 }
 
+# The set-up alone: veth pairs and namespaces; with PMD=kernel the middle
+# namespace forwarding, else the root ends up for a DPDK forwarder.
+up() {
+	[ "$(id -u)" = 0 ] || { echo "needs root (network namespaces)" >&2; exit 1; }
+	clean
+	mkdir -p $WORK
+	trap 'clean' ERR
+	make_veths
+	if [ "$PMD" = kernel ]; then
+		kernel_router
+	else
+		for i in 0 1; do ip link set "${ROOT_IF[$i]}" up; done
+	fi
+	trap - ERR
+}
+
 run() {
 	[ "$(id -u)" = 0 ] || { echo "needs root (network namespaces)" >&2; exit 1; }
 	clean
@@ -166,6 +188,7 @@ run() {
 
 case ${1:-run} in
 run) run ;;
+up) up ;;
 clean) clean ;;
-*) echo "usage: $0 [run|clean]" >&2; exit 2 ;;
+*) echo "usage: $0 [run|up|clean]" >&2; exit 2 ;;
 esac

@@ -1,10 +1,13 @@
 //! l3fwd-bench: forwarding rates of C l3fwd, l3fwd-rs and testpmd (the I/O ceiling),
 //! run alternately on the same virtual ports and traffic, compared as ratios;
-//! `l3fwd-bench sweep`: C l3fwd and l3fwd-rs over frame sizes x flow counts.
+//! `l3fwd-bench sweep`: C l3fwd and l3fwd-rs over frame sizes x flow counts;
+//! `l3fwd-bench latency`: one-way latency (sockperf) through l3fwd-rs, C l3fwd
+//! and the kernel's forwarding between two network namespaces.
 
 mod baseline;
 mod command;
 mod configs;
+mod latency;
 mod machine;
 mod report;
 mod run;
@@ -49,6 +52,8 @@ struct Cli {
 enum Sub {
     /// C l3fwd and l3fwd-rs over frame sizes x flow counts, per lookup mode: table, CSV, JSON, plots
     Sweep(sweep::SweepArgs),
+    /// One-way latency (sockperf) through l3fwd-rs, C l3fwd and the kernel between two namespaces (root)
+    Latency(latency::LatencyArgs),
 }
 
 /// What `make bench` and sweeps share: how runs are measured, what they
@@ -149,6 +154,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Sub::Sweep(args)) => sweep::sweep(args),
+        Some(Sub::Latency(args)) => latency::latency(args),
         None => bench(cli.bench),
     };
     match result {

@@ -46,23 +46,9 @@ pub enum Stop {
 }
 
 /// Runs `cmd` (output into `log`) and returns what it measured, or why there is nothing.
-pub fn measure(mut cmd: Command, stop: Stop, prefix: &str, log: &Path, timing: &Timing) -> Result<Sample, String> {
-    let out = File::create(log).map_err(|e| format!("cannot create {}: {e}", log.display()))?;
-    let err = out.try_clone().map_err(|e| e.to_string())?;
-    let stdin = if stop == Stop::CloseStdin {
-        Stdio::piped()
-    } else {
-        Stdio::null()
-    };
+pub fn measure(cmd: Command, stop: Stop, prefix: &str, log: &Path, timing: &Timing) -> Result<Sample, String> {
     let started = Instant::now();
-    let child = cmd.stdin(stdin).stdout(out).stderr(err).spawn();
-    let mut child = child.map_err(|e| format!("cannot start {}: {e}", cmd.get_program().to_string_lossy()))?;
-    let mut proc = Proc {
-        stdin: child.stdin.take(),
-        child,
-        log: log.to_path_buf(),
-    };
-
+    let mut proc = Proc::spawn(cmd, stop, log)?;
     let sample = sample(&mut proc, prefix, started, timing);
     let stopped = proc.stop();
     // EAL leaves its runtime files behind; one directory per run would pile up.
@@ -121,15 +107,35 @@ fn peak_rss_mb(pid: u32) -> Option<f64> {
     Some(kb / 1024.0)
 }
 
-/// A running forwarder; killed if dropped while still running (an error path or a panic).
-struct Proc {
+/// A running forwarder (or other program); killed if dropped while still
+/// running (an error path or a panic).
+pub struct Proc {
     child: Child,
     stdin: Option<ChildStdin>,
     log: PathBuf,
 }
 
 impl Proc {
-    fn check_alive(&mut self) -> Result<(), String> {
+    /// Starts `cmd` with stdout and stderr into `log`.
+    pub fn spawn(mut cmd: Command, stop: Stop, log: &Path) -> Result<Proc, String> {
+        let out = File::create(log).map_err(|e| format!("cannot create {}: {e}", log.display()))?;
+        let err = out.try_clone().map_err(|e| e.to_string())?;
+        let stdin = if stop == Stop::CloseStdin {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        };
+        let child = cmd.stdin(stdin).stdout(out).stderr(err).spawn();
+        let mut child = child.map_err(|e| format!("cannot start {}: {e}", cmd.get_program().to_string_lossy()))?;
+        Ok(Proc {
+            stdin: child.stdin.take(),
+            child,
+            log: log.to_path_buf(),
+        })
+    }
+
+    /// Ok while running; else how it ended, with its last words.
+    pub fn check_alive(&mut self) -> Result<(), String> {
         match self.child.try_wait() {
             Ok(None) => Ok(()),
             Ok(Some(status)) => Err(format!("exited early ({status}): {}", exit_reason(&self.log))),
@@ -150,7 +156,7 @@ impl Proc {
     }
 
     /// Asks the process to stop and waits for it; kills it if it does not go in time.
-    fn stop(&mut self) -> Result<ExitStatus, String> {
+    pub fn stop(&mut self) -> Result<ExitStatus, String> {
         if let Ok(Some(status)) = self.child.try_wait() {
             return Ok(status);
         }

@@ -7,7 +7,7 @@
 mod compare;
 mod forwarders;
 mod grid;
-mod plot;
+pub(crate) mod plot;
 mod results;
 mod traffic;
 

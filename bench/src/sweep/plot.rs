@@ -20,8 +20,8 @@ const FONT_FILES: [&str; 2] = [
     "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
     "/usr/share/fonts/TTF/DejaVuSans.ttf",
 ];
-const FONT: &str = "sans-serif";
-const PIXELS: (u32, u32) = (1000, 640);
+pub const FONT: &str = "sans-serif";
+pub const PIXELS: (u32, u32) = (1000, 640);
 /// Heat-map colours reach full strength at a ratio this far from 1.
 const FULL_COLOUR_AT: f64 = 0.5;
 
@@ -102,7 +102,7 @@ pub fn draw_all(report: &SweepReport, dir: &Path) -> Result<Vec<PathBuf>, String
     Ok(written)
 }
 
-fn failed(e: impl std::fmt::Display) -> String {
+pub fn failed(e: impl std::fmt::Display) -> String {
     format!("plot: {e}")
 }
 
@@ -282,7 +282,7 @@ fn draw_ratios<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, table: &TableCe
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::super::results::tests::sample;
     use super::*;
 
@@ -328,7 +328,7 @@ mod tests {
     }
 
     /// The text of every `<text>` element.
-    fn svg_texts(svg: &str) -> Vec<String> {
+    pub(crate) fn svg_texts(svg: &str) -> Vec<String> {
         svg.split("<text")
             .skip(1)
             .filter_map(|t| Some(t.split_once('>')?.1.split_once("</text>")?.0.trim().to_string()))

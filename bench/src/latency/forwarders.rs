@@ -1,0 +1,212 @@
+//! What sits between the two namespaces: l3fwd-rs (idle flush, or C's
+//! drain timing with `--c-drain`) or C l3fwd on af_xdp, polling on CPU 1
+//! as in `make bench`; or the Linux kernel forwarding in a middle namespace.
+
+use super::netns::{self, Netns};
+use crate::command::{self, L3fwdRun};
+use crate::run::{Proc, Stop};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+/// EAL memory (-m, MB): two af_xdp ports and the stock pool.
+const MEMORY_MB: u32 = 512;
+/// From start to the first ping answered through the forwarder (EAL init,
+/// af_xdp loads a BPF program per port).
+const READY_TIMEOUT: Duration = Duration::from_secs(30);
+
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+pub enum Forwarder {
+    Rs,
+    RsCDrain,
+    C,
+    Kernel,
+}
+
+pub const ALL: [Forwarder; 4] = [Forwarder::Rs, Forwarder::RsCDrain, Forwarder::C, Forwarder::Kernel];
+
+impl Forwarder {
+    /// Stable name, used in `--forwarders` and the JSON file.
+    pub fn id(self) -> &'static str {
+        match self {
+            Forwarder::Rs => "rs",
+            Forwarder::RsCDrain => "rs-c-drain",
+            Forwarder::C => "c",
+            Forwarder::Kernel => "kernel",
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Forwarder::Rs => "l3fwd-rs af_xdp",
+            Forwarder::RsCDrain => "l3fwd-rs af_xdp --c-drain",
+            Forwarder::C => "C l3fwd af_xdp",
+            Forwarder::Kernel => "Linux kernel forwarding",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<Forwarder, String> {
+        ALL.into_iter().find(|f| f.id() == s).ok_or_else(|| {
+            let ids: Vec<_> = ALL.iter().map(|f| f.id()).collect();
+            format!("unknown forwarder '{s}': use {}", ids.join(", "))
+        })
+    }
+}
+
+/// Where the DPDK forwarders are and where their files go.
+pub struct Programs {
+    pub rs_bin: PathBuf,
+    pub c_bin: PathBuf,
+    /// Rule files and logs.
+    pub dir: PathBuf,
+}
+
+/// The command line of a DPDK forwarder on the two af_xdp ports; None for
+/// the kernel.
+pub fn command(forwarder: Forwarder, programs: &Programs, prefix: &str) -> Option<Command> {
+    let program = match forwarder {
+        Forwarder::Rs | Forwarder::RsCDrain => &programs.rs_bin,
+        Forwarder::C => &programs.c_bin,
+        Forwarder::Kernel => return None,
+    };
+    let mut options: Vec<String> = (0..2)
+        .map(|p| format!("--eth-dest={p},{}", netns::SITE_MAC[p]))
+        .collect();
+    if forwarder == Forwarder::RsCDrain {
+        options.push("--c-drain".into());
+    }
+    let run = L3fwdRun {
+        program,
+        em: false,
+        rules: ["v4", "v6"].map(|family| programs.dir.join(format!("routes-{family}.cfg"))),
+        vdevs: (0..2)
+            .map(|p| format!("--vdev=net_af_xdp{p},iface={}", netns::root_iface(p)))
+            .collect(),
+        memory_mb: MEMORY_MB,
+        rs_options: options,
+    };
+    Some(command::l3fwd(&run, prefix))
+}
+
+/// A forwarder in place between the sites: the set-up, and the process
+/// for DPDK ones. Dropping it stops the process, then removes the set-up.
+pub struct Running {
+    // Field order is drop order: the process before the interfaces it uses.
+    proc: Option<Proc>,
+    prefix: String,
+    _netns: Netns,
+}
+
+impl Running {
+    /// Makes the set-up, starts `forwarder` (output into `log`) and waits
+    /// until a ping crosses it.
+    pub fn start(forwarder: Forwarder, programs: &Programs, script: &Path, log: &Path) -> Result<Running, String> {
+        let netns = Netns::up(script, forwarder == Forwarder::Kernel)?;
+        let prefix = format!("l3fwd-latency-{}", std::process::id());
+        let mut running = Running {
+            proc: None,
+            prefix: prefix.clone(),
+            _netns: netns,
+        };
+        if let Some(cmd) = command(forwarder, programs, &prefix) {
+            for (family, rules) in [("v4", netns::RULES_V4), ("v6", netns::RULES_V6)] {
+                let path = programs.dir.join(format!("routes-{family}.cfg"));
+                std::fs::write(&path, rules).map_err(|e| format!("{}: {e}", path.display()))?;
+            }
+            running.proc = Some(Proc::spawn(cmd, Stop::Sigint, log)?);
+        }
+        running.wait_ready()?;
+        Ok(running)
+    }
+
+    fn wait_ready(&mut self) -> Result<(), String> {
+        let deadline = Instant::now() + READY_TIMEOUT;
+        loop {
+            if let Some(proc) = &mut self.proc {
+                proc.check_alive()?;
+            }
+            if ping() {
+                return Ok(());
+            }
+            if netns::interrupted() {
+                return Err("interrupted".into());
+            }
+            if Instant::now() > deadline {
+                return Err(format!("no ping crossed it in {} s", READY_TIMEOUT.as_secs()));
+            }
+            sleep(Duration::from_millis(200));
+        }
+    }
+
+    /// Fails if a DPDK forwarder has exited.
+    pub fn check_alive(&mut self) -> Result<(), String> {
+        self.proc.as_mut().map_or(Ok(()), Proc::check_alive)
+    }
+
+    /// Stops the forwarder; reports how, so that a crash at exit is seen.
+    pub fn stop(mut self) -> Result<(), String> {
+        match self.proc.take() {
+            Some(mut proc) => proc.stop().map(|_| ()),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(mut proc) = self.proc.take() {
+            let _ = proc.stop();
+        }
+        // EAL leaves its runtime files behind.
+        let _ = std::fs::remove_dir_all(crate::telemetry::runtime_dir(&self.prefix));
+    }
+}
+
+/// One ping from site 0 to site 1 answered within a second.
+fn ping() -> bool {
+    let mut ping = Command::new("ping");
+    ping.args(["-c", "1", "-W", "1", "-q", netns::SITE_ADDR[1]]);
+    Netns::exec(&netns::site(0), ping)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(forwarder: Forwarder) -> Option<String> {
+        let programs = Programs {
+            rs_bin: "rs".into(),
+            c_bin: "c".into(),
+            dir: "d".into(),
+        };
+        let cmd = command(forwarder, &programs, "pfx")?;
+        let args: Vec<_> = cmd.get_args().map(|a| a.to_string_lossy().into_owned()).collect();
+        Some(format!("{} {}", cmd.get_program().to_string_lossy(), args.join(" ")))
+    }
+
+    #[test]
+    fn the_same_command_line_for_c_and_rust_but_the_drain_option() {
+        let common = "-l 1 --no-huge -m 512 --no-pci --file-prefix pfx \
+             --vdev=net_af_xdp0,iface=l3lat-r0 --vdev=net_af_xdp1,iface=l3lat-r1 -- \
+             -p 0x3 --config (0,0,1),(1,0,1) --parse-ptype --lookup=lpm \
+             --rule_ipv4=d/routes-v4.cfg --rule_ipv6=d/routes-v6.cfg \
+             --eth-dest=0,02:0a:00:00:00:00 --eth-dest=1,02:0a:00:00:00:01";
+        assert_eq!(args(Forwarder::C).unwrap(), format!("c {common}"));
+        assert_eq!(args(Forwarder::Rs).unwrap(), format!("rs {common}"));
+        assert_eq!(args(Forwarder::RsCDrain).unwrap(), format!("rs {common} --c-drain"));
+        assert_eq!(args(Forwarder::Kernel), None);
+    }
+
+    #[test]
+    fn forwarders_by_id() {
+        for f in ALL {
+            assert_eq!(Forwarder::parse(f.id()), Ok(f));
+        }
+        assert!(Forwarder::parse("vpp").unwrap_err().contains("rs, rs-c-drain, c, kernel"));
+    }
+}

@@ -1,0 +1,280 @@
+//! `l3fwd-bench latency`: one-way latency through each forwarder as users
+//! measure it. Two network namespaces joined through the forwarder by veth
+//! pairs ([`netns`]); a sockperf server in one, the client in the other,
+//! both on one CPU, the forwarder polling on the other ([`forwarders`]);
+//! sockperf ping-pong and under-load at several rates ([`sockperf`]). The
+//! result is a table, JSON and a plot of percentiles against load
+//! ([`results`], [`plot`]).
+
+mod forwarders;
+mod netns;
+mod plot;
+mod results;
+mod sockperf;
+
+use crate::{machine, require};
+use forwarders::{Forwarder, Programs, Running};
+use results::{LatencyReport, LatencySettings, Point};
+use sockperf::Mode;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::thread::sleep;
+use std::time::Duration;
+
+/// The CPU the DPDK forwarders poll on (`make bench`'s lcore).
+const FORWARDER_CPU: u32 = 1;
+/// Replies a second an under-load run asks for when `--reply-every` is
+/// not given: enough for a p99.9 within a few seconds, few enough that the
+/// reply direction stays light.
+const REPLIES_PER_SEC: u64 = 1000;
+
+#[derive(clap::Args)]
+pub struct LatencyArgs {
+    /// Seconds of each sockperf run (sockperf's 400 ms warm-up included)
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+    time: u32,
+    /// sockperf under-load rates, messages a second, comma-separated (ping-pong runs as well)
+    #[arg(long, value_delimiter = ',', default_value = "1000,10000,50000,100000,200000")]
+    rates: Vec<u64>,
+    /// Forwarders, comma-separated: rs (l3fwd-rs, idle flush), rs-c-drain (l3fwd-rs --c-drain),
+    /// c (C l3fwd), kernel (Linux forwarding in a middle namespace)
+    #[arg(long, value_delimiter = ',', value_parser = Forwarder::parse, default_value = "rs,rs-c-drain,c,kernel")]
+    forwarders: Vec<Forwarder>,
+    /// UDP payload bytes of each message
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(14..=1400))]
+    msg_size: u32,
+    /// Under-load: the server replies to one message in this many (default: about 1000 replies a second)
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    reply_every: Option<u64>,
+    /// CPU of the sockperf client and server (the forwarder polls on CPU 1)
+    #[arg(long, default_value_t = 0)]
+    sockperf_cpu: u32,
+    #[arg(long, default_value = "target/release/l3fwd-rs")]
+    rs_bin: PathBuf,
+    #[arg(long, default_value = "target/c-l3fwd/dpdk-l3fwd")]
+    c_bin: PathBuf,
+    /// Makes and removes the namespaces (`up`, `clean`)
+    #[arg(long, default_value = "scripts/netns-demo.sh")]
+    netns_script: PathBuf,
+    /// Where latency.json, the plots and the logs go
+    #[arg(long, default_value = "target/bench/latency")]
+    out_dir: PathBuf,
+}
+
+impl LatencyArgs {
+    /// Ping-pong, then every rate, lowest first.
+    fn modes(&self) -> Vec<Mode> {
+        let mut rates = self.rates.clone();
+        rates.sort();
+        rates.dedup();
+        let loads = rates.into_iter().filter(|&mps| mps > 0).map(|mps| Mode::UnderLoad {
+            mps,
+            reply_every: self.reply_every.unwrap_or((mps / REPLIES_PER_SEC).max(1)),
+        });
+        std::iter::once(Mode::PingPong).chain(loads).collect()
+    }
+
+    fn settings(&self) -> LatencySettings {
+        LatencySettings {
+            secs: self.time,
+            msg_size: self.msg_size,
+            rates: self.rates.clone(),
+            forwarders: self.forwarders.iter().map(|f| f.id().to_string()).collect(),
+            latency: "one-way: sockperf's RTT/2, microseconds".into(),
+            sockperf_cpu: self.sockperf_cpu,
+            forwarder_cpu: FORWARDER_CPU,
+        }
+    }
+}
+
+pub fn latency(args: LatencyArgs) -> Result<ExitCode, String> {
+    // Everything that can fail fast does, before minutes of runs.
+    if !rustix::process::getuid().is_root() {
+        return Err("latency runs need root (network namespaces, af_xdp)".into());
+    }
+    let mut forwarders = args.forwarders.clone();
+    forwarders.sort();
+    forwarders.dedup();
+    let hint = "`make bench-latency` builds it";
+    if forwarders.iter().any(|&f| matches!(f, Forwarder::Rs | Forwarder::RsCDrain)) {
+        require(&args.rs_bin, hint)?;
+    }
+    if forwarders.contains(&Forwarder::C) {
+        require(&args.c_bin, hint)?;
+    }
+    require(&args.netns_script, "run from the workspace root or give --netns-script")?;
+    let sockperf_ok = Command::new("sockperf").arg("--version").output().is_ok_and(|o| o.status.success());
+    if !sockperf_ok {
+        return Err("sockperf not found: install the Debian package (make deps)".into());
+    }
+    crate::sweep::plot::load_font()?;
+    let logs = args.out_dir.join("logs");
+    std::fs::create_dir_all(&logs).map_err(|e| format!("{}: {e}", logs.display()))?;
+    netns::catch_signals()?;
+
+    let modes = args.modes();
+    println!(
+        "{} forwarders x {} sockperf runs of {} s (ping-pong, under-load at {:?} msg/s); \
+         sockperf on CPU {}, the forwarder on CPU {FORWARDER_CPU}",
+        forwarders.len(),
+        modes.len(),
+        args.time,
+        args.rates,
+        args.sockperf_cpu
+    );
+    let programs = Programs {
+        rs_bin: args.rs_bin.clone(),
+        c_bin: args.c_bin.clone(),
+        dir: args.out_dir.clone(),
+    };
+    let mut report = LatencyReport {
+        timestamp: machine::timestamp(),
+        machine: machine::Machine::current(),
+        settings: args.settings(),
+        points: Vec::new(),
+    };
+    let json = args.out_dir.join("latency.json");
+    for &forwarder in &forwarders {
+        println!("{}:", forwarder.label());
+        let results = through(forwarder, &programs, &args, &modes, &logs);
+        let points = modes.iter().zip(results).map(|(&mode, r)| Point::new(forwarder, mode, r));
+        report.points.extend(points);
+        // Written after every forwarder: an interrupted run keeps what it measured.
+        crate::write_json(&json, &report)?;
+        if netns::interrupted() {
+            return Err(format!("interrupted; what was measured is in {}", json.display()));
+        }
+    }
+
+    println!();
+    print!("{}", results::table(&report));
+    let plots = plot::draw(&report, &args.out_dir)?;
+    let names: Vec<String> = plots.iter().map(|p| p.display().to_string()).collect();
+    println!("\nwrote {} and {}", json.display(), names.join(", "));
+    let failed = report.points.iter().any(|p| p.latency.is_none());
+    Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}
+
+/// Every mode's result through `forwarder`, in order; the set-up is made
+/// for it and removed after.
+fn through(
+    forwarder: Forwarder,
+    programs: &Programs,
+    args: &LatencyArgs,
+    modes: &[Mode],
+    logs: &Path,
+) -> Vec<Result<sockperf::Latency, String>> {
+    let log = logs.join(format!("{}.log", forwarder.id()));
+    let mut running = match Running::start(forwarder, programs, &args.netns_script, &log) {
+        Ok(r) => r,
+        Err(e) => {
+            println!("  FAILED to start: {e} (log: {})", log.display());
+            return modes.iter().map(|_| Err(format!("start: {e}"))).collect();
+        }
+    };
+    let server_log = logs.join(format!("{}-server.log", forwarder.id()));
+    let server = sockperf::server(netns::SITE_ADDR[1], args.sockperf_cpu);
+    let server = crate::run::Proc::spawn(
+        netns::Netns::exec(&netns::site(1), server),
+        crate::run::Stop::Sigint,
+        &server_log,
+    );
+    let mut server = match server {
+        Ok(s) => s,
+        Err(e) => return modes.iter().map(|_| Err(format!("sockperf server: {e}"))).collect(),
+    };
+    sleep(Duration::from_millis(300));
+    let mut results = Vec::with_capacity(modes.len());
+    for &mode in modes {
+        let result = if netns::interrupted() {
+            Err("interrupted".to_string())
+        } else {
+            client_run(mode, forwarder, args, logs)
+                .and_then(|l| running.check_alive().map(|()| l))
+                .and_then(|l| server.check_alive().map(|()| l))
+        };
+        print_result(mode, &result);
+        results.push(result);
+    }
+    let _ = server.stop();
+    if let Err(e) = running.stop() {
+        println!("  stopping it: {e} (log: {})", log.display());
+    }
+    results
+}
+
+/// One sockperf client run from site 0 to site 1; its output is kept in `logs`.
+fn client_run(mode: Mode, forwarder: Forwarder, args: &LatencyArgs, logs: &Path) -> Result<sockperf::Latency, String> {
+    let client = sockperf::client(mode, netns::SITE_ADDR[1], args.sockperf_cpu, args.time, args.msg_size);
+    let out = netns::Netns::exec(&netns::site(0), client)
+        .output()
+        .map_err(|e| format!("cannot run sockperf: {e}"))?;
+    let name = match mode {
+        Mode::PingPong => "ping-pong".to_string(),
+        Mode::UnderLoad { mps, .. } => format!("under-load-{mps}"),
+    };
+    let path = logs.join(format!("{}-{name}.txt", forwarder.id()));
+    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    let _ = std::fs::write(&path, &text);
+    sockperf::parse(&text).map_err(|e| format!("{e} (output: {})", path.display()))
+}
+
+fn print_result(mode: Mode, result: &Result<sockperf::Latency, String>) {
+    let what = match mode {
+        Mode::PingPong => "ping-pong".to_string(),
+        Mode::UnderLoad { mps, .. } => format!("{mps} msg/s"),
+    };
+    match result {
+        Ok(l) => println!(
+            "  {what:<12} p50 {:.1} us, p99 {:.1} us, max {:.1} us ({} replies, {:.0} sent/s)",
+            l.p50_us,
+            l.p99_us,
+            l.max_us,
+            l.observations,
+            l.sent_per_sec()
+        ),
+        Err(e) => println!("  {what:<12} FAILED: {e}"),
+    }
+    let _ = std::io::stdout().flush();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: LatencyArgs,
+    }
+
+    fn args(line: &str) -> LatencyArgs {
+        Cli::try_parse_from(std::iter::once("latency").chain(line.split_whitespace()))
+            .map(|c| c.args)
+            .unwrap()
+    }
+
+    #[test]
+    fn ping_pong_then_rates_in_order_with_about_1000_replies_a_second() {
+        let modes = args("--rates 50000,1000,500,1000").modes();
+        let load = |mps, reply_every| Mode::UnderLoad { mps, reply_every };
+        assert_eq!(
+            modes,
+            [Mode::PingPong, load(500, 1), load(1000, 1), load(50_000, 50)]
+        );
+        assert_eq!(args("--rates 1000 --reply-every 7").modes()[1], load(1000, 7));
+    }
+
+    #[test]
+    fn defaults_and_settings() {
+        let a = args("");
+        assert_eq!(a.forwarders, forwarders::ALL);
+        assert_eq!((a.time, a.msg_size, a.sockperf_cpu), (5, 64, 0));
+        assert_eq!(a.modes().len(), 6);
+        let s = args("--forwarders kernel,rs --time 2").settings();
+        assert_eq!((s.secs, s.forwarders), (2, vec!["kernel".into(), "rs".into()]));
+        assert!(Cli::try_parse_from(["latency", "--forwarders", "vpp"]).is_err());
+    }
+}

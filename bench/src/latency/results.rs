@@ -1,0 +1,191 @@
+//! The latency report: one point per forwarder and load, printed as a
+//! table and written as JSON.
+
+use super::forwarders::Forwarder;
+use super::sockperf::{Latency, Mode};
+use crate::machine::Machine;
+use serde::{Deserialize, Serialize};
+
+#[derive(Serialize, Deserialize, PartialEq, Debug)]
+pub struct LatencyReport {
+    pub timestamp: String,
+    pub machine: Machine,
+    pub settings: LatencySettings,
+    pub points: Vec<Point>,
+}
+
+#[derive(Serialize, Deserialize, PartialEq, Debug)]
+pub struct LatencySettings {
+    /// Seconds of each sockperf client run (its first 400 ms are warm-up).
+    pub secs: u32,
+    pub msg_size: u32,
+    pub rates: Vec<u64>,
+    pub forwarders: Vec<String>,
+    /// sockperf reports RTT/2; so does this report.
+    pub latency: String,
+    pub sockperf_cpu: u32,
+    pub forwarder_cpu: u32,
+}
+
+/// One sockperf client run through one forwarder.
+#[derive(Serialize, Deserialize, PartialEq, Debug)]
+pub struct Point {
+    pub forwarder: String,
+    pub label: String,
+    /// "ping-pong" or "under-load".
+    pub mode: String,
+    /// Messages a second asked of under-load; none for ping-pong (as fast
+    /// as replies come back).
+    pub offered_mps: Option<u64>,
+    /// Every how many messages the server replied (1 for ping-pong).
+    pub reply_every: u64,
+    pub latency: Option<Latency>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl Point {
+    pub fn new(forwarder: Forwarder, mode: Mode, result: Result<Latency, String>) -> Point {
+        let (name, offered_mps, reply_every) = match mode {
+            Mode::PingPong => ("ping-pong", None, 1),
+            Mode::UnderLoad { mps, reply_every } => ("under-load", Some(mps), reply_every),
+        };
+        Point {
+            forwarder: forwarder.id().into(),
+            label: forwarder.label().into(),
+            mode: name.into(),
+            offered_mps,
+            reply_every,
+            error: result.as_ref().err().cloned(),
+            latency: result.ok(),
+        }
+    }
+
+    /// "ping-pong" or the offered rate.
+    pub fn load(&self) -> String {
+        match self.offered_mps {
+            None => self.mode.clone(),
+            Some(mps) => format!("{mps} msg/s"),
+        }
+    }
+}
+
+/// The table: a line per point, latencies in microseconds.
+pub fn table(report: &LatencyReport) -> String {
+    let mut out = format!(
+        "{:<26} {:<13} {:>9} {:>7} {:>8} {:>8} {:>8} {:>8} {:>9} {:>7}\n",
+        "forwarder", "load", "sent/s", "obs", "p50", "p90", "p99", "p99.9", "max", "dropped"
+    );
+    for p in &report.points {
+        let Some(l) = &p.latency else {
+            let why = p.error.as_deref().unwrap_or("");
+            out += &format!("{:<26} {:<13} failed: {why}\n", p.label, p.load());
+            continue;
+        };
+        out += &format!(
+            "{:<26} {:<13} {:>9.0} {:>7} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>9.1} {:>7}\n",
+            p.label,
+            p.load(),
+            l.sent_per_sec(),
+            l.observations,
+            l.p50_us,
+            l.p90_us,
+            l.p99_us,
+            l.p99_9_us,
+            l.max_us,
+            l.dropped
+        );
+    }
+    out += &format!(
+        "\none-way latency in us (sockperf's RTT/2), {}-byte UDP messages, {} s a run (400 ms warm-up \
+         not counted);\nsent/s: messages the client sent a second; obs: replies measured (under-load: \
+         the server replies to one message in reply_every); dropped: replies missing\n",
+        report.settings.msg_size, report.settings.secs
+    );
+    out
+}
+
+#[cfg(test)]
+pub mod tests {
+    use super::*;
+
+    pub fn latency(p50: f64, sent: u64) -> Latency {
+        Latency {
+            observations: 1000,
+            p50_us: p50,
+            p90_us: p50 * 1.5,
+            p99_us: p50 * 2.0,
+            p99_9_us: p50 * 3.0,
+            max_us: p50 * 10.0,
+            min_us: p50 / 2.0,
+            avg_us: p50,
+            sent,
+            received: 1000,
+            valid_secs: 2.0,
+            dropped: 0,
+        }
+    }
+
+    pub fn sample() -> LatencyReport {
+        let load = |mps| Mode::UnderLoad {
+            mps,
+            reply_every: mps / 1000,
+        };
+        let points = vec![
+            Point::new(Forwarder::Rs, Mode::PingPong, Ok(latency(5.0, 100_000))),
+            Point::new(Forwarder::Rs, load(10_000), Ok(latency(6.0, 20_000))),
+            Point::new(Forwarder::Rs, load(100_000), Ok(latency(9.0, 200_000))),
+            Point::new(Forwarder::Kernel, Mode::PingPong, Ok(latency(8.0, 90_000))),
+            Point::new(Forwarder::Kernel, load(10_000), Ok(latency(8.5, 20_000))),
+            Point::new(Forwarder::Kernel, load(100_000), Err("no reply".into())),
+        ];
+        LatencyReport {
+            timestamp: "2026-01-01T00:00:00Z".into(),
+            machine: Machine {
+                nproc: 2,
+                cpu_model: "test".into(),
+            },
+            settings: LatencySettings {
+                secs: 2,
+                msg_size: 64,
+                rates: vec![10_000, 100_000],
+                forwarders: vec!["rs".into(), "kernel".into()],
+                latency: "one-way (RTT/2)".into(),
+                sockperf_cpu: 0,
+                forwarder_cpu: 1,
+            },
+            points,
+        }
+    }
+
+    #[test]
+    fn table_has_a_line_per_point() {
+        let t = table(&sample());
+        let lines: Vec<&str> = t.lines().collect();
+        assert!(lines[0].starts_with("forwarder") && lines[0].contains("p99.9"));
+        let words = |l: &str| l.split_whitespace().map(String::from).collect::<Vec<_>>();
+        assert_eq!(
+            words(lines[1]),
+            ["l3fwd-rs", "af_xdp", "ping-pong", "50000", "1000", "5.0", "7.5", "10.0", "15.0", "50.0", "0"]
+        );
+        assert_eq!(words(lines[3])[2..5], ["100000", "msg/s", "100000"]);
+        assert!(lines[6].contains("Linux kernel forwarding") && lines[6].ends_with("failed: no reply"));
+        assert!(t.contains("RTT/2"));
+    }
+
+    #[test]
+    fn json_keeps_every_point() {
+        let r = sample();
+        let text = serde_json::to_string_pretty(&r).unwrap();
+        let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let points = value["points"].as_array().unwrap();
+        assert_eq!(points.len(), 6);
+        assert_eq!(points[0]["mode"], "ping-pong");
+        assert_eq!(points[0]["offered_mps"], serde_json::Value::Null);
+        assert_eq!(points[2]["offered_mps"], 100_000);
+        assert_eq!(points[2]["reply_every"], 100);
+        assert_eq!(points[2]["latency"]["p99_9_us"], 27.0);
+        assert_eq!(points[5]["error"], "no reply");
+        assert_eq!(serde_json::from_str::<LatencyReport>(&text).unwrap(), r);
+    }
+}
