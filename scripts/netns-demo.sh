@@ -10,6 +10,8 @@
 # PMD=af_xdp (default; af_packet if af_xdp cannot start), af_packet, tap, or
 # kernel: no l3fwd-rs, the Linux kernel forwarding in a middle namespace on
 # the same veth set-up (the baseline). SECS: length of the TCP transfer.
+# ROUTER_RPS (kernel only): an RPS CPU mask for the middle namespace's
+# interfaces, e.g. 2 to forward on CPU 1 as a DPDK forwarder's lcore does.
 # Needs root, iproute2, ethtool, iputils-ping, iperf3 (make deps). Uses only
 # documentation addresses (192.0.2.0/24, 198.51.100.0/24, 2001:db8::/32)
 # inside namespaces: nothing leaves the machine. NAME (default l3demo, at
@@ -87,6 +89,9 @@ kernel_router() {
 		for a in "${ADDR4[$i]}" "${ADDR6[$i]}"; do
 			ip -n $ROUTER neigh add "$a" lladdr "${SITE_MAC[$i]}" dev "${ROOT_IF[$i]}" nud permanent
 		done
+		if [ -n "${ROUTER_RPS:-}" ]; then
+			ip netns exec $ROUTER sh -c "echo $ROUTER_RPS >/sys/class/net/${ROOT_IF[$i]}/queues/rx-0/rps_cpus"
+		fi
 	done
 }
 

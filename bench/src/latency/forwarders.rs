@@ -2,7 +2,7 @@
 //! drain timing with `--c-drain`) or C l3fwd on af_xdp, polling on CPU 1
 //! as in `make bench`; or the Linux kernel forwarding in a middle namespace.
 
-use super::netns::{self, Netns};
+use super::netns::{self, Join, Netns};
 use crate::command::{self, L3fwdRun};
 use crate::run::{Proc, Stop};
 use std::path::{Path, PathBuf};
@@ -22,9 +22,18 @@ pub enum Forwarder {
     RsCDrain,
     C,
     Kernel,
+    /// The kernel forwarding on CPU 1 (RPS), away from sockperf's CPU as the
+    /// DPDK forwarders are: the same cross-CPU wake-ups, without DPDK.
+    KernelRps,
 }
 
-pub const ALL: [Forwarder; 4] = [Forwarder::Rs, Forwarder::RsCDrain, Forwarder::C, Forwarder::Kernel];
+pub const ALL: [Forwarder; 5] = [
+    Forwarder::Rs,
+    Forwarder::RsCDrain,
+    Forwarder::C,
+    Forwarder::Kernel,
+    Forwarder::KernelRps,
+];
 
 impl Forwarder {
     /// Stable name, used in `--forwarders` and the JSON file.
@@ -34,6 +43,7 @@ impl Forwarder {
             Forwarder::RsCDrain => "rs-c-drain",
             Forwarder::C => "c",
             Forwarder::Kernel => "kernel",
+            Forwarder::KernelRps => "kernel-rps",
         }
     }
 
@@ -43,6 +53,16 @@ impl Forwarder {
             Forwarder::RsCDrain => "l3fwd-rs af_xdp --c-drain",
             Forwarder::C => "C l3fwd af_xdp",
             Forwarder::Kernel => "Linux kernel forwarding",
+            Forwarder::KernelRps => "Linux kernel, RPS to CPU 1",
+        }
+    }
+
+    /// What joins the sites.
+    pub fn join(self) -> Join {
+        match self {
+            Forwarder::Rs | Forwarder::RsCDrain | Forwarder::C => Join::Dpdk,
+            Forwarder::Kernel => Join::Kernel { rps_cpus: None },
+            Forwarder::KernelRps => Join::Kernel { rps_cpus: Some("2") },
         }
     }
 
@@ -68,7 +88,7 @@ pub fn command(forwarder: Forwarder, programs: &Programs, prefix: &str) -> Optio
     let program = match forwarder {
         Forwarder::Rs | Forwarder::RsCDrain => &programs.rs_bin,
         Forwarder::C => &programs.c_bin,
-        Forwarder::Kernel => return None,
+        Forwarder::Kernel | Forwarder::KernelRps => return None,
     };
     let mut options: Vec<String> = (0..2)
         .map(|p| format!("--eth-dest={p},{}", netns::SITE_MAC[p]))
@@ -102,7 +122,7 @@ impl Running {
     /// Makes the set-up, starts `forwarder` (output into `log`) and waits
     /// until a ping crosses it.
     pub fn start(forwarder: Forwarder, programs: &Programs, script: &Path, log: &Path) -> Result<Running, String> {
-        let netns = Netns::up(script, forwarder == Forwarder::Kernel)?;
+        let netns = Netns::up(script, forwarder.join())?;
         let prefix = format!("l3fwd-latency-{}", std::process::id());
         let mut running = Running {
             proc: None,
@@ -200,6 +220,8 @@ mod tests {
         assert_eq!(args(Forwarder::Rs).unwrap(), format!("rs {common}"));
         assert_eq!(args(Forwarder::RsCDrain).unwrap(), format!("rs {common} --c-drain"));
         assert_eq!(args(Forwarder::Kernel), None);
+        assert_eq!(args(Forwarder::KernelRps), None);
+        assert_eq!(Forwarder::KernelRps.join(), Join::Kernel { rps_cpus: Some("2") });
     }
 
     #[test]
@@ -207,6 +229,8 @@ mod tests {
         for f in ALL {
             assert_eq!(Forwarder::parse(f.id()), Ok(f));
         }
-        assert!(Forwarder::parse("vpp").unwrap_err().contains("rs, rs-c-drain, c, kernel"));
+        assert!(Forwarder::parse("vpp")
+            .unwrap_err()
+            .contains("rs, rs-c-drain, c, kernel, kernel-rps"));
     }
 }

@@ -38,8 +38,9 @@ pub struct LatencyArgs {
     #[arg(long, value_delimiter = ',', default_value = "1000,10000,50000,100000,200000")]
     rates: Vec<u64>,
     /// Forwarders, comma-separated: rs (l3fwd-rs, idle flush), rs-c-drain (l3fwd-rs --c-drain),
-    /// c (C l3fwd), kernel (Linux forwarding in a middle namespace)
-    #[arg(long, value_delimiter = ',', value_parser = Forwarder::parse, default_value = "rs,rs-c-drain,c,kernel")]
+    /// c (C l3fwd), kernel (Linux forwarding in a middle namespace), kernel-rps (the same, its receive
+    /// processing steered to CPU 1 by RPS, away from sockperf's CPU as the DPDK forwarders are)
+    #[arg(long, value_delimiter = ',', value_parser = Forwarder::parse, default_value = "rs,rs-c-drain,c,kernel,kernel-rps")]
     forwarders: Vec<Forwarder>,
     /// UDP payload bytes of each message
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(14..=1400))]
@@ -97,14 +98,20 @@ pub fn latency(args: LatencyArgs) -> Result<ExitCode, String> {
     forwarders.sort();
     forwarders.dedup();
     let hint = "`make bench-latency` builds it";
-    if forwarders.iter().any(|&f| matches!(f, Forwarder::Rs | Forwarder::RsCDrain)) {
+    if forwarders
+        .iter()
+        .any(|&f| matches!(f, Forwarder::Rs | Forwarder::RsCDrain))
+    {
         require(&args.rs_bin, hint)?;
     }
     if forwarders.contains(&Forwarder::C) {
         require(&args.c_bin, hint)?;
     }
     require(&args.netns_script, "run from the workspace root or give --netns-script")?;
-    let sockperf_ok = Command::new("sockperf").arg("--version").output().is_ok_and(|o| o.status.success());
+    let sockperf_ok = Command::new("sockperf")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
     if !sockperf_ok {
         return Err("sockperf not found: install the Debian package (make deps)".into());
     }
@@ -138,7 +145,10 @@ pub fn latency(args: LatencyArgs) -> Result<ExitCode, String> {
     for &forwarder in &forwarders {
         println!("{}:", forwarder.label());
         let results = through(forwarder, &programs, &args, &modes, &logs);
-        let points = modes.iter().zip(results).map(|(&mode, r)| Point::new(forwarder, mode, r));
+        let points = modes
+            .iter()
+            .zip(results)
+            .map(|(&mode, r)| Point::new(forwarder, mode, r));
         report.points.extend(points);
         // Written after every forwarder: an interrupted run keeps what it measured.
         crate::write_json(&json, &report)?;
@@ -194,6 +204,11 @@ fn through(
                 .and_then(|l| running.check_alive().map(|()| l))
                 .and_then(|l| server.check_alive().map(|()| l))
         };
+        // Ctrl-C reaches sockperf too: its cut-short run is no measurement.
+        let result = result.and_then(|l| match netns::interrupted() {
+            true => Err("interrupted".to_string()),
+            false => Ok(l),
+        });
         print_result(mode, &result);
         results.push(result);
     }
@@ -260,10 +275,7 @@ mod tests {
     fn ping_pong_then_rates_in_order_with_about_1000_replies_a_second() {
         let modes = args("--rates 50000,1000,500,1000").modes();
         let load = |mps, reply_every| Mode::UnderLoad { mps, reply_every };
-        assert_eq!(
-            modes,
-            [Mode::PingPong, load(500, 1), load(1000, 1), load(50_000, 50)]
-        );
+        assert_eq!(modes, [Mode::PingPong, load(500, 1), load(1000, 1), load(50_000, 50)]);
         assert_eq!(args("--rates 1000 --reply-every 7").modes()[1], load(1000, 7));
     }
 

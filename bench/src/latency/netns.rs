@@ -53,25 +53,36 @@ fn flag() -> &'static Arc<AtomicBool> {
     FLAG.get_or_init(|| Arc::new(AtomicBool::new(false)))
 }
 
+/// What joins the two sites.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Join {
+    /// The root ends of the veth pairs, up, for a DPDK forwarder.
+    Dpdk,
+    /// A middle namespace forwarding; `rps_cpus` (a CPU mask) steers its
+    /// receive processing to other CPUs than the sender's.
+    Kernel { rps_cpus: Option<&'static str> },
+}
+
 /// The set-up in place; removed on drop.
 pub struct Netns {
     script: PathBuf,
 }
 
 impl Netns {
-    /// Veth pairs and site namespaces; with `kernel`, the root ends in a
-    /// middle namespace that forwards, else up in the root namespace for a
-    /// DPDK forwarder.
-    pub fn up(script: &Path, kernel: bool) -> Result<Netns, String> {
+    /// Veth pairs and site namespaces, and what joins them.
+    pub fn up(script: &Path, join: Join) -> Result<Netns, String> {
         // Removed also if `up` fails half-way.
         let netns = Netns {
             script: script.to_path_buf(),
         };
-        let pmd = if kernel { "kernel" } else { "veth" };
-        let out = netns
-            .script()
-            .arg("up")
-            .env("PMD", pmd)
+        let mut cmd = netns.script();
+        cmd.arg("up");
+        match join {
+            Join::Dpdk => cmd.env("PMD", "veth"),
+            Join::Kernel { rps_cpus: None } => cmd.env("PMD", "kernel"),
+            Join::Kernel { rps_cpus: Some(mask) } => cmd.env("PMD", "kernel").env("ROUTER_RPS", mask),
+        };
+        let out = cmd
             .output()
             .map_err(|e| format!("cannot run {}: {e}", script.display()))?;
         if !out.status.success() {
@@ -94,7 +105,9 @@ impl Netns {
     /// `program args` inside namespace `ns`.
     pub fn exec(ns: &str, program: Command) -> Command {
         let mut cmd = Command::new("ip");
-        cmd.args(["netns", "exec", ns]).arg(program.get_program()).args(program.get_args());
+        cmd.args(["netns", "exec", ns])
+            .arg(program.get_program())
+            .args(program.get_args());
         cmd
     }
 }
@@ -123,7 +136,10 @@ mod tests {
 
     #[test]
     fn names_fit_interface_names_and_match_the_script() {
-        assert_eq!((site(1), root_iface(0)), ("l3lat-1".to_string(), "l3lat-r0".to_string()));
+        assert_eq!(
+            (site(1), root_iface(0)),
+            ("l3lat-1".to_string(), "l3lat-r0".to_string())
+        );
         let script = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/netns-demo.sh")).unwrap();
         for needle in [
             r#"NS=("$NAME-0" "$NAME-1")"#,

@@ -13,8 +13,11 @@ use std::path::{Path, PathBuf};
 
 const PIXELS: (u32, u32) = (1500, 900);
 
+/// What a panel shows of a run.
+type Percentile = fn(&Latency) -> f64;
+
 /// The panels: title and the value each takes from a run.
-const PANELS: [(&str, fn(&Latency) -> f64); 5] = [
+const PANELS: [(&str, Percentile); 5] = [
     ("p50", |l| l.p50_us),
     ("p90", |l| l.p90_us),
     ("p99", |l| l.p99_us),
@@ -172,7 +175,14 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
         assert!(png.len() > 1000 && png.starts_with(b"\x89PNG"), "{} bytes", png.len());
         let texts = svg_texts(&svg);
-        for text in ["p50", "p99.9", "max", "l3fwd-rs af_xdp", "Linux kernel forwarding", "messages/s offered"] {
+        for text in [
+            "p50",
+            "p99.9",
+            "max",
+            "l3fwd-rs af_xdp",
+            "Linux kernel forwarding",
+            "messages/s offered",
+        ] {
             assert!(texts.iter().any(|t| t == text), "{text} missing from {texts:?}");
         }
     }

@@ -166,7 +166,19 @@ pub mod tests {
         let words = |l: &str| l.split_whitespace().map(String::from).collect::<Vec<_>>();
         assert_eq!(
             words(lines[1]),
-            ["l3fwd-rs", "af_xdp", "ping-pong", "50000", "1000", "5.0", "7.5", "10.0", "15.0", "50.0", "0"]
+            [
+                "l3fwd-rs",
+                "af_xdp",
+                "ping-pong",
+                "50000",
+                "1000",
+                "5.0",
+                "7.5",
+                "10.0",
+                "15.0",
+                "50.0",
+                "0"
+            ]
         );
         assert_eq!(words(lines[3])[2..5], ["100000", "msg/s", "100000"]);
         assert!(lines[6].contains("Linux kernel forwarding") && lines[6].ends_with("failed: no reply"));

@@ -167,7 +167,11 @@ mod tests {
     fn under_load_output_counts_the_valid_duration_and_drops() {
         let l = parse(UNDER_LOAD).unwrap();
         assert_eq!(l.observations, 2001);
-        assert_eq!((l.sent, l.received, l.dropped), (255_001, 2001, 550), "not the total run's");
+        assert_eq!(
+            (l.sent, l.received, l.dropped),
+            (255_001, 2001, 550),
+            "not the total run's"
+        );
         assert_eq!((l.p50_us, l.p99_9_us, l.max_us), (6.519, 4318.117, 5067.757));
         assert_eq!(l.avg_us, 337.735, "through the colour codes");
     }
