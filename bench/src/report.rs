@@ -145,14 +145,14 @@ pub fn build(settings: Settings, machine: Machine, timestamp: String, selected: 
 pub fn print_table(report: &Report) {
     println!();
     println!(
-        "{:<18} {:>11} {:>15} {:>5} {:>7} {:>7} {:>10} {:>7}",
+        "{:<21} {:>11} {:>15} {:>5} {:>7} {:>7} {:>10} {:>7}",
         "configuration", "median Mpps", "min..max", "runs", "vs C", "of I/O", "first TX s", "RSS MB"
     );
     for c in &report.configs {
         let runs = format!("{}/{}", c.ok_runs, c.runs);
         let (Some(median), Some(min), Some(max)) = (c.median_mpps, c.min_mpps, c.max_mpps) else {
             let why = c.error.as_deref().unwrap_or("");
-            println!("{:<18} {:>11} {:>15} {:>5}   {why}", c.label, "failed", "", runs);
+            println!("{:<21} {:>11} {:>15} {:>5}   {why}", c.label, "failed", "", runs);
             continue;
         };
         let vs_c = c.vs_c.map_or("-".into(), |r| format!("{r:.3}"));
@@ -161,11 +161,11 @@ pub fn print_table(report: &Report) {
         let rss = c.rss_mb.map_or("-".into(), |mb| format!("{mb:.0}"));
         let range = format!("{min:.2}..{max:.2}");
         println!(
-            "{:<18} {median:>11.2} {range:>15} {runs:>5} {vs_c:>7} {of_io:>7} {first_tx:>10} {rss:>7}",
+            "{:<21} {median:>11.2} {range:>15} {runs:>5} {vs_c:>7} {of_io:>7} {first_tx:>10} {rss:>7}",
             c.label
         );
         if let (true, Some(e)) = (c.ok_runs < c.runs, &c.error) {
-            println!("{:<18} some runs failed: {e}", "");
+            println!("{:<21} some runs failed: {e}", "");
         }
     }
     println!();
