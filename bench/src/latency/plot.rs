@@ -109,6 +109,7 @@ fn draw_on<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, all: &[Series]) -> 
             .configure_mesh()
             .x_desc("messages/s offered")
             .y_desc("us")
+            .y_labels(6)
             .x_label_formatter(&|x| format!("{x:.0}"))
             .y_label_formatter(&|y| format!("{y:.0}"))
             .label_style((FONT, 14))
@@ -120,9 +121,7 @@ fn draw_on<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, all: &[Series]) -> 
             let line: Vec<(f64, f64)> = s.under_load.iter().map(|&(x, l)| (x, value(l))).collect();
             chart
                 .draw_series(LineSeries::new(line.clone(), colour.stroke_width(2)))
-                .map_err(failed)?
-                .label(s.label)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], colour.stroke_width(2)));
+                .map_err(failed)?;
             chart
                 .draw_series(line.iter().map(|&p| Circle::new(p, 4, colour.filled())))
                 .map_err(failed)?;
@@ -132,18 +131,37 @@ fn draw_on<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, all: &[Series]) -> 
                     .map_err(failed)?;
             }
         }
-        if *title == "p50" {
-            chart
-                .configure_series_labels()
-                .label_font((FONT, 14))
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK)
-                .position(SeriesLabelPosition::UpperLeft)
-                .draw()
-                .map_err(failed)?;
-        }
+    }
+    if let Some(area) = panels.get(PANELS.len()) {
+        draw_legend(area, all)?;
     }
     root.present().map_err(failed)
+}
+
+/// The forwarders' colours, in the panel left free.
+fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, all: &[Series]) -> Result<(), String> {
+    let style = (FONT, 18).into_font().color(&BLACK);
+    for (i, s) in all.iter().enumerate() {
+        let colour = Palette99::pick(i).to_rgba();
+        let y = 60 + 34 * i as i32;
+        area.draw(&PathElement::new(vec![(40, y), (90, y)], colour.stroke_width(3)))
+            .map_err(failed)?;
+        area.draw(&Circle::new((65, y), 4, colour.filled())).map_err(failed)?;
+        area.draw(&Text::new(s.label, (105, y - 9), style.clone()))
+            .map_err(failed)?;
+    }
+    let y = 60 + 34 * all.len() as i32;
+    let notes = [
+        "lines: sockperf under-load at each offered rate",
+        "x: ping-pong, at the rate it reached",
+        "one-way latency = RTT/2, microseconds",
+    ];
+    for (i, note) in notes.iter().enumerate() {
+        let style = (FONT, 15).into_font().color(&BLACK);
+        area.draw(&Text::new(*note, (40, y + 10 + 24 * i as i32), style))
+            .map_err(failed)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

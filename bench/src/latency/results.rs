@@ -73,17 +73,17 @@ impl Point {
 /// The table: a line per point, latencies in microseconds.
 pub fn table(report: &LatencyReport) -> String {
     let mut out = format!(
-        "{:<26} {:<13} {:>9} {:>7} {:>8} {:>8} {:>8} {:>8} {:>9} {:>7}\n",
+        "{:<28} {:<13} {:>9} {:>7} {:>8} {:>8} {:>8} {:>8} {:>9} {:>7}\n",
         "forwarder", "load", "sent/s", "obs", "p50", "p90", "p99", "p99.9", "max", "dropped"
     );
     for p in &report.points {
         let Some(l) = &p.latency else {
             let why = p.error.as_deref().unwrap_or("");
-            out += &format!("{:<26} {:<13} failed: {why}\n", p.label, p.load());
+            out += &format!("{:<28} {:<13} failed: {why}\n", p.label, p.load());
             continue;
         };
         out += &format!(
-            "{:<26} {:<13} {:>9.0} {:>7} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>9.1} {:>7}\n",
+            "{:<28} {:<13} {:>9.0} {:>7} {:>8.1} {:>8.1} {:>8.1} {:>8.1} {:>9.1} {:>7}\n",
             p.label,
             p.load(),
             l.sent_per_sec(),
