@@ -106,7 +106,7 @@ bench-sweep: deps
 # network namespaces through l3fwd-rs on af_xdp (idle flush, and --c-drain),
 # C l3fwd on af_xdp and the Linux kernel's forwarding: table, JSON and PNG/SVG
 # plot in target/bench/latency/. Needs root; tears the namespaces down also
-# on failure or Ctrl-C. Defaults take about 3.5 minutes; a quick run (~1.5 min):
+# on failure or Ctrl-C. Defaults take about 4 minutes; a quick run (~1.5 min):
 #   make bench-latency LATENCY_ARGS="--time 2 --rates 1000,50000"
 LATENCY_ARGS ?=
 bench-latency: c-l3fwd
