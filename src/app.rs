@@ -16,7 +16,7 @@ use crate::cli::{Args, LookupMode};
 use crate::control::{self, Control, Summary};
 use crate::counters::{LcoreCounters, LcoreStats};
 use crate::forward::{Lcore, LcoreQueues};
-use crate::lookup::{EmLookup, Lookup, LpmLookup};
+use crate::lookup::{EmLookup, FibLookup, Lookup, LpmLookup};
 use crate::plan::{Plan, PortCaps, Topology};
 use crate::setup::{self, Dataplane};
 
@@ -34,6 +34,7 @@ pub fn run(eal_args: &[String], args: &Args) -> Result<(), Box<dyn Error>> {
     match args.lookup {
         LookupMode::Lpm => run_lpm(eal_args, args),
         LookupMode::Em => run_em(eal_args, args),
+        LookupMode::Fib => run_fib(eal_args, args),
     }
 }
 
@@ -51,27 +52,56 @@ fn start(eal_args: &[String], args: &Args) -> Result<(Eal, Vec<Port>, Plan), Box
     Ok((eal, ports, plan))
 }
 
-fn run_lpm(eal_args: &[String], args: &Args) -> Result<(), Box<dyn Error>> {
-    // Rule files are read before EAL starts: a typo costs no EAL start-up.
+/// The LPM route files (also FIB mode's), read before EAL starts: a typo
+/// costs no EAL start-up.
+fn route_files(args: &Args) -> Result<RouteFiles, Box<dyn Error>> {
     let v4 = lpm::rules::load_v4(rule_file(&args.rule_ipv4, "lpm_v4.cfg"))?;
     let v6 = lpm::rules::load_v6(rule_file(&args.rule_ipv6, "lpm_v6.cfg"))?;
-    let (eal, ports, plan) = start(eal_args, args)?;
-    let limits = lpm::Limits {
+    Ok((v4, v6))
+}
+
+type RouteFiles = (
+    lpm::rules::RouteFile<lpm::rules::Ipv4Net>,
+    lpm::rules::RouteFile<lpm::rules::Ipv6Net>,
+);
+
+/// `--lpm-max-rules` and `--lpm-tbl8s`.
+fn route_limits(args: &Args) -> lpm::Limits {
+    lpm::Limits {
         max_rules: args.lpm_max_rules,
         tbl8s: args.lpm_tbl8s,
-    };
-    let (tables, report) = lpm::LpmTables::build(&eal, "l3fwd", 0, &v4, &v6, limits, |p| port_enabled(args, p))?;
+    }
+}
+
+fn log_routes(kind: &str, report: &lpm::LoadReport) {
     log::info!(
-        "LPM: {} IPv4 and {} IPv6 routes added, {} to disabled ports skipped",
+        "{kind}: {} IPv4 and {} IPv6 routes added, {} to disabled ports skipped",
         report.v4_added,
         report.v6_added,
         report.skipped
     );
+}
+
+fn run_lpm(eal_args: &[String], args: &Args) -> Result<(), Box<dyn Error>> {
+    let (v4, v6) = route_files(args)?;
+    let (eal, ports, plan) = start(eal_args, args)?;
+    let enabled = |p| port_enabled(args, p);
+    let (tables, report) = lpm::LpmTables::build(&eal, "l3fwd", 0, &v4, &v6, route_limits(args), enabled)?;
+    log_routes("LPM", &report);
     let lookup = LpmLookup {
         tables,
         sequential: args.sequential_lookup,
     };
     serve(&eal, ports, &plan, args, lookup)
+}
+
+fn run_fib(eal_args: &[String], args: &Args) -> Result<(), Box<dyn Error>> {
+    let (v4, v6) = route_files(args)?;
+    let (eal, ports, plan) = start(eal_args, args)?;
+    let enabled = |p| port_enabled(args, p);
+    let (tables, report) = lpm::FibTables::build(&eal, "l3fwd", 0, &v4, &v6, route_limits(args), enabled)?;
+    log_routes("FIB", &report);
+    serve(&eal, ports, &plan, args, FibLookup { tables })
 }
 
 fn run_em(eal_args: &[String], args: &Args) -> Result<(), Box<dyn Error>> {

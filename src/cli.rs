@@ -36,6 +36,9 @@ pub enum LookupMode {
     Lpm,
     /// Exact match on the 5-tuple (rte_hash).
     Em,
+    /// Longest prefix match in a forwarding information base (rte_fib /
+    /// rte_fib6), from the LPM route files.
+    Fib,
 }
 
 /// One `(port,queue,lcore)` tuple of `--config`: RX queue `queue` of `port`
@@ -90,7 +93,7 @@ pub struct Args {
     #[arg(short = 'L')]
     lpm_flag: bool,
 
-    /// Lookup method: lpm (default) or em; fib and acl are not implemented
+    /// Lookup method: lpm (default), em or fib; acl is not implemented
     #[arg(long = "lookup", value_name = "METHOD", value_parser = parse_lookup)]
     lookup_arg: Vec<LookupMode>,
 
@@ -306,16 +309,14 @@ fn positive(what: &'static str) -> impl Fn(&str) -> Result<u32, String> + Clone 
     }
 }
 
-/// `--lookup`: C's names; fib and acl exist in C but not here.
+/// `--lookup`: C's names; acl exists in C but not here.
 fn parse_lookup(text: &str) -> Result<LookupMode, String> {
     match text {
         "lpm" => Ok(LookupMode::Lpm),
         "em" => Ok(LookupMode::Em),
-        "fib" | "acl" => Err(format!(
-            "l3fwd-rs does not implement {} lookup (use em or lpm)",
-            text.to_uppercase()
-        )),
-        _ => Err(format!("invalid lookup method '{text}' (accepted: em, lpm)")),
+        "fib" => Ok(LookupMode::Fib),
+        "acl" => Err("l3fwd-rs does not implement ACL lookup (use em, lpm or fib)".into()),
+        _ => Err(format!("invalid lookup method '{text}' (accepted: em, lpm, fib)")),
     }
 }
 
@@ -555,7 +556,7 @@ mod tests {
 
     #[test]
     fn lookup_errors() {
-        assert!(err("-p 1 --lookup=fib").contains("does not implement FIB lookup"));
+        assert_eq!(ok("-p 1 --lookup=fib").lookup, LookupMode::Fib);
         assert!(err("-p 1 --lookup=acl").contains("does not implement ACL lookup"));
         assert!(err("-p 1 --lookup=hash").contains("invalid lookup method 'hash'"));
     }

@@ -9,7 +9,9 @@
 //! Unlike the C parser, a field after the port is an error rather than being
 //! silently ignored, and Windows line endings are accepted.
 
-use ipnet::{Ipv4Net, Ipv6Net, PrefixLenError};
+use ipnet::PrefixLenError;
+/// The prefix types of IPv4 and IPv6 routes.
+pub use ipnet::{Ipv4Net, Ipv6Net};
 use rulefile::{parse_c_ulong, Line};
 use std::fmt;
 use std::net::{Ipv4Addr, Ipv6Addr};
