@@ -6,7 +6,7 @@ use ipnet::{Ipv4Net, Ipv6Net};
 
 use crate::rules::{Route, RouteFile};
 use crate::sizing::Size;
-use crate::table::{load, LoadReport, LpmError};
+use crate::table::{load, LoadReport, Loaded, LpmError};
 use crate::Limits;
 
 /// IPv4 and IPv6 FIBs, read-only once built.
@@ -20,12 +20,27 @@ fn hop<N>(r: &Route<N>) -> u64 {
     r.port.into()
 }
 
+/// Times an IPv6 FIB is rebuilt with twice the tbl8 groups before its
+/// last error is reported.
+const MAX_GROWTH: u32 = 3;
+
+/// An IPv6 FIB of `size` holding `routes`.
+fn fib6(eal: &dpdk::Eal, name: &str, socket: i32, size: Size, routes: &[&Route<Ipv6Net>]) -> Loaded<dpdk::Fib6> {
+    let mut fib = dpdk::Fib6::new(eal, name, socket, size.rules, size.tbl8s).map_err(|e| (None, e))?;
+    for r in routes {
+        let (addr, depth) = (r.prefix.addr().octets(), r.prefix.prefix_len());
+        fib.add(&addr, depth, hop(r)).map_err(|e| (Some(r.line), e))?;
+    }
+    Ok(fib)
+}
+
 /// C's FIB sizes (`setup_fib`): routes and tbl8 groups of each table.
 const C_ROUTES: u32 = 1 << 16;
 const C_TBL8S: u32 = 1 << 15;
 
 /// The size a FIB is created with: what `--lpm-max-rules` / `--lpm-tbl8s`
-/// give, else the LPM count with room to spare and at least C's fixed
+/// give, else the LPM count with room to spare (twice the routes, a
+/// quarter more tbl8 groups) and at least C's fixed
 /// sizes. rte_fib reserves tbl8 groups per route against the nearest
 /// node of its RIB, branch nodes included, which does not always share
 /// them as rte_lpm6 does: the same count fails on C's default IPv6 routes.
@@ -34,7 +49,9 @@ fn fib_size(counted: Size, limits: Limits) -> Size {
         rules: limits
             .max_rules
             .unwrap_or(counted.rules.saturating_mul(2).max(C_ROUTES)),
-        tbl8s: limits.tbl8s.unwrap_or(counted.tbl8s.saturating_mul(2).max(C_TBL8S)),
+        tbl8s: limits
+            .tbl8s
+            .unwrap_or((counted.tbl8s.saturating_add(counted.tbl8s / 4)).max(C_TBL8S)),
     }
 }
 
@@ -76,13 +93,21 @@ impl FibTables {
             Ok(fib)
         })?;
         let (v6_table, v6_added) = load("FIB", v6, limits, &enabled, |size: Size, routes| {
-            let size = fib_size(size, limits);
-            let mut fib = dpdk::Fib6::new(eal, &v6_name, socket, size.rules, size.tbl8s).map_err(|e| (None, e))?;
-            for r in routes {
-                let (addr, depth) = (r.prefix.addr().octets(), r.prefix.prefix_len());
-                fib.add(&addr, depth, hop(r)).map_err(|e| (Some(r.line), e))?;
+            let mut size = fib_size(size, limits);
+            let mut grown = 0;
+            loop {
+                match fib6(eal, &v6_name, socket, size, routes) {
+                    // rte_fib6 may need more tbl8 groups than rte_lpm6
+                    // would: grow and build again, unless --lpm-tbl8s
+                    // fixed the number.
+                    Err((Some(_), e)) if e.is_out_of_space() && limits.tbl8s.is_none() && grown < MAX_GROWTH => {
+                        grown += 1;
+                        size.tbl8s = size.tbl8s.saturating_mul(2);
+                        log::info!("FIB: IPv6: out of tbl8 groups, building again with {}", size.tbl8s);
+                    }
+                    built => return built,
+                }
             }
-            Ok(fib)
         })?;
         let tables = FibTables {
             v4: v4_table,
