@@ -5,7 +5,6 @@
 //! came back and reports.
 
 use std::error::Error;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -18,14 +17,8 @@ use crate::counters::{LcoreCounters, LcoreStats};
 use crate::forward::{Lcore, LcoreQueues};
 use crate::lookup::{EmLookup, Lookup, LpmLookup};
 use crate::plan::{Plan, PortCaps, Topology};
+use crate::rule_files;
 use crate::setup::{self, Dataplane};
-
-/// The rule file given, or the copy shipped in `configs/`.
-fn rule_file(given: &Option<PathBuf>, default: &str) -> PathBuf {
-    given
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("configs").join(default))
-}
 
 /// Runs l3fwd-rs with EAL arguments `eal_args` (program name first) and the
 /// application's parsed `args`; returns when forwarding has stopped and the
@@ -35,11 +28,6 @@ pub fn run(eal_args: &[String], args: &Args) -> Result<(), Box<dyn Error>> {
         LookupMode::Lpm => run_lpm(eal_args, args),
         LookupMode::Em => run_em(eal_args, args),
     }
-}
-
-/// Whether rules to `port` are loaded: the port is enabled in `-p`.
-fn port_enabled(args: &Args, port: u8) -> bool {
-    args.portmask.contains(port.into())
 }
 
 /// EAL start, its ports, and the port/queue/lcore plan: common to both modes.
@@ -53,14 +41,13 @@ fn start(eal_args: &[String], args: &Args) -> Result<(Eal, Vec<Port>, Plan), Box
 
 fn run_lpm(eal_args: &[String], args: &Args) -> Result<(), Box<dyn Error>> {
     // Rule files are read before EAL starts: a typo costs no EAL start-up.
-    let v4 = lpm::rules::load_v4(rule_file(&args.rule_ipv4, "lpm_v4.cfg"))?;
-    let v6 = lpm::rules::load_v6(rule_file(&args.rule_ipv6, "lpm_v6.cfg"))?;
+    let (v4, v6) = rule_files::lpm(args)?;
     let (eal, ports, plan) = start(eal_args, args)?;
     let limits = lpm::Limits {
         max_rules: args.lpm_max_rules,
         tbl8s: args.lpm_tbl8s,
     };
-    let (tables, report) = lpm::LpmTables::build(&eal, "l3fwd", 0, &v4, &v6, limits, |p| port_enabled(args, p))?;
+    let (tables, report) = lpm::LpmTables::build(&eal, "l3fwd", 0, &v4, &v6, limits, |p| plan.forwards_to(p.into()))?;
     log::info!(
         "LPM: {} IPv4 and {} IPv6 routes added, {} to disabled ports skipped",
         report.v4_added,
@@ -75,8 +62,8 @@ fn run_lpm(eal_args: &[String], args: &Args) -> Result<(), Box<dyn Error>> {
 }
 
 fn run_em(eal_args: &[String], args: &Args) -> Result<(), Box<dyn Error>> {
-    let mut v4 = em::rules::load_v4(rule_file(&args.rule_ipv4, "em_v4.cfg"))?;
-    let mut v6 = em::rules::load_v6(rule_file(&args.rule_ipv6, "em_v6.cfg"))?;
+    let (v4, v6) = rule_files::em(args)?;
+    let (mut v4, mut v6) = (v4.rules, v6.rules);
     // As in the C sample, exact match populates one family only: IPv6 with
     // --ipv6, IPv4 without; the other family's packets all miss.
     if args.ipv6 {
@@ -86,7 +73,7 @@ fn run_em(eal_args: &[String], args: &Args) -> Result<(), Box<dyn Error>> {
     }
     let (eal, ports, plan) = start(eal_args, args)?;
     let entries = args.hash_entry_num.unwrap_or(em::DEFAULT_HASH_ENTRIES);
-    let tables = em::EmTables::new(&eal, entries, 0, &v4, &v6, |p| port_enabled(args, p))?;
+    let tables = em::EmTables::new(&eal, entries, 0, &v4, &v6, |p| plan.forwards_to(p.into()))?;
     let lookup = EmLookup {
         tables,
         sequential: args.sequential_lookup,

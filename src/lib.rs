@@ -13,6 +13,7 @@ pub mod lookup;
 pub mod packet;
 pub mod plan;
 pub mod portmask;
+pub mod rule_files;
 pub mod setup;
 
 /// Packets per RX burst and per TX buffer (the C sample's MAX_PKT_BURST).
