@@ -131,6 +131,8 @@ fn setup_options(args: &Args) -> setup::Options {
         num_mbufs: args.num_mbufs,
         no_numa: args.no_numa,
         eth_dest: args.eth_dest.clone(),
+        mbuf_cache: args.mbcache,
+        disable_rss: args.disable_rss,
     }
 }
 

@@ -4,6 +4,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod abbrev;
 pub mod app;
 pub mod cli;
 pub mod control;

@@ -73,36 +73,13 @@ impl Plan {
 /// Why the `--config` / portmask pair does not fit the EAL topology.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PlanError {
-    LcoreNotEnabled {
-        entry: ConfigEntry,
-        lcores: Vec<u32>,
-    },
-    PortNotInMask {
-        entry: ConfigEntry,
-        portmask: PortMask,
-    },
-    ConfigPortMissing {
-        entry: ConfigEntry,
-        n_ports: usize,
-    },
-    DuplicateQueue {
-        entry: ConfigEntry,
-        first: ConfigEntry,
-    },
-    QueueOutOfSequence {
-        entry: ConfigEntry,
-        expected: u16,
-    },
-    TooManyRxQueues {
-        port: u16,
-        requested: u16,
-        max: u16,
-    },
-    TooManyTxQueues {
-        port: u16,
-        requested: u16,
-        max: u16,
-    },
+    LcoreNotEnabled { entry: ConfigEntry, lcores: Vec<u32> },
+    PortNotInMask { entry: ConfigEntry, portmask: PortMask },
+    ConfigPortMissing { entry: ConfigEntry, n_ports: usize },
+    DuplicateQueue { entry: ConfigEntry, first: ConfigEntry },
+    QueueOutOfSequence { entry: ConfigEntry, expected: u16 },
+    TooManyRxQueues { port: u16, requested: u16, max: u16 },
+    TooManyTxQueues { port: u16, requested: u16, max: u16 },
 }
 
 impl fmt::Display for PlanError {
@@ -154,8 +131,9 @@ impl Plan {
         for entry in config {
             check_entry(entry, portmask, topology)?;
         }
-        let (enabled, missing_ports): (Vec<u16>, Vec<u16>) =
-            portmask.ports().partition(|&port| usize::from(port) < topology.ports.len());
+        let (enabled, missing_ports): (Vec<u16>, Vec<u16>) = portmask
+            .ports()
+            .partition(|&port| usize::from(port) < topology.ports.len());
         if !missing_ports.is_empty() {
             log::warn!(
                 "portmask {portmask:#x} enables ports {missing_ports:?}, which do not exist ({} ports exist): skipped, as C l3fwd does",

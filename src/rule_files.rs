@@ -197,8 +197,11 @@ mod tests {
     fn em_rule_to_port_32_or_more_is_refused_when_c_would_test_an_enabled_bit() {
         let file = |port| EmFile::<Ipv4Addr> {
             origin: "em.cfg".into(),
-            rules: em::rules::parse_v4(format!("R1.1.1.1 2.2.2.2 1 2 6 0\nR1.1.1.2 2.2.2.2 1 2 6 {port}\n"), "em.cfg")
-                .unwrap(),
+            rules: em::rules::parse_v4(
+                format!("R1.1.1.1 2.2.2.2 1 2 6 0\nR1.1.1.2 2.2.2.2 1 2 6 {port}\n"),
+                "em.cfg",
+            )
+            .unwrap(),
         };
         let mask = PortMask::from_bits(0x3);
         let error = check_em_ports(&file(33), mask).unwrap_err();

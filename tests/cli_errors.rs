@@ -65,7 +65,10 @@ fn bad_rule_files_name_file_and_line() {
     let lpm_v6 = "--rule_ipv6=configs/lpm_v6.cfg";
     assert_fails_with(&["-p", "0x3", "--config", "(0,0,0)", &v4, lpm_v6], &format!("{path}:3"));
     let em_v6 = "--rule_ipv6=configs/em_v6.cfg";
-    assert_fails_with(&["-p", "0x3", "--config", "(0,0,0)", "-E", &v4, em_v6], &format!("{path}:2"));
+    assert_fails_with(
+        &["-p", "0x3", "--config", "(0,0,0)", "-E", &v4, em_v6],
+        &format!("{path}:2"),
+    );
     assert_fails_with(
         &[
             "-p",
@@ -99,4 +102,18 @@ fn help_exits_zero_and_lists_options() {
     ] {
         assert!(out.stdout.contains(opt), "--help lacks {opt}");
     }
+}
+
+#[test]
+fn forgotten_separator_names_the_real_problem() {
+    let out = std::process::Command::new(l3fwd_rs())
+        .args(["-l", "0", "--no-huge", "-p", "0x3", "--config", "(0,0,0)"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("-p is an l3fwd option, but no '--' separates"),
+        "{stderr}"
+    );
 }

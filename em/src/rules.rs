@@ -258,7 +258,7 @@ mod tests {
         assert!(v4_err(&line(["1", "2", "0x100", "3"])).ends_with("protocol 256 out of range 0..=255"));
         assert!(v4_err(&line(["1", "2", "udp", "3"])).ends_with("protocol 'udp' is not a number"));
         assert!(v4_err(&line(["1", "2", "6", "-1"])).ends_with("output port '-1' is not a number"));
-        let max = parse_v4(&line(["65535", "0", "255", "255"]), "t").unwrap()[0];
+        let max = parse_v4(line(["65535", "0", "255", "255"]), "t").unwrap()[0];
         assert_eq!((max.tuple.dst_port, max.tuple.proto, max.port), (65535, 255, 255));
     }
 

@@ -429,8 +429,8 @@ mod tests {
 
     fn build_error(v4: &[&str], v6: &[&str], limits: Limits) -> String {
         let routes = |text: &[&str]| text.iter().map(|l| format!("{l}\n")).collect::<String>();
-        let v4 = file("v4.cfg", crate::rules::parse_v4(&routes(v4), "v4.cfg").unwrap());
-        let v6 = file("v6.cfg", crate::rules::parse_v6(&routes(v6), "v6.cfg").unwrap());
+        let v4 = file("v4.cfg", crate::rules::parse_v4(routes(v4), "v4.cfg").unwrap());
+        let v6 = file("v6.cfg", crate::rules::parse_v6(routes(v6), "v6.cfg").unwrap());
         match LpmTables::build(eal(), &name(), 0, &v4, &v6, limits, |port| port < 2) {
             Ok(_) => panic!("built"),
             Err(err) => err.to_string(),

@@ -285,7 +285,10 @@ mod tests {
     fn lines_skip_first_column_comments_and_blank_lines() {
         let text = "#c\n\n \t\r\n1\r\n #x\n\r\n2 \r\n3";
         let found: Vec<_> = lines(text.as_bytes()).collect();
-        assert_eq!(found, [(4, "1".into()), (5, " #x".into()), (7, "2 ".into()), (8, "3".into())]);
+        assert_eq!(
+            found,
+            [(4, "1".into()), (5, " #x".into()), (7, "2 ".into()), (8, "3".into())]
+        );
     }
 
     #[test]
@@ -312,7 +315,10 @@ mod tests {
     fn bytes_c_reads_past_are_accepted() {
         // A comment with a byte that is not UTF-8; a NUL ends a line (a line
         // starting with one is empty).
-        assert_eq!(numbers(b"# caf\xe9\n1\0 junk \xff\n\0x\n2\n").unwrap(), [(2, 1), (4, 2)]);
+        assert_eq!(
+            numbers(b"# caf\xe9\n1\0 junk \xff\n\0x\n2\n").unwrap(),
+            [(2, 1), (4, 2)]
+        );
         // In a rule's own field the byte is an error, with its line number.
         assert_eq!(
             numbers(b"1\n2\xff\n").unwrap_err().to_string(),
@@ -323,7 +329,10 @@ mod tests {
     #[test]
     fn byte_order_mark_is_named() {
         let err = numbers(b"\xEF\xBB\xBF1\n").unwrap_err().to_string();
-        assert!(err.starts_with("t.cfg:1: the file starts with a UTF-8 byte-order mark"), "{err}");
+        assert!(
+            err.starts_with("t.cfg:1: the file starts with a UTF-8 byte-order mark"),
+            "{err}"
+        );
     }
 
     #[test]
