@@ -10,6 +10,7 @@ use dpdk::{Port, PortStats, PortStatsReader, QUEUE_STATS};
 use serde::Serialize;
 
 use crate::counters::{LcoreStats, Totals};
+use crate::outln;
 
 /// What the control thread watches.
 pub struct Control {
@@ -74,7 +75,7 @@ impl Control {
             line += &format!("port {p}: rx {:7.3} tx {:7.3} Mpps | ", mpps(rx, secs), mpps(tx, secs));
         }
         let t = totals(&self.lcores);
-        println!("{line}total tx {:7.3} Mpps | {}", mpps(tx_all, secs), drops(&t));
+        outln!("{line}total tx {:7.3} Mpps | {}", mpps(tx_all, secs), drops(&t));
     }
 }
 
@@ -148,9 +149,9 @@ impl Summary {
 
     /// The human-readable form.
     pub fn print(&self) {
-        println!("\n==== l3fwd-rs summary ({:.1} s) ====", self.seconds);
+        outln!("\n==== l3fwd-rs summary ({:.1} s) ====", self.seconds);
         for p in &self.ports {
-            println!(
+            outln!(
                 "port {}: rx {} tx {} ({:.3} / {:.3} Mpps) rx-missed {} rx-nombuf {} tx-errors {}{}",
                 p.port,
                 p.rx_packets,
@@ -167,7 +168,7 @@ impl Summary {
         if self.lcores.len() > 1 {
             for l in &self.lcores {
                 let queues: Vec<String> = l.rx_queues.iter().map(|(p, q)| format!("({p},{q})")).collect();
-                println!(
+                outln!(
                     "lcore {} polling {}: {}",
                     l.lcore,
                     queues.join(" "),
@@ -175,14 +176,15 @@ impl Summary {
                 );
             }
         }
-        println!(
+        outln!(
             "forwarded: {} | total tx {:.3} Mpps",
             counts(&self.forwarded),
             self.tx_mpps
         );
-        println!(
+        outln!(
             "mbufs in use: {} before start, {} after shutdown",
-            self.mbufs_in_use[0], self.mbufs_in_use[1]
+            self.mbufs_in_use[0],
+            self.mbufs_in_use[1]
         );
     }
 

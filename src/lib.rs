@@ -11,6 +11,7 @@ pub mod control;
 pub mod counters;
 pub mod forward;
 pub mod lookup;
+pub mod output;
 pub mod packet;
 pub mod plan;
 pub mod portmask;
