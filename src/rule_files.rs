@@ -84,6 +84,7 @@ pub fn lpm(args: &Args) -> Result<(RouteFile<Ipv4Net>, RouteFile<Ipv6Net>), Box<
         return Ok((lpm::rules::load_v4(v4)?, lpm::rules::load_v6(v6)?));
     }
     let [v4, v6] = &LPM_DEFAULTS;
+    log_built_in(&LPM_DEFAULTS);
     let v4 = RouteFile {
         origin: v4.origin(),
         routes: lpm::rules::parse_v4(v4.text, &v4.origin())?,
@@ -93,6 +94,14 @@ pub fn lpm(args: &Args) -> Result<(RouteFile<Ipv4Net>, RouteFile<Ipv6Net>), Box<
         routes: lpm::rules::parse_v6(v6.text, &v6.origin())?,
     };
     Ok((v4, v6))
+}
+
+fn log_built_in(defaults: &[BuiltIn; 2]) {
+    log::info!(
+        "rules: {} and {} (no --rule_ipv4 / --rule_ipv6 pair given)",
+        defaults[0].origin(),
+        defaults[1].origin()
+    );
 }
 
 /// Exact-match rules of one file, and the file's name for messages.
@@ -117,6 +126,7 @@ pub fn em(args: &Args) -> Result<(EmFile<Ipv4Addr>, EmFile<Ipv6Addr>), Box<dyn E
         ),
         None => {
             let [v4, v6] = &EM_DEFAULTS;
+            log_built_in(&EM_DEFAULTS);
             (
                 EmFile {
                     origin: v4.origin(),
