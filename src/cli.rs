@@ -160,7 +160,7 @@ pub struct Args {
     #[arg(long, value_name = "NPKTS", default_value_t = 1024, value_parser = clap::value_parser!(u16).range(1..))]
     pub tx_queue_size: u16,
 
-    /// Per-lcore mbuf cache size of the pools, 0-512 (later C l3fwd's --mbcache; default 256)
+    /// Per-lcore mbuf cache size of the pools, 0-512 (later C l3fwd's --mbcache)
     #[arg(long, value_name = "CACHESZ", default_value_t = 256, value_parser = clap::value_parser!(u32).range(0..=512))]
     pub mbcache: u32,
 
