@@ -3,7 +3,8 @@
 
 SHELL := /bin/bash
 CARGO ?= cargo
-DEBS := dpdk dpdk-dev libdpdk-dev dpdk-doc libclang-dev pkg-config libpcap-dev fonts-dejavu-core
+DEBS := dpdk dpdk-dev libdpdk-dev dpdk-doc libclang-dev pkg-config libpcap-dev fonts-dejavu-core \
+	iproute2 iputils-ping ethtool tcpdump iperf3
 OUT := out
 RELEASE := target/release
 # One forwarding lcore (1); the control thread runs on the other CPU.
@@ -12,13 +13,14 @@ RUN_SECS ?= 10
 RUN_FRAMES ?= 1024
 EAL_VIRT := --no-huge -m 1024 --no-pci
 
-.PHONY: all deps build install run test lint c-l3fwd bench bench-scale bench-sweep fuzz clean
+.PHONY: all deps build install run demo demo-clean test lint c-l3fwd bench bench-scale bench-sweep fuzz clean
 
 all: build
 
 # Debian packages: DPDK 22.11 (libraries, headers, the C sample's source in
 # dpdk-doc), libclang for bindgen, libpcap for the pcap PMD, DejaVu Sans for
-# the text of bench-sweep's plots.
+# the text of bench-sweep's plots; iproute2, iputils-ping, ethtool, tcpdump
+# and iperf3 for the tests and the demo on network namespaces.
 deps:
 	@missing=$$(for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
@@ -52,6 +54,19 @@ run: build $(OUT)/demo0.pcap $(OUT)/demo1.pcap
 		--vdev=net_pcap1,rx_pcap=$(OUT)/demo1.pcap,infinite_rx=1 \
 		-- -p 0x3 --config "($(strip 0,0,$(RUN_LCORE))),($(strip 1,0,$(RUN_LCORE)))" \
 		--stats-interval 1 --duration $(RUN_SECS)
+
+# Real interfaces: two network namespaces joined by veth pairs, l3fwd-rs
+# routing between them on af_xdp (af_packet where af_xdp cannot start);
+# ping RTT, TCP throughput (iperf3) and l3fwd-rs's rates, then teardown.
+# DEMO_PMD=af_packet|tap|kernel (kernel: Linux forwarding, the baseline).
+# Needs root. `make demo-clean` removes what an interrupted run left.
+DEMO_PMD ?= af_xdp
+DEMO_SECS ?= 3
+demo: build
+	PMD=$(DEMO_PMD) SECS=$(DEMO_SECS) LCORE=$(RUN_LCORE) BIN=$(RELEASE)/l3fwd-rs scripts/netns-demo.sh run
+
+demo-clean:
+	scripts/netns-demo.sh clean
 
 # DPDK's own C l3fwd, built from dpdk-doc: the behavioural reference.
 c-l3fwd: deps

@@ -15,7 +15,7 @@ use crate::cli::{Args, LookupMode};
 use crate::control::{self, Control, Summary};
 use crate::counters::{LcoreCounters, LcoreStats};
 use crate::forward::{Lcore, LcoreQueues};
-use crate::lookup::{EmLookup, Lookup, LpmLookup};
+use crate::lookup::{EmLookup, FibLookup, Lookup, LpmLookup};
 use crate::plan::{Plan, PortCaps, Topology};
 use crate::rule_files;
 use crate::setup::{self, Dataplane};
@@ -37,6 +37,7 @@ pub fn run(eal_args: &[String], args: &Args) -> Result<(), Box<dyn Error>> {
     match args.lookup {
         LookupMode::Lpm => run_lpm(eal_args, args, &quit),
         LookupMode::Em => run_em(eal_args, args, &quit),
+        LookupMode::Fib => run_fib(eal_args, args, &quit),
     }
 }
 
@@ -60,26 +61,45 @@ fn start(eal_args: &[String], args: &Args) -> Result<(Eal, Vec<Port>, Plan), Box
     Ok((eal, ports, plan))
 }
 
-fn run_lpm(eal_args: &[String], args: &Args, quit: &Arc<AtomicBool>) -> Result<(), Box<dyn Error>> {
-    // Rule files are read before EAL starts: a typo costs no EAL start-up.
-    let (v4, v6) = rule_files::lpm(args)?;
-    let (eal, ports, plan) = start(eal_args, args)?;
-    let limits = lpm::Limits {
+/// `--lpm-max-rules` and `--lpm-tbl8s`.
+fn route_limits(args: &Args) -> lpm::Limits {
+    lpm::Limits {
         max_rules: args.lpm_max_rules,
         tbl8s: args.lpm_tbl8s,
-    };
-    let (tables, report) = lpm::LpmTables::build(&eal, "l3fwd", 0, &v4, &v6, limits, |p| plan.forwards_to(p.into()))?;
+    }
+}
+
+fn log_routes(kind: &str, report: &lpm::LoadReport) {
     log::info!(
-        "LPM: {} IPv4 and {} IPv6 routes added, {} to disabled ports skipped",
+        "{kind}: {} IPv4 and {} IPv6 routes added, {} to disabled ports skipped",
         report.v4_added,
         report.v6_added,
         report.skipped
     );
+}
+
+fn run_lpm(eal_args: &[String], args: &Args, quit: &Arc<AtomicBool>) -> Result<(), Box<dyn Error>> {
+    // The route files (also FIB mode's) are read before EAL starts: a typo
+    // costs no EAL start-up.
+    let (v4, v6) = rule_files::lpm(args)?;
+    let (eal, ports, plan) = start(eal_args, args)?;
+    let enabled = |p: u8| plan.forwards_to(p.into());
+    let (tables, report) = lpm::LpmTables::build(&eal, "l3fwd", 0, &v4, &v6, route_limits(args), enabled)?;
+    log_routes("LPM", &report);
     let lookup = LpmLookup {
         tables,
         sequential: args.sequential_lookup,
     };
     serve(&eal, ports, &plan, args, lookup, quit)
+}
+
+fn run_fib(eal_args: &[String], args: &Args, quit: &Arc<AtomicBool>) -> Result<(), Box<dyn Error>> {
+    let (v4, v6) = rule_files::lpm(args)?;
+    let (eal, ports, plan) = start(eal_args, args)?;
+    let enabled = |p: u8| plan.forwards_to(p.into());
+    let (tables, report) = lpm::FibTables::build(&eal, "l3fwd", 0, &v4, &v6, route_limits(args), enabled)?;
+    log_routes("FIB", &report);
+    serve(&eal, ports, &plan, args, FibLookup { tables }, quit)
 }
 
 fn run_em(eal_args: &[String], args: &Args, quit: &Arc<AtomicBool>) -> Result<(), Box<dyn Error>> {
@@ -174,6 +194,8 @@ fn setup_options(args: &Args) -> setup::Options {
         eth_dest: args.eth_dest.clone(),
         mbuf_cache: args.mbcache,
         disable_rss: args.disable_rss,
+        tx_burst: args.tx_burst,
+        rx_burst: args.rx_burst,
     }
 }
 
@@ -238,7 +260,7 @@ fn lcore_tasks<L: Lookup>(
             let stats = Arc::new(LcoreStats {
                 lcore: queues.lcore,
                 rx_queues: queues.rx.iter().map(|q| (q.port(), q.queue())).collect(),
-                counters: LcoreCounters::default(),
+                counters: LcoreCounters::for_ports(usize::from(dpdk::MAX_PORTS)),
             });
             let task = Lcore {
                 queues,
@@ -247,6 +269,7 @@ fn lcore_tasks<L: Lookup>(
                 quit: Arc::clone(quit),
                 drain_ticks,
                 drain_when_idle: !args.c_drain,
+                rx_burst: args.rx_burst,
             };
             (task, stats)
         })
@@ -269,11 +292,24 @@ fn forward<L: Lookup>(
     let telemetry_view = stats.to_vec();
     eal.register_telemetry(
         "/l3fwd/stats",
-        "l3fwd-rs forwarding counters, summed over lcores",
-        move || LcoreCounters::named(&control::totals(&telemetry_view)),
+        "l3fwd-rs forwarding counters, summed over lcores, then each lcore's load counters",
+        move || {
+            let mut pairs = LcoreCounters::named(&control::totals(&telemetry_view));
+            for l in &telemetry_view {
+                let t = l.counters.totals();
+                let per_lcore = [
+                    ("rx", t.rx),
+                    ("busy_cycles", t.busy_cycles),
+                    ("polls", t.polls),
+                    ("empty_polls", t.empty_polls),
+                ];
+                pairs.extend(per_lcore.map(|(k, v)| (format!("lcore{}_{k}", l.lcore), v)));
+            }
+            pairs
+        },
     )?;
     let control = Control {
-        ports: dataplane.ports.iter().map(Port::stats_reader).collect(),
+        ports: dataplane.ports.iter().map(Port::id).collect(),
         lcores: stats.to_vec(),
         quit: Arc::clone(quit),
         interval: (args.stats_interval > 0).then(|| Duration::from_secs(args.stats_interval)),

@@ -37,6 +37,9 @@ pub enum LookupMode {
     Lpm,
     /// Exact match on the 5-tuple (rte_hash).
     Em,
+    /// Longest prefix match in a forwarding information base (rte_fib /
+    /// rte_fib6), from the LPM route files.
+    Fib,
 }
 
 /// One `(port,queue,lcore)` tuple of `--config`: RX queue `queue` of `port`
@@ -91,7 +94,7 @@ pub struct Args {
     #[arg(short = 'L')]
     lpm_flag: bool,
 
-    /// Lookup method: lpm (default) or em; fib and acl are not implemented
+    /// Lookup method: lpm (default), em or fib; acl is not implemented
     #[arg(long = "lookup", value_name = "METHOD", value_parser = parse_lookup)]
     lookup_arg: Vec<LookupMode>,
 
@@ -176,6 +179,16 @@ pub struct Args {
     /// l3fwd-rs: look packets up one by one instead of in groups of 8
     #[arg(long)]
     pub sequential_lookup: bool,
+
+    /// Packets per RX poll, 1-512 (later l3fwd's option; 0 or more than 512
+    /// keep the default, as there)
+    #[arg(long, value_name = "NPKTS", default_value = "32", value_parser = parse_burst)]
+    pub rx_burst: usize,
+
+    /// Packets buffered per TX port before they are sent, 1-512 (later
+    /// l3fwd's option; 0 or more than 512 keep the default, as there)
+    #[arg(long, value_name = "NPKTS", default_value = "32", value_parser = parse_burst)]
+    pub tx_burst: usize,
 
     /// l3fwd-rs: flush TX buffers at least every US microseconds (C: 100)
     #[arg(long, value_name = "US", default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
@@ -298,6 +311,24 @@ fn first_unsupported(matches: &ArgMatches) -> Option<&'static str> {
     })
 }
 
+/// `--rx-burst` / `--tx-burst`: decimal; as later l3fwd's
+/// `parse_pkt_burst`, 0 or a size over the maximum keeps the default (with
+/// a warning); what is not a number is refused.
+fn parse_burst(text: &str) -> Result<usize, String> {
+    let n: u64 = text.parse().map_err(|_| format!("invalid burst size '{text}'"))?;
+    match usize::try_from(n) {
+        Ok(n @ 1..=crate::MAX_BURST) => Ok(n),
+        _ => {
+            log::warn!(
+                "burst size {n}: must be 1..={}, using {}",
+                crate::MAX_BURST,
+                crate::DEFAULT_BURST
+            );
+            Ok(crate::DEFAULT_BURST)
+        }
+    }
+}
+
 /// `-p`: hexadecimal like C's `strtoul(s, &end, 16)`; 0 enables nothing and is refused.
 /// A `-` negates as strtoul does, kept to 32 bits as C's mask: `-1` is every port.
 fn parse_portmask(text: &str) -> Result<PortMask, String> {
@@ -323,16 +354,14 @@ fn positive(what: &'static str) -> impl Fn(&str) -> Result<u32, String> + Clone 
     }
 }
 
-/// `--lookup`: C's names; fib and acl exist in C but not here.
+/// `--lookup`: C's names; acl exists in C but not here.
 fn parse_lookup(text: &str) -> Result<LookupMode, String> {
     match text {
         "lpm" => Ok(LookupMode::Lpm),
         "em" => Ok(LookupMode::Em),
-        "fib" | "acl" => Err(format!(
-            "l3fwd-rs does not implement {} lookup (use em or lpm)",
-            text.to_uppercase()
-        )),
-        _ => Err(format!("invalid lookup method '{text}' (accepted: em, lpm)")),
+        "fib" => Ok(LookupMode::Fib),
+        "acl" => Err("l3fwd-rs does not implement ACL lookup (use em, lpm or fib)".into()),
+        _ => Err(format!("invalid lookup method '{text}' (accepted: em, lpm, fib)")),
     }
 }
 
@@ -491,6 +520,19 @@ mod tests {
     }
 
     #[test]
+    fn burst_sizes_as_later_l3fwd() {
+        let bursts = |args: &str| {
+            let a = ok(&format!("-p 1 {args}"));
+            (a.rx_burst, a.tx_burst)
+        };
+        assert_eq!(bursts(""), (32, 32));
+        assert_eq!(bursts("--rx-burst 512 --tx-burst 1"), (512, 1));
+        // 0 and over 512: the default, as in C.
+        assert_eq!(bursts("--rx-burst 0 --tx-burst 513"), (32, 32));
+        assert!(err("-p 1 --rx-burst x").contains("invalid burst size 'x'"));
+    }
+
+    #[test]
     fn portmask_errors() {
         for bad in ["0", "0x0", "xyz", "0x", "1g", "100000000", "-0", "--1", "-x"] {
             assert!(err(&format!("-p {bad}")).contains(&format!("invalid portmask '{bad}'")));
@@ -573,7 +615,7 @@ mod tests {
 
     #[test]
     fn lookup_errors() {
-        assert!(err("-p 1 --lookup=fib").contains("does not implement FIB lookup"));
+        assert_eq!(ok("-p 1 --lookup=fib").lookup, LookupMode::Fib);
         assert!(err("-p 1 --lookup=acl").contains("does not implement ACL lookup"));
         assert!(err("-p 1 --lookup=hash").contains("invalid lookup method 'hash'"));
     }

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use dpdk::{Port, PortStats, PortStatsReader, QUEUE_STATS};
+use dpdk::{Port, QUEUE_STATS};
 use serde::Serialize;
 
 use crate::counters::{LcoreStats, Totals};
@@ -14,7 +14,8 @@ use crate::outln;
 
 /// What the control thread watches.
 pub struct Control {
-    pub ports: Vec<PortStatsReader>,
+    /// The enabled ports, whose rates it prints.
+    pub ports: Vec<u16>,
     pub lcores: Vec<Arc<LcoreStats>>,
     pub quit: Arc<AtomicBool>,
     /// Print rates every this often (None: never).
@@ -23,9 +24,22 @@ pub struct Control {
     pub duration: Option<Duration>,
 }
 
-/// Port counters at one instant.
-fn snapshot(ports: &[PortStatsReader]) -> Vec<PortStats> {
-    ports.iter().map(|p| p.stats().unwrap_or_default()).collect()
+/// Packets received from and sent to one port: `(rx, tx)`.
+type PortPackets = (u64, u64);
+
+/// Packets the lcores received from and sent to `port`: exact
+/// whatever the driver reports (net_memif's own counters read zero once
+/// its peer is gone, and went backwards in the rate lines).
+fn port_packets(port: u16, lcores: &[Arc<LcoreStats>]) -> PortPackets {
+    lcores
+        .iter()
+        .map(|l| l.counters.port_totals(port))
+        .fold((0, 0), |(rx, tx), (r, t)| (rx + r, tx + t))
+}
+
+/// [`port_packets`] of every port.
+fn snapshot(ports: &[u16], lcores: &[Arc<LcoreStats>]) -> Vec<PortPackets> {
+    ports.iter().map(|&p| port_packets(p, lcores)).collect()
 }
 
 fn mpps(packets: u64, secs: f64) -> f64 {
@@ -45,7 +59,7 @@ impl Control {
     /// Runs until `quit` is set (by a signal or by the duration).
     pub fn run(self) {
         let start = Instant::now();
-        let mut last = (start, snapshot(&self.ports));
+        let mut last = (start, snapshot(&self.ports, &self.lcores), self.lcore_totals());
         let tick = Duration::from_millis(20);
         while !self.quit.load(Relaxed) {
             std::thread::sleep(tick);
@@ -56,26 +70,36 @@ impl Control {
             }
             if let Some(iv) = self.interval {
                 if now - last.0 >= iv {
-                    let stats = snapshot(&self.ports);
-                    self.print_rates(now - last.0, &last.1, &stats);
-                    last = (now, stats);
+                    let (stats, lcores) = (snapshot(&self.ports, &self.lcores), self.lcore_totals());
+                    self.print_rates(now - last.0, (&last.1, &stats), (&last.2, &lcores));
+                    last = (now, stats, lcores);
                 }
             }
         }
     }
 
-    fn print_rates(&self, elapsed: Duration, before: &[PortStats], after: &[PortStats]) {
+    fn lcore_totals(&self) -> Vec<Totals> {
+        self.lcores.iter().map(|l| l.counters.totals()).collect()
+    }
+
+    /// One line: each port's rates, the drops, and each lcore's load over
+    /// the interval; `ports` and `lcores` are the counters before and after.
+    fn print_rates(&self, elapsed: Duration, ports: (&[PortPackets], &[PortPackets]), lcores: (&[Totals], &[Totals])) {
         let secs = elapsed.as_secs_f64();
         let mut line = String::new();
         let mut tx_all = 0;
+        let (before, after) = ports;
         for ((p, b), a) in self.ports.iter().zip(before).zip(after) {
-            let (rx, tx) = (a.rx_packets - b.rx_packets, a.tx_packets - b.tx_packets);
+            let (rx, tx) = (a.0 - b.0, a.1 - b.1);
             tx_all += tx;
-            let p = p.port();
             line += &format!("port {p}: rx {:7.3} tx {:7.3} Mpps | ", mpps(rx, secs), mpps(tx, secs));
         }
         let t = totals(&self.lcores);
-        outln!("{line}total tx {:7.3} Mpps | {}", mpps(tx_all, secs), drops(&t));
+        line += &format!("total tx {:7.3} Mpps | {}", mpps(tx_all, secs), drops(&t));
+        for ((l, b), a) in self.lcores.iter().zip(lcores.0).zip(lcores.1) {
+            line += &format!(" | lcore {}: {}", l.lcore, a.since(b).load());
+        }
+        outln!("{line}");
     }
 }
 
@@ -83,6 +107,8 @@ impl Control {
 #[derive(Debug, Serialize)]
 pub struct PortSummary {
     pub port: u16,
+    /// Packets the lcores received from the port and handed to its TX
+    /// queues (counted by l3fwd-rs; the rest of the line is the driver's).
     pub rx_packets: u64,
     pub tx_packets: u64,
     pub rx_mpps: f64,
@@ -90,7 +116,8 @@ pub struct PortSummary {
     pub rx_missed: u64,
     pub rx_nombuf: u64,
     pub tx_errors: u64,
-    /// Packets received per RX queue (the first 16 queues).
+    /// Packets received per RX queue (the first 16 queues), as the driver
+    /// reports them (net_memif: zero once its peer has gone).
     pub rx_queue_packets: Vec<u64>,
     /// Packets sent per TX queue (the first 16 queues).
     pub tx_queue_packets: Vec<u64>,
@@ -120,14 +147,15 @@ impl Summary {
             .iter()
             .map(|port| {
                 let s = port.stats().unwrap_or_default();
+                let (rx, tx) = port_packets(port.id(), lcores);
                 let info = port.info();
                 let (rxq, txq) = info.map_or((0, 0), |i| (i.rx_queues as usize, i.tx_queues as usize));
                 PortSummary {
                     port: port.id(),
-                    rx_packets: s.rx_packets,
-                    tx_packets: s.tx_packets,
-                    rx_mpps: mpps(s.rx_packets, secs),
-                    tx_mpps: mpps(s.tx_packets, secs),
+                    rx_packets: rx,
+                    tx_packets: tx,
+                    rx_mpps: mpps(rx, secs),
+                    tx_mpps: mpps(tx, secs),
                     rx_missed: s.rx_missed,
                     rx_nombuf: s.rx_nombuf,
                     tx_errors: s.tx_errors,
@@ -181,10 +209,13 @@ impl Summary {
             counts(&self.forwarded),
             self.tx_mpps
         );
+        for l in &self.lcores {
+            outln!("lcore {} load: {}", l.lcore, l.counters.totals().load());
+        }
+        let [before, after] = self.mbufs_in_use;
         outln!(
-            "mbufs in use: {} before start, {} after shutdown",
-            self.mbufs_in_use[0],
-            self.mbufs_in_use[1]
+            "mbufs in use: {before} before start, {after} after shutdown{}",
+            mbufs_note(before, after)
         );
     }
 
@@ -192,6 +223,17 @@ impl Summary {
     pub fn write_json(&self, path: &Path) -> std::io::Result<()> {
         let text = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
         std::fs::write(path, text + "\n")
+    }
+}
+
+/// What the mbuf counts mean: the drivers' own (RX rings, af_xdp fill
+/// rings: taken at queue setup, kept until the pool goes) when they are
+/// the same before and after; mbufs not returned when more are out after.
+fn mbufs_note(before: u64, after: u64) -> String {
+    match after.checked_sub(before) {
+        Some(0) if before > 0 => " (held by the drivers' RX and fill rings: none leaked)".into(),
+        Some(0) | None => String::new(),
+        Some(more) => format!(" ({more} not returned: leaked, or still held by a port's peer)"),
     }
 }
 

@@ -27,6 +27,23 @@ pub struct LcoreCounters {
     dropped_runt: AtomicU64,
     dropped_tx_full: AtomicU64,
     dropped_unroutable: AtomicU64,
+    busy_cycles: AtomicU64,
+    polls: AtomicU64,
+    empty_polls: AtomicU64,
+    /// By port id (none with `Default`).
+    by_port: Box<[PortCounters]>,
+}
+
+/// What one lcore received from and sent to one port: the per-port
+/// figures of the rate lines and the summary. Counted here rather than
+/// read from the driver because some drivers lose theirs: net_memif
+/// reports zeros once its peer has disconnected (its stats walk only the
+/// rings of a live connection), which at shutdown is the usual case.
+#[repr(align(64))]
+#[derive(Debug, Default)]
+struct PortCounters {
+    rx: AtomicU64,
+    tx: AtomicU64,
 }
 
 /// A plain snapshot of counters, summable across lcores.
@@ -46,6 +63,66 @@ pub struct Totals {
     /// routes to enabled ports only, so this stays 0; a route is counted
     /// here rather than trusted.
     pub dropped_unroutable: u64,
+    /// TSC cycles of the loop rounds that received packets (VPP's and
+    /// OVS's "busy" cycles): what forwarding cost, idle polling left out.
+    pub busy_cycles: u64,
+    /// RX queue polls.
+    pub polls: u64,
+    /// Polls that brought nothing.
+    pub empty_polls: u64,
+}
+
+/// How hard an lcore works, derived from its [`Totals`], as VPP's `show
+/// runtime` and OVS's `pmd-perf-show` report it.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Serialize)]
+pub struct Load {
+    /// Busy cycles per received packet.
+    pub cycles_per_packet: f64,
+    /// Packets per poll that brought any (burst fill; at most 32).
+    pub packets_per_poll: f64,
+    /// Share of polls that brought nothing (0..1): the idle headroom.
+    pub empty_poll_share: f64,
+}
+
+impl Totals {
+    /// The counts since `earlier` (a snapshot of the same counters).
+    pub fn since(&self, earlier: &Totals) -> Totals {
+        let d = |a: u64, b: u64| a.saturating_sub(b);
+        Totals {
+            rx: d(self.rx, earlier.rx),
+            tx: d(self.tx, earlier.tx),
+            dropped_invalid: d(self.dropped_invalid, earlier.dropped_invalid),
+            dropped_runt: d(self.dropped_runt, earlier.dropped_runt),
+            dropped_tx_full: d(self.dropped_tx_full, earlier.dropped_tx_full),
+            dropped_unroutable: d(self.dropped_unroutable, earlier.dropped_unroutable),
+            busy_cycles: d(self.busy_cycles, earlier.busy_cycles),
+            polls: d(self.polls, earlier.polls),
+            empty_polls: d(self.empty_polls, earlier.empty_polls),
+        }
+    }
+
+    /// The load these counts show (zeros where nothing was counted).
+    pub fn load(&self) -> Load {
+        let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+        Load {
+            cycles_per_packet: ratio(self.busy_cycles, self.rx),
+            packets_per_poll: ratio(self.rx, self.polls - self.empty_polls.min(self.polls)),
+            empty_poll_share: ratio(self.empty_polls, self.polls),
+        }
+    }
+}
+
+/// `52.3 cycles/pkt, 31.9 pkts/poll, 0.1% polls empty`.
+impl std::fmt::Display for Load {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{:.1} cycles/pkt, {:.1} pkts/poll, {:.1}% polls empty",
+            self.cycles_per_packet,
+            self.packets_per_poll,
+            self.empty_poll_share * 100.0
+        )
+    }
 }
 
 /// Adds `n` to a counter only this lcore writes: a plain load and store, no
@@ -56,13 +133,37 @@ fn bump(c: &AtomicU64, n: u64) {
 }
 
 impl LcoreCounters {
-    #[inline(always)]
-    pub fn add_rx(&self, n: u64) {
-        bump(&self.rx, n);
+    /// Counters for ports 0..ports.
+    pub fn for_ports(ports: usize) -> LcoreCounters {
+        LcoreCounters {
+            by_port: (0..ports).map(|_| PortCounters::default()).collect(),
+            ..LcoreCounters::default()
+        }
     }
+
+    /// `n` packets received from `port`.
     #[inline(always)]
-    pub fn add_tx(&self, n: u64) {
+    pub fn add_rx(&self, port: u16, n: u64) {
+        bump(&self.rx, n);
+        if let Some(p) = self.by_port.get(usize::from(port)) {
+            bump(&p.rx, n);
+        }
+    }
+
+    /// `n` packets handed to a TX queue of `port`.
+    #[inline(always)]
+    pub fn add_tx(&self, port: u16, n: u64) {
         bump(&self.tx, n);
+        if let Some(p) = self.by_port.get(usize::from(port)) {
+            bump(&p.tx, n);
+        }
+    }
+
+    /// Packets received from and sent to `port` so far: `(rx, tx)`.
+    pub fn port_totals(&self, port: u16) -> (u64, u64) {
+        self.by_port
+            .get(usize::from(port))
+            .map_or((0, 0), |p| (p.rx.load(Relaxed), p.tx.load(Relaxed)))
     }
     #[inline(always)]
     pub fn add_invalid(&self, n: u64) {
@@ -80,6 +181,16 @@ impl LcoreCounters {
     pub fn add_unroutable(&self, n: u64) {
         bump(&self.dropped_unroutable, n);
     }
+    #[inline(always)]
+    pub fn add_busy_cycles(&self, n: u64) {
+        bump(&self.busy_cycles, n);
+    }
+    /// Counts `polls` RX polls, `empty` of which brought nothing.
+    #[inline(always)]
+    pub fn add_polls(&self, polls: u64, empty: u64) {
+        bump(&self.polls, polls);
+        bump(&self.empty_polls, empty);
+    }
 
     /// The counters as name/value pairs, for telemetry.
     pub fn named(t: &Totals) -> Vec<(String, u64)> {
@@ -90,6 +201,9 @@ impl LcoreCounters {
             ("dropped_runt", t.dropped_runt),
             ("dropped_tx_full", t.dropped_tx_full),
             ("dropped_unroutable", t.dropped_unroutable),
+            ("busy_cycles", t.busy_cycles),
+            ("polls", t.polls),
+            ("empty_polls", t.empty_polls),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_owned(), v))
@@ -105,14 +219,28 @@ impl LcoreCounters {
             dropped_runt: self.dropped_runt.load(Relaxed),
             dropped_tx_full: self.dropped_tx_full.load(Relaxed),
             dropped_unroutable: self.dropped_unroutable.load(Relaxed),
+            busy_cycles: self.busy_cycles.load(Relaxed),
+            polls: self.polls.load(Relaxed),
+            empty_polls: self.empty_polls.load(Relaxed),
         }
     }
 }
 
-/// Serialised as a snapshot of the counters.
+/// Serialised as a snapshot of the counters and the load they show.
 impl Serialize for LcoreCounters {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.totals().serialize(s)
+        #[derive(Serialize)]
+        struct Snapshot {
+            #[serde(flatten)]
+            totals: Totals,
+            load: Load,
+        }
+        let totals = self.totals();
+        Snapshot {
+            totals,
+            load: totals.load(),
+        }
+        .serialize(s)
     }
 }
 
@@ -126,6 +254,9 @@ impl std::ops::Add for Totals {
             dropped_runt: self.dropped_runt + o.dropped_runt,
             dropped_tx_full: self.dropped_tx_full + o.dropped_tx_full,
             dropped_unroutable: self.dropped_unroutable + o.dropped_unroutable,
+            busy_cycles: self.busy_cycles + o.busy_cycles,
+            polls: self.polls + o.polls,
+            empty_polls: self.empty_polls + o.empty_polls,
         }
     }
 }
@@ -148,15 +279,17 @@ mod tests {
 
     #[test]
     fn totals_add_up() {
-        let a = LcoreCounters::default();
-        a.add_rx(5);
-        a.add_tx(3);
+        let a = LcoreCounters::for_ports(2);
+        a.add_rx(0, 5);
+        a.add_tx(1, 3);
         a.add_runt(1);
         a.add_invalid(1);
-        let b = LcoreCounters::default();
-        b.add_rx(2);
+        let b = LcoreCounters::for_ports(2);
+        b.add_rx(1, 2);
         b.add_tx_full(2);
         b.add_unroutable(3);
+        b.add_busy_cycles(70);
+        b.add_polls(4, 1);
         let t: Totals = [a.totals(), b.totals()].into_iter().sum();
         assert_eq!(
             t,
@@ -167,7 +300,21 @@ mod tests {
                 dropped_runt: 1,
                 dropped_tx_full: 2,
                 dropped_unroutable: 3,
+                busy_cycles: 70,
+                polls: 4,
+                empty_polls: 1,
             }
         );
+        let load = t.load();
+        assert_eq!(load.cycles_per_packet, 10.0);
+        assert!((load.packets_per_poll - 7.0 / 3.0).abs() < 1e-9);
+        assert_eq!(load.empty_poll_share, 0.25);
+        assert_eq!(t.since(&t), Totals::default());
+        assert_eq!(Totals::default().load(), Load::default());
+        assert_eq!(
+            (a.port_totals(0), a.port_totals(1), b.port_totals(1)),
+            ((5, 0), (0, 3), (2, 0))
+        );
+        assert_eq!(a.port_totals(7), (0, 0), "no counters for a port past the end");
     }
 }

@@ -10,7 +10,7 @@ use dpdk::{Mbuf, MbufArray, RxQueue, TxQueue};
 use crate::counters::{LcoreCounters, LcoreStats};
 use crate::lookup::{Lookup, Route};
 use crate::packet::{parse, rewrite, EthRewrite, RewriteKind};
-use crate::BURST;
+use crate::MAX_BURST;
 
 /// How far ahead of the packet being parsed its successors' headers are
 /// prefetched.
@@ -20,16 +20,20 @@ const PREFETCH_AHEAD: usize = 4;
 pub struct TxPort {
     queue: TxQueue,
     eth: EthRewrite,
-    pending: MbufArray<BURST>,
+    pending: MbufArray<MAX_BURST>,
+    /// Packets buffered before a TX call (`--tx-burst`).
+    burst: usize,
 }
 
 impl TxPort {
-    /// A TX port with an empty buffer.
-    pub fn new(queue: TxQueue, eth: EthRewrite) -> TxPort {
+    /// A TX port with an empty buffer sent every `burst` packets (at most
+    /// [`MAX_BURST`]).
+    pub fn new(queue: TxQueue, eth: EthRewrite, burst: usize) -> TxPort {
         TxPort {
             queue,
             eth,
             pending: MbufArray::new(),
+            burst: burst.clamp(1, MAX_BURST),
         }
     }
 
@@ -40,7 +44,7 @@ impl TxPort {
             return;
         }
         let sent = self.queue.send(&mut self.pending);
-        counters.add_tx(sent as u64);
+        counters.add_tx(self.queue.port(), sent as u64);
         let refused = self.pending.free_all();
         if refused > 0 {
             counters.add_tx_full(refused as u64);
@@ -51,7 +55,7 @@ impl TxPort {
     #[inline(always)]
     fn enqueue(&mut self, m: Mbuf, counters: &LcoreCounters) {
         match self.pending.push(m) {
-            Ok(BURST) => self.flush(counters),
+            Ok(n) if n >= self.burst => self.flush(counters),
             Ok(_) => {}
             Err(m) => {
                 // Unreachable while the buffer is flushed when full;
@@ -92,6 +96,15 @@ impl TxPorts {
             t.flush(counters);
         }
     }
+
+    /// After the last flush: lets every TX queue of this lcore return the
+    /// mbufs its driver has finished sending, so that the mbufs counted at
+    /// shutdown are only those a driver really keeps (or a leak).
+    fn reclaim_sent(&mut self) {
+        for t in self.0.iter_mut().flatten() {
+            t.queue.reclaim_sent();
+        }
+    }
 }
 
 /// The queues one lcore polls and sends on, as setup hands them out.
@@ -113,6 +126,8 @@ pub struct Lcore<L: Lookup> {
     /// Also drain whenever a poll round brings back no full burst: there
     /// is nothing more to batch, so waiting for the timer only adds latency.
     pub drain_when_idle: bool,
+    /// Packets asked of each RX poll (`--rx-burst`, at most [`MAX_BURST`]).
+    pub rx_burst: usize,
 }
 
 impl<L: Lookup> Lcore<L> {
@@ -127,35 +142,49 @@ impl<L: Lookup> Lcore<L> {
             quit,
             drain_ticks,
             drain_when_idle,
+            rx_burst,
         } = self;
         let counters = &stats.counters;
-        let mut burst = MbufArray::<BURST>::new();
+        let mut burst = MbufArray::<MAX_BURST>::new();
         let mut work = BurstWork::<L>::default();
         let mut last_drain = dpdk::rdtsc();
+        // Start of the last round, and whether it received anything: a
+        // round's cycles count as busy once the next one starts, so the
+        // accounting reads the clock no more than the drain timer does.
+        let (mut round_start, mut round_busy) = (last_drain, false);
+        let polls_per_round = rx.len() as u64;
         while !quit.load(Relaxed) {
             let now = dpdk::rdtsc();
+            if round_busy {
+                counters.add_busy_cycles(now.wrapping_sub(round_start));
+            }
+            round_start = now;
             if now.wrapping_sub(last_drain) > drain_ticks {
                 tx.drain(counters);
                 last_drain = now;
             }
-            let mut busy = false;
+            let (mut full, mut empty) = (false, 0);
             for q in rx.iter_mut() {
-                let n = q.recv(&mut burst);
+                let n = q.recv_at_most(&mut burst, rx_burst);
                 if n == 0 {
+                    empty += 1;
                     continue;
                 }
-                busy |= n == BURST;
-                counters.add_rx(n as u64);
+                full |= n == rx_burst;
+                counters.add_rx(q.port(), n as u64);
                 forward_burst(q.port(), &mut burst, lookup.as_ref(), &mut work, &mut tx, counters);
             }
+            counters.add_polls(polls_per_round, empty);
+            round_busy = empty < polls_per_round;
             // Under load every round brings full bursts and buffers go out
             // full; a short round means the queues ran dry.
-            if drain_when_idle && !busy {
+            if drain_when_idle && !full {
                 tx.drain(counters);
                 last_drain = now;
             }
         }
         tx.drain(counters);
+        tx.reclaim_sent();
         0
     }
 }
@@ -164,16 +193,16 @@ impl<L: Lookup> Lcore<L> {
 /// initialising them: of each packet's parse, only how to rewrite it
 /// outlives the lookups.
 struct BurstWork<L: Lookup> {
-    rewrites: [RewriteKind; BURST],
-    routes: [Route; BURST],
+    rewrites: [RewriteKind; MAX_BURST],
+    routes: [Route; MAX_BURST],
     lookup: L::Scratch,
 }
 
 impl<L: Lookup> Default for BurstWork<L> {
     fn default() -> Self {
         Self {
-            rewrites: [RewriteKind::MacsOnly; BURST],
-            routes: [Route::NoMatch; BURST],
+            rewrites: [RewriteKind::MacsOnly; MAX_BURST],
+            routes: [Route::NoMatch; MAX_BURST],
             lookup: L::Scratch::default(),
         }
     }
@@ -185,7 +214,7 @@ impl<L: Lookup> Default for BurstWork<L> {
 #[inline(always)]
 fn forward_burst<L: Lookup>(
     in_port: u16,
-    burst: &mut MbufArray<BURST>,
+    burst: &mut MbufArray<MAX_BURST>,
     lookup: &L,
     work: &mut BurstWork<L>,
     tx: &mut TxPorts,

@@ -18,5 +18,10 @@ pub mod portmask;
 pub mod rule_files;
 pub mod setup;
 
-/// Packets per RX burst and per TX buffer (the C sample's MAX_PKT_BURST).
-pub const BURST: usize = 32;
+/// Most packets per RX burst and per TX buffer (`--rx-burst`, `--tx-burst`:
+/// later l3fwd's MAX_PKT_BURST): the capacity of the per-lcore arrays.
+pub const MAX_BURST: usize = 512;
+
+/// Packets per RX burst and per TX buffer by default (C 22.11's
+/// MAX_PKT_BURST).
+pub const DEFAULT_BURST: usize = 32;

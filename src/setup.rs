@@ -11,7 +11,6 @@ use crate::cli::EthDest;
 use crate::forward::{LcoreQueues, TxPort, TxPorts};
 use crate::packet::{default_dest_mac, eth_rewrite};
 use crate::plan::Plan;
-use crate::BURST;
 
 /// Per-lcore mbuf cache the C sample's NB_MBUF counts (MEMPOOL_CACHE_SIZE;
 /// later C counts it even when `--mbcache` sets another cache size).
@@ -43,6 +42,9 @@ pub struct Options {
     pub mbuf_cache: u32,
     /// `--disable-rss`: no RSS even on ports with several RX queues.
     pub disable_rss: bool,
+    /// `--rx-burst`, `--tx-burst`: packets per RX poll and per TX buffer.
+    pub rx_burst: usize,
+    pub tx_burst: usize,
 }
 
 /// Configured (not yet started) ports, their pools and the lcores' queues.
@@ -60,11 +62,10 @@ impl Dataplane {
     }
 }
 
-/// C l3fwd's NB_MBUF: RX and TX rings, per-lcore bursts and caches, at
-/// least 8192 (unless `--num-mbufs` gives the size).
-fn mbuf_count(ports: u32, rx_queues: u32, rxd: u32, tx_queues: u32, txd: u32, lcores: u32) -> u32 {
-    let need =
-        ports * rx_queues * rxd + ports * lcores * BURST as u32 + ports * tx_queues * txd + lcores * MEMPOOL_CACHE;
+/// C l3fwd's NB_MBUF: RX and TX rings, per-lcore bursts of `burst`
+/// packets and caches, at least 8192 (unless `--num-mbufs` gives the size).
+fn mbuf_count(ports: u32, rx_queues: u32, rxd: u32, tx_queues: u32, txd: u32, lcores: u32, burst: u32) -> u32 {
+    let need = ports * rx_queues * rxd + ports * lcores * burst + ports * tx_queues * txd + lcores * MEMPOOL_CACHE;
     need.max(MIN_MBUFS)
 }
 
@@ -187,6 +188,7 @@ pub fn build(
                         pp.n_tx_queues as u32,
                         txd as u32,
                         n_lcores,
+                        opts.rx_burst.max(opts.tx_burst) as u32,
                     )
                 });
                 check_cache_fits(n, opts.mbuf_cache)?;
@@ -207,7 +209,7 @@ pub fn build(
         let tx_offloads = info.tx_offloads & dpdk::tx_offload_fast_free();
         for ((lq, l), slot) in lcores.iter_mut().zip(&plan.lcores).zip(slots.tx) {
             let q = port.setup_tx_queue(slot, txd, socket_of(l.lcore), tx_offloads)?;
-            lq.tx.insert(pp.port, TxPort::new(q, eth));
+            lq.tx.insert(pp.port, TxPort::new(q, eth, opts.tx_burst));
         }
         let mut rx_slots: Vec<Option<RxSlot>> = slots.rx.into_iter().map(Some).collect();
         for (lq, l) in lcores.iter_mut().zip(&plan.lcores) {

@@ -85,7 +85,7 @@ fn bad_rule_files_name_file_and_line() {
 #[test]
 fn unknown_and_unsupported_options() {
     assert_fails_with(&["-p", "0x3", "--bogus"], "--bogus");
-    assert_fails_with(&["-p", "0x3", "--lookup=fib"], "FIB");
+    assert_fails_with(&["-p", "0x3", "--lookup=acl"], "ACL");
     assert_fails_with(&["-p", "0x3", "-E", "-L"], "one lookup mode");
 }
 

@@ -17,7 +17,16 @@ fn copied_binary_forwards_with_built_in_rules_from_an_unrelated_directory() {
         let json = dir.path(&format!("stats{mode}.json"));
         let out = Command::new(&bin)
             .current_dir(dir.path(""))
-            .args(["-l", "0", "--no-huge", "-m", "2048", "--no-pci", "--file-prefix", &prefix])
+            .args([
+                "-l",
+                "0",
+                "--no-huge",
+                "-m",
+                "2048",
+                "--no-pci",
+                "--file-prefix",
+                &prefix,
+            ])
             .args(["--vdev=net_null0", "--vdev=net_null1", "--"])
             .args(["-p", "0x3", "--config", "(0,0,0),(1,0,0)", mode, "--duration", "1"])
             .arg("--stats-json")
@@ -26,7 +35,11 @@ fn copied_binary_forwards_with_built_in_rules_from_an_unrelated_directory() {
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{mode}: {}\n{stderr}", out.status);
-        let defaults = if mode == "-L" { "built-in lpm_v4.cfg" } else { "built-in em_v4.cfg" };
+        let defaults = if mode == "-L" {
+            "built-in lpm_v4.cfg"
+        } else {
+            "built-in em_v4.cfg"
+        };
         assert!(stderr.contains(defaults), "{mode}: {stderr}");
         let stats: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
         assert!(stats["forwarded"]["tx"].as_u64().unwrap() > 0, "{mode}: {stats}");

@@ -149,3 +149,32 @@ fn idle_lcore_flushes_at_once_unless_c_drain() {
     assert_eq!(c_drain.before_stop[1][0].len(), 0, "held until the timer or shutdown");
     assert_eq!(c_drain.outputs[1][0].len(), 5, "flushed at shutdown");
 }
+
+/// `--tx-burst 4`: a port's buffer goes out once it holds 4 packets, so of
+/// 5 packets 4 leave while the forwarder runs (the timer is beyond the run
+/// and C's timing is on) and the fifth at shutdown; `--rx-burst 2` polls 2
+/// at a time and loses nothing.
+#[test]
+fn tx_and_rx_burst_sizes() {
+    let few = vec![udp4([10, 0, 0, 1], [198, 18, 1, 1], 64, 30); 5];
+    let out = Run::new(l3fwd_rs())
+        .port(few)
+        .port(Vec::new())
+        .args(&[
+            "-p",
+            "0x3",
+            "--config",
+            "(0,0,0),(1,0,0)",
+            "--c-drain",
+            "--drain-us",
+            "100000000",
+            "--tx-burst",
+            "4",
+            "--rx-burst",
+            "2",
+        ])
+        .run();
+    out.assert_success();
+    assert_eq!(out.before_stop[1][0].len(), 4, "one full TX burst while running");
+    assert_eq!(out.outputs[1][0].len(), 5, "the rest at shutdown");
+}

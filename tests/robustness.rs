@@ -117,6 +117,20 @@ fn forwarded(s: &Value) -> [u64; 5] {
     ["rx", "tx", "dropped_invalid", "dropped_runt", "dropped_tx_full"].map(|k| num(&s["forwarded"][k]))
 }
 
+/// An lcore's cycle accounting agrees with its packets: every poll that
+/// brought packets brought 1 to 32 of them, and receiving took cycles.
+fn assert_load_accounted(l: &Value) {
+    let (rx, polls, empty) = (num(&l["rx"]), num(&l["polls"]), num(&l["empty_polls"]));
+    let nonempty = polls - empty.min(polls);
+    assert!(empty <= polls && nonempty <= rx && rx <= 32 * nonempty, "polls: {l}");
+    if rx > 0 {
+        assert!(num(&l["busy_cycles"]) > 0, "no busy cycles: {l}");
+        let fill = l["load"]["packets_per_poll"].as_f64().unwrap();
+        assert!((1.0..=32.0).contains(&fill), "burst fill: {l}");
+        assert!(l["load"]["cycles_per_packet"].as_f64().unwrap() > 0.0, "{l}");
+    }
+}
+
 fn port_counts(s: &Value, key: &str) -> Vec<u64> {
     s["ports"].as_array().unwrap().iter().map(|p| num(&p[key])).collect()
 }
@@ -137,6 +151,9 @@ fn assert_accounted(s: &Value, held: u64) -> [u64; 5] {
     {
         let sum: u64 = lcores.iter().map(|l| num(&l[key])).sum();
         assert_eq!(sum, forwarded(s)[i], "lcores' {key}: {s}");
+    }
+    for l in lcores {
+        assert_load_accounted(l);
     }
     let [before, after] = [0, 1].map(|i| num(&s["mbufs_in_use"][i]));
     assert_eq!(after, before + held, "mbufs in use before start / after stop: {s}");

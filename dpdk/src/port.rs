@@ -544,7 +544,15 @@ impl RxQueue {
     /// Receives up to the free room of `into`; returns how many arrived.
     #[inline(always)]
     pub fn recv<const N: usize>(&mut self, into: &mut MbufArray<N>) -> usize {
+        self.recv_at_most(into, N)
+    }
+
+    /// Receives up to `max` packets, and no more than the free room of
+    /// `into`; returns how many arrived.
+    #[inline(always)]
+    pub fn recv_at_most<const N: usize>(&mut self, into: &mut MbufArray<N>, max: usize) -> usize {
         let (slots, room) = into.raw_free_slots();
+        let room = room.min(max).min(usize::from(u16::MAX));
         // SAFETY: `slots` has room for `room` pointers; the driver writes
         // that many owned mbufs at most, which `grow` then records. &mut self
         // makes this thread the queue's only poller, and the port is open
@@ -589,5 +597,22 @@ impl TxQueue {
         let sent = unsafe { sys::shim_tx_burst(self.port, self.queue, from.raw_ptrs(), n as u16) } as usize;
         from.forget_first(sent);
         sent
+    }
+
+    /// Has the driver free the mbufs of packets it has finished sending.
+    /// Some drivers keep each sent mbuf until they next look at their
+    /// completions: net_af_xdp frees a burst's mbufs on its next TX call,
+    /// so after the last one they would read as leaked. Uses
+    /// `rte_eth_tx_done_cleanup` where the driver has it, else an empty TX
+    /// burst (on which net_af_xdp reaps its completion ring).
+    pub fn reclaim_sent(&mut self) {
+        // SAFETY: &mut self makes this thread the queue's only user; the
+        // cleanup frees only mbufs the driver owns and is done with.
+        let cleaned = unsafe { sys::rte_eth_tx_done_cleanup(self.port, self.queue, 0) };
+        if cleaned < 0 {
+            let mut none: [*mut sys::rte_mbuf; 1] = [std::ptr::null_mut()];
+            // SAFETY: a burst of zero packets: the driver reads no slot.
+            unsafe { sys::shim_tx_burst(self.port, self.queue, none.as_mut_ptr(), 0) };
+        }
     }
 }

@@ -10,7 +10,9 @@
 //! unlike C, Windows line endings are accepted. The file is read as bytes
 //! (see the `rulefile` crate: comments may hold any byte, a NUL ends a line).
 
-use ipnet::{Ipv4Net, Ipv6Net, PrefixLenError};
+use ipnet::PrefixLenError;
+/// The prefix types of IPv4 and IPv6 routes.
+pub use ipnet::{Ipv4Net, Ipv6Net};
 use rulefile::{parse_c_ulong, Line};
 use std::fmt;
 use std::net::{Ipv4Addr, Ipv6Addr};

@@ -156,13 +156,14 @@ impl LpmTables {
         limits: Limits,
         enabled: impl Fn(u8) -> bool,
     ) -> Result<(LpmTables, LoadReport), LpmError> {
-        let (v4_table, v4_added) = load(eal, &format!("{name}_v4"), socket, v4, limits, &enabled)?;
-        let (v6_table, v6_added) = load(eal, &format!("{name}_v6"), socket, v6, limits, &enabled)?;
-        let report = LoadReport {
-            v4_added,
-            v6_added,
-            skipped: v4.routes.len() + v6.routes.len() - v4_added - v6_added,
-        };
+        let (v4_name, v6_name) = (format!("{name}_v4"), format!("{name}_v6"));
+        let (v4_table, v4_added) = load("LPM", v4, limits, &enabled, |size, routes| {
+            Ipv4Net::load(eal, &v4_name, socket, size, routes)
+        })?;
+        let (v6_table, v6_added) = load("LPM", v6, limits, &enabled, |size, routes| {
+            Ipv6Net::load(eal, &v6_name, socket, size, routes)
+        })?;
+        let report = LoadReport::of(v4, v6, v4_added, v6_added);
         Ok((
             LpmTables {
                 v4: v4_table,
@@ -200,12 +201,24 @@ fn port_of(hop: u32) -> u16 {
     hop as u16
 }
 
+impl LoadReport {
+    /// The report of `v4_added` and `v6_added` routes loaded from `v4` and
+    /// `v6`, the rest skipped.
+    pub(crate) fn of(v4: &RouteFile<Ipv4Net>, v6: &RouteFile<Ipv6Net>, v4_added: usize, v6_added: usize) -> Self {
+        LoadReport {
+            v4_added,
+            v6_added,
+            skipped: v4.routes.len() + v6.routes.len() - v4_added - v6_added,
+        }
+    }
+}
+
 /// A loaded table, or why not: DPDK's error and the line of the route it
 /// refused, if it was one.
-type Loaded<T> = Result<T, (Option<usize>, DpdkError)>;
+pub(crate) type Loaded<T> = Result<T, (Option<usize>, DpdkError)>;
 
 /// A family's DPDK table.
-trait Library: Family + Sized {
+pub(crate) trait Library: Family + Sized {
     const FAMILY: &'static str;
     /// The DPDK library holding the family's routes, for messages.
     const LIBRARY: &'static str;
@@ -240,16 +253,16 @@ impl Library for Ipv6Net {
     }
 }
 
-/// One family's table, holding the routes of `file` to enabled ports; also
-/// returns how many routes it holds.
-fn load<N: Library>(
-    eal: &dpdk::Eal,
-    name: &str,
-    socket: i32,
+/// One family's `kind` table (`"LPM"`, `"FIB"`), made by `make` for the
+/// routes of `file` to enabled ports and the size they need; also returns
+/// how many routes it holds.
+pub(crate) fn load<N: Library, T>(
+    kind: &str,
     file: &RouteFile<N>,
     limits: Limits,
     enabled: &impl Fn(u8) -> bool,
-) -> Result<(N::Table, usize), LpmError> {
+    make: impl FnOnce(Size, &[&Route<N>]) -> Loaded<T>,
+) -> Result<(T, usize), LpmError> {
     let start = Instant::now();
     let family = N::FAMILY;
     let at = |line| (file.origin.clone(), line);
@@ -272,7 +285,7 @@ fn load<N: Library>(
             shortage,
         }
     })?;
-    let table = N::load(eal, name, socket, size, &routes).map_err(|(line, source)| match line {
+    let table = make(size, &routes).map_err(|(line, source)| match line {
         Some(line) => {
             let (origin, line) = at(line);
             LpmError::Add { origin, line, source }
@@ -280,7 +293,7 @@ fn load<N: Library>(
         None => LpmError::Create { family, size, source },
     })?;
     log::info!(
-        "LPM: {family}: {} routes in a table of {} rules and {} tbl8 groups, built in {:.1?}",
+        "{kind}: {family}: {} routes in a table of {} rules and {} tbl8 groups, built in {:.1?}",
         routes.len(),
         size.rules,
         size.tbl8s,

@@ -16,7 +16,7 @@ use em::{EmTables, Ipv4Key, Ipv6Key};
 
 use super::{answer, Gather, Lookup, Route};
 use crate::packet::{ipv4_tuple, ipv6_tuple, L3};
-use crate::BURST;
+use crate::MAX_BURST;
 
 const IPPROTO_TCP: u8 = 6;
 const IPPROTO_UDP: u8 = 17;
@@ -82,7 +82,7 @@ impl Lookup for EmLookup {
     }
 
     #[inline(always)]
-    fn resolve(&self, scratch: &mut EmScratch, routes: &mut [Route; BURST]) {
+    fn resolve(&self, scratch: &mut EmScratch, routes: &mut [Route; MAX_BURST]) {
         let EmScratch { v4, v6 } = scratch;
         let (keys4, from4) = v4.take();
         let (keys6, from6) = v6.take();

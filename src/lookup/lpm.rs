@@ -8,7 +8,7 @@ use lpm::LpmTables;
 
 use super::{answer, Gather, Lookup, Route};
 use crate::packet::L3;
-use crate::BURST;
+use crate::MAX_BURST;
 
 /// LPM mode.
 pub struct LpmLookup {
@@ -40,7 +40,7 @@ impl Lookup for LpmLookup {
     }
 
     #[inline(always)]
-    fn resolve(&self, scratch: &mut LpmScratch, routes: &mut [Route; BURST]) {
+    fn resolve(&self, scratch: &mut LpmScratch, routes: &mut [Route; MAX_BURST]) {
         let (dsts, from) = scratch.v6.take();
         self.tables
             .lookup_v6_bulk(dsts, |i, port| answer(from, routes, i, port));

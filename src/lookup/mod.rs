@@ -5,13 +5,15 @@
 //! once, by the forwarder.
 
 mod em;
+mod fib;
 mod lpm;
 
 pub use em::{em_key, EmKey, EmLookup};
+pub use fib::FibLookup;
 pub use lpm::LpmLookup;
 
 use crate::packet::L3;
-use crate::BURST;
+use crate::MAX_BURST;
 
 /// Where a lookup sends one packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,44 +52,44 @@ pub trait Lookup: Send + Sync + 'static {
 
     /// Looks up what [`Lookup::add`] gathered for this burst and writes
     /// the routes found into `routes`.
-    fn resolve(&self, scratch: &mut Self::Scratch, routes: &mut [Route; BURST]);
+    fn resolve(&self, scratch: &mut Self::Scratch, routes: &mut [Route; MAX_BURST]);
 }
 
 /// Keys of one address family gathered from a burst, with the index of the
 /// packet each came from, so one bulk lookup serves them all.
 struct Gather<K: Copy + Default> {
-    keys: [K; BURST],
-    from: [u8; BURST],
+    keys: [K; MAX_BURST],
+    from: [u16; MAX_BURST],
     len: usize,
 }
 
 impl<K: Copy + Default> Default for Gather<K> {
     fn default() -> Self {
         Self {
-            keys: [K::default(); BURST],
-            from: [0; BURST],
+            keys: [K::default(); MAX_BURST],
+            from: [0; MAX_BURST],
             len: 0,
         }
     }
 }
 
 impl<K: Copy + Default> Gather<K> {
-    /// Adds the key of packet `index` (below [`BURST`]).
+    /// Adds the key of packet `index` (below [`MAX_BURST`]).
     #[inline(always)]
     fn push(&mut self, index: usize, key: K) {
-        // Indices and lengths stay below BURST (a power of two), so the
+        // Indices and lengths stay below MAX_BURST (a power of two), so the
         // masks cost no bounds checks here or in `answer`.
-        let at = self.len & (BURST - 1);
+        let at = self.len & (MAX_BURST - 1);
         self.keys[at] = key;
-        self.from[at] = index as u8;
+        self.from[at] = index as u16;
         self.len += 1;
     }
 
     /// The keys gathered since the last call, and the packet each came
     /// from (for [`answer`]); the next burst starts empty.
     #[inline(always)]
-    fn take(&mut self) -> (&[K], &[u8; BURST]) {
-        let len = std::mem::take(&mut self.len).min(BURST);
+    fn take(&mut self) -> (&[K], &[u16; MAX_BURST]) {
+        let len = std::mem::take(&mut self.len).min(MAX_BURST);
         (&self.keys[..len], &self.from)
     }
 }
@@ -95,8 +97,8 @@ impl<K: Copy + Default> Gather<K> {
 /// Sets the route of the packet whose key was number `key` of a
 /// [`Gather`] (`from` as [`Gather::take`] gives it).
 #[inline(always)]
-fn answer(from: &[u8; BURST], routes: &mut [Route; BURST], key: usize, port: Option<u16>) {
-    routes[usize::from(from[key & (BURST - 1)]) & (BURST - 1)] = Route::from_table(port);
+fn answer(from: &[u16; MAX_BURST], routes: &mut [Route; MAX_BURST], key: usize, port: Option<u16>) {
+    routes[usize::from(from[key & (MAX_BURST - 1)]) & (MAX_BURST - 1)] = Route::from_table(port);
 }
 
-const _: () = assert!(BURST.is_power_of_two());
+const _: () = assert!(MAX_BURST.is_power_of_two());

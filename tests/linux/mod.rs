@@ -1,0 +1,70 @@
+//! Support for tests that run l3fwd-rs on real Linux interfaces: network
+//! namespaces joined to the forwarder by veth pairs or TAP devices
+//! ([`sites`]), the forwarder as a child process ([`forwarder`]), kernel
+//! traffic through it ([`traffic`]) and what the receiver saw
+//! ([`capture`]), and dpdk-testpmd as a source or sink on memif and
+//! vhost-user ([`testpmd`]).
+//!
+//! Everything a test makes (namespaces, interfaces, EAL runtime files,
+//! child processes) has a name unique to the test and the process and is
+//! removed by a Drop guard, also when the test fails.
+// Each tests/*.rs uses a different part of this module.
+#![allow(dead_code)]
+
+pub mod capture;
+pub mod forwarder;
+pub mod sites;
+pub mod testpmd;
+pub mod traffic;
+
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+/// Whether this process may create network namespaces; if not, prints why
+/// the test `name` is skipped. Never a silent pass: the message names the
+/// test and the reason.
+pub fn can_create_namespaces(name: &str) -> bool {
+    static PROBE: OnceLock<Result<(), String>> = OnceLock::new();
+    let probed = PROBE.get_or_init(|| {
+        let probe = format!("l3fwd-probe-{}", std::process::id());
+        match Command::new("ip").args(["netns", "add", &probe]).output() {
+            Ok(out) if out.status.success() => {
+                let _ = Command::new("ip").args(["netns", "del", &probe]).output();
+                Ok(())
+            }
+            Ok(out) => Err(format!(
+                "cannot create a network namespace (needs root): {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            )),
+            Err(err) => Err(format!("cannot run `ip` (iproute2): {err}")),
+        }
+    });
+    if let Err(why) = probed {
+        eprintln!("SKIPPED {name}: {why}");
+    }
+    probed.is_ok()
+}
+
+/// Runs a command, panicking with its output unless it succeeds.
+pub fn run(program: &str, args: &[&str]) -> Output {
+    let out = Command::new(program)
+        .args(args)
+        .output()
+        .unwrap_or_else(|err| panic!("run {program}: {err}"));
+    assert!(
+        out.status.success(),
+        "{program} {}: {}\n{}{}",
+        args.join(" "),
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// A short tag unique to this test process and `test`: part of every name a
+/// test makes, so that tests can run in parallel. Interface names are at
+/// most 15 bytes: keep prefixes to 4.
+pub fn unique_tag(test: u8) -> String {
+    format!("{:04x}{test:02x}", std::process::id() & 0xffff)
+}

@@ -1,0 +1,121 @@
+//! l3fwd-rs between two `dpdk-testpmd` processes over shared-memory links,
+//! as containers (memif) and VMs (vhost-user) reach a software router: a
+//! txonly source on port 0, an rxonly sink on port 1, and every packet
+//! accounted for per port: sent by the source = received by l3fwd-rs =
+//! forwarded + counted drops, and forwarded = received by the sink.
+//! testpmd polls on CPU 0, l3fwd-rs on CPU 1. Needs root (EAL runtime
+//! files under /var/run); skips with a message otherwise.
+
+mod linux;
+
+use linux::forwarder::{Forwarder, ScratchDir};
+use linux::testpmd::{last_count, TestPmd};
+
+/// testpmd's txonly frames go from 198.18.0.1 to 198.18.0.2: routed to
+/// port 1, the sink.
+const ROUTES_V4: &str = "R198.18.0.0/24 1\n";
+const ROUTES_V6: &str = "R2001:db8::/32 1\n";
+/// virtio-user's default queue size: at most this many descriptors wait in
+/// a virtqueue.
+const VIRTQUEUE_SIZE: u64 = 256;
+const TRAFFIC: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Forwarder ports made by `ours(port, socket)`; the testpmd on each made by
+/// `peer(socket)`.
+///
+/// `in_flight_at_stop`: how many of the source's last packets may be lost
+/// with its link when it exits (none on memif, whose rings outlive the
+/// peer; on vhost-user what sits in the virtqueue when virtio-user goes).
+fn source_forwarder_sink(
+    name: &str,
+    id: u8,
+    ours: fn(u16, &str) -> String,
+    peer: fn(&str) -> String,
+    in_flight_at_stop: u64,
+) {
+    if !is_root() {
+        eprintln!("SKIPPED {name}: EAL's runtime files and the peers' sockets need root");
+        return;
+    }
+    let tag = linux::unique_tag(id);
+    let scratch = ScratchDir::new(&tag);
+    let sockets = [0, 1].map(|p| scratch.path(&format!("port{p}.sock")).display().to_string());
+    let eal = vec!["-l".into(), "1".into(), ours(0, &sockets[0]), ours(1, &sockets[1])];
+    let app = ["-p", "0x3", "--config", "(0,0,1),(1,0,1)"].map(String::from);
+    let rules = [
+        ("--rule_ipv4", ROUTES_V4.to_string()),
+        ("--rule_ipv6", ROUTES_V6.to_string()),
+    ];
+    let fwd = Forwarder::start(&scratch, &tag, &eal, &app, &rules);
+    let sink = TestPmd::start(&scratch, &format!("{tag}-sink"), &peer(&sockets[1]), "rxonly");
+    let source = TestPmd::start(&scratch, &format!("{tag}-source"), &peer(&sockets[0]), "txonly");
+    std::thread::sleep(TRAFFIC);
+
+    // Source first, so that nothing is in flight when the rest stop; its
+    // totals at exit are its port's (the forwarder is still connected).
+    let source_out = source.stop();
+    let sent = last_count(&source_out, "TX-packets");
+    // The sink's periodic counts, once they settle: they are read while
+    // the forwarder is still connected (net_memif zeroes its statistics
+    // when the peer goes).
+    let sunk = sink.settled_count("RX-packets");
+    let summary = fwd.stop();
+    sink.stop();
+    println!("{}", summary.stdout);
+
+    let (rx0, tx0) = summary.port_rx_tx(0);
+    let (rx1, tx1) = summary.port_rx_tx(1);
+    assert!(sent > 0, "the source sent nothing:\n{source_out}");
+    assert!(
+        rx0 <= sent && sent - rx0 <= in_flight_at_stop,
+        "port 0 received {rx0} of the source's {sent} (up to {in_flight_at_stop} may be in flight at its stop)\n{}",
+        summary.stdout
+    );
+    assert_eq!(
+        (tx0, rx1),
+        (0, 0),
+        "nothing goes back to the source or comes from the sink"
+    );
+    assert!(tx1 > 0, "nothing forwarded to the sink\n{}", summary.stdout);
+    assert_eq!(tx1, sunk, "port 1 sent what the sink received\n{}", summary.stdout);
+    // received = forwarded + counted drops; no mbuf leaked.
+    summary.assert_conserved();
+    let rx_mpps = summary.json["ports"][0]["rx_mpps"].as_f64().unwrap();
+    let tx_mpps = summary.json["ports"][1]["tx_mpps"].as_f64().unwrap();
+    eprintln!(
+        "{name}: source sent {sent}, l3fwd-rs received {rx0} ({rx_mpps:.3} Mpps), forwarded {tx1} ({tx_mpps:.3} Mpps), \
+         tx-full drops {}, sink received {sunk}",
+        summary.forwarded("dropped_tx_full")
+    );
+}
+
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .map(|s| {
+            s.lines()
+                .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
+        })
+        .unwrap_or(false)
+}
+
+#[test]
+fn memif_testpmd_source_to_testpmd_sink() {
+    source_forwarder_sink(
+        "memif_testpmd_source_to_testpmd_sink",
+        21,
+        |port, socket| format!("--vdev=net_memif{port},role=server,socket={socket},id=0"),
+        |socket| format!("net_memif0,role=client,socket={socket},id=0"),
+        0,
+    );
+}
+
+#[test]
+fn vhost_user_testpmd_source_to_testpmd_sink() {
+    source_forwarder_sink(
+        "vhost_user_testpmd_source_to_testpmd_sink",
+        22,
+        |port, socket| format!("--vdev=net_vhost{port},iface={socket}"),
+        |socket| format!("net_virtio_user0,path={socket}"),
+        VIRTQUEUE_SIZE,
+    );
+}
