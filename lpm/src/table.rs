@@ -68,6 +68,8 @@ pub enum LpmError {
         origin: String,
         /// 1-based line of the route.
         line: usize,
+        /// The DPDK library that refuses it: rte_lpm or rte_lpm6.
+        library: &'static str,
     },
 }
 
@@ -99,9 +101,9 @@ impl fmt::Display for LpmError {
                 size.rules, size.tbl8s
             ),
             Self::Add { origin, line, source } => write!(f, "{origin}:{line}: {source}"),
-            Self::DefaultRoute { origin, line } => write!(
+            Self::DefaultRoute { origin, line, library } => write!(
                 f,
-                "{origin}:{line}: rte_lpm takes no depth 0 (split a default route into two /1 routes)"
+                "{origin}:{line}: {library} takes no depth 0 (split a default route into two /1 routes)"
             ),
         }
     }
@@ -218,6 +220,8 @@ pub(crate) type Loaded<T> = Result<T, (Option<usize>, DpdkError)>;
 /// A family's DPDK table.
 pub(crate) trait Library: Family + Sized {
     const FAMILY: &'static str;
+    /// The DPDK library holding the family's routes, for messages.
+    const LIBRARY: &'static str;
     type Table;
     /// The table of `size` holding `routes`.
     fn load(eal: &dpdk::Eal, name: &str, socket: i32, size: Size, routes: &[&Route<Self>]) -> Loaded<Self::Table>;
@@ -225,6 +229,7 @@ pub(crate) trait Library: Family + Sized {
 
 impl Library for Ipv4Net {
     const FAMILY: &'static str = "IPv4";
+    const LIBRARY: &'static str = "rte_lpm";
     type Table = dpdk::FrozenLpm;
 
     fn load(eal: &dpdk::Eal, name: &str, socket: i32, size: Size, routes: &[&Route<Self>]) -> Loaded<dpdk::FrozenLpm> {
@@ -235,6 +240,7 @@ impl Library for Ipv4Net {
 
 impl Library for Ipv6Net {
     const FAMILY: &'static str = "IPv6";
+    const LIBRARY: &'static str = "rte_lpm6";
     type Table = dpdk::Lpm6;
 
     fn load(eal: &dpdk::Eal, name: &str, socket: i32, size: Size, routes: &[&Route<Self>]) -> Loaded<dpdk::Lpm6> {
@@ -264,7 +270,11 @@ pub(crate) fn load<N: Library, T>(
     // Both libraries refuse depth 0 (and so does the C sample).
     if let Some(r) = routes.iter().find(|r| r.prefix.depth() == 0) {
         let (origin, line) = at(r.line);
-        return Err(LpmError::DefaultRoute { origin, line });
+        return Err(LpmError::DefaultRoute {
+            origin,
+            line,
+            library: N::LIBRARY,
+        });
     }
     let size = sizing::size(&routes, limits).map_err(|(line, shortage)| {
         let (origin, line) = at(line);
@@ -432,8 +442,8 @@ mod tests {
 
     fn build_error(v4: &[&str], v6: &[&str], limits: Limits) -> String {
         let routes = |text: &[&str]| text.iter().map(|l| format!("{l}\n")).collect::<String>();
-        let v4 = file("v4.cfg", crate::rules::parse_v4(&routes(v4), "v4.cfg").unwrap());
-        let v6 = file("v6.cfg", crate::rules::parse_v6(&routes(v6), "v6.cfg").unwrap());
+        let v4 = file("v4.cfg", crate::rules::parse_v4(routes(v4), "v4.cfg").unwrap());
+        let v6 = file("v6.cfg", crate::rules::parse_v6(routes(v6), "v6.cfg").unwrap());
         match LpmTables::build(eal(), &name(), 0, &v4, &v6, limits, |port| port < 2) {
             Ok(_) => panic!("built"),
             Err(err) => err.to_string(),
@@ -473,7 +483,7 @@ mod tests {
         }
         assert_eq!(
             build_error(&v4, &["R::/0 1"], Limits::default()),
-            "v6.cfg:1: rte_lpm takes no depth 0 (split a default route into two /1 routes)"
+            "v6.cfg:1: rte_lpm6 takes no depth 0 (split a default route into two /1 routes)"
         );
     }
 }
