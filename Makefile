@@ -13,7 +13,7 @@ RUN_SECS ?= 10
 RUN_FRAMES ?= 1024
 EAL_VIRT := --no-huge -m 1024 --no-pci
 
-.PHONY: all deps build run demo demo-clean test lint c-l3fwd bench bench-scale bench-sweep bench-latency fuzz clean
+.PHONY: all deps build install run demo demo-clean test lint c-l3fwd bench bench-scale bench-sweep bench-latency fuzz clean
 
 all: build
 
@@ -32,6 +32,15 @@ deps:
 
 build: deps
 	$(CARGO) build --release --workspace --bins
+
+# The binaries into $(PREFIX)/bin. They need no file of this tree: the
+# default rule files are built in (the copies in share/l3fwd-rs/configs are
+# for reading and editing, e.g. as a starting point for --rule_ipv4/6).
+PREFIX ?= /usr/local
+install: build
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/l3fwd-rs/configs
+	install -m 755 $(RELEASE)/l3fwd-rs $(RELEASE)/l3fwd-gen $(RELEASE)/l3fwd-tablegen $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 configs/*.cfg $(DESTDIR)$(PREFIX)/share/l3fwd-rs/configs/
 
 $(OUT)/demo0.pcap $(OUT)/demo1.pcap: build
 	@mkdir -p $(OUT)

@@ -5,7 +5,6 @@
 //! came back and reports.
 
 use std::error::Error;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -16,30 +15,41 @@ use crate::cli::{Args, LookupMode};
 use crate::control::{self, Control, Summary};
 use crate::counters::{LcoreCounters, LcoreStats};
 use crate::forward::{Lcore, LcoreQueues};
-use crate::lookup::{EmLookup, Lookup, LpmLookup};
+use crate::lookup::{EmLookup, FibLookup, Lookup, LpmLookup};
 use crate::plan::{Plan, PortCaps, Topology};
+use crate::rule_files;
 use crate::setup::{self, Dataplane};
-
-/// The rule file given, or the copy shipped in `configs/`.
-fn rule_file(given: &Option<PathBuf>, default: &str) -> PathBuf {
-    given
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("configs").join(default))
-}
 
 /// Runs l3fwd-rs with EAL arguments `eal_args` (program name first) and the
 /// application's parsed `args`; returns when forwarding has stopped and the
 /// ports are closed.
 pub fn run(eal_args: &[String], args: &Args) -> Result<(), Box<dyn Error>> {
+    // Registered first: a signal during rule loading or EAL and port
+    // set-up then stops forwarding before it starts, with the summary and
+    // the cleanup of any later stop.
+    let quit = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, Arc::clone(&quit))?;
+    }
+    if let Some(path) = &args.stats_json {
+        check_writable(path)?;
+    }
     match args.lookup {
-        LookupMode::Lpm => run_lpm(eal_args, args),
-        LookupMode::Em => run_em(eal_args, args),
+        LookupMode::Lpm => run_lpm(eal_args, args, &quit),
+        LookupMode::Em => run_em(eal_args, args, &quit),
+        LookupMode::Fib => run_fib(eal_args, args, &quit),
     }
 }
 
-/// Whether rules to `port` are loaded: the port is enabled in `-p`.
-fn port_enabled(args: &Args, port: u8) -> bool {
-    args.portmask.contains(port.into())
+/// Fails now, before any set-up, if `--stats-json` could not be written at
+/// exit. Creates the file (empty until then).
+fn check_writable(path: &std::path::Path) -> Result<(), String> {
+    std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+        .map(drop)
+        .map_err(|e| format!("--stats-json {}: {e}", path.display()))
 }
 
 /// EAL start, its ports, and the port/queue/lcore plan: common to both modes.
@@ -51,32 +61,50 @@ fn start(eal_args: &[String], args: &Args) -> Result<(Eal, Vec<Port>, Plan), Box
     Ok((eal, ports, plan))
 }
 
-fn run_lpm(eal_args: &[String], args: &Args) -> Result<(), Box<dyn Error>> {
-    // Rule files are read before EAL starts: a typo costs no EAL start-up.
-    let v4 = lpm::rules::load_v4(rule_file(&args.rule_ipv4, "lpm_v4.cfg"))?;
-    let v6 = lpm::rules::load_v6(rule_file(&args.rule_ipv6, "lpm_v6.cfg"))?;
-    let (eal, ports, plan) = start(eal_args, args)?;
-    let limits = lpm::Limits {
+/// `--lpm-max-rules` and `--lpm-tbl8s`.
+fn route_limits(args: &Args) -> lpm::Limits {
+    lpm::Limits {
         max_rules: args.lpm_max_rules,
         tbl8s: args.lpm_tbl8s,
-    };
-    let (tables, report) = lpm::LpmTables::build(&eal, "l3fwd", 0, &v4, &v6, limits, |p| port_enabled(args, p))?;
+    }
+}
+
+fn log_routes(kind: &str, report: &lpm::LoadReport) {
     log::info!(
-        "LPM: {} IPv4 and {} IPv6 routes added, {} to disabled ports skipped",
+        "{kind}: {} IPv4 and {} IPv6 routes added, {} to disabled ports skipped",
         report.v4_added,
         report.v6_added,
         report.skipped
     );
+}
+
+fn run_lpm(eal_args: &[String], args: &Args, quit: &Arc<AtomicBool>) -> Result<(), Box<dyn Error>> {
+    // The route files (also FIB mode's) are read before EAL starts: a typo
+    // costs no EAL start-up.
+    let (v4, v6) = rule_files::lpm(args)?;
+    let (eal, ports, plan) = start(eal_args, args)?;
+    let enabled = |p: u8| plan.forwards_to(p.into());
+    let (tables, report) = lpm::LpmTables::build(&eal, "l3fwd", 0, &v4, &v6, route_limits(args), enabled)?;
+    log_routes("LPM", &report);
     let lookup = LpmLookup {
         tables,
         sequential: args.sequential_lookup,
     };
-    serve(&eal, ports, &plan, args, lookup)
+    serve(&eal, ports, &plan, args, lookup, quit)
 }
 
-fn run_em(eal_args: &[String], args: &Args) -> Result<(), Box<dyn Error>> {
-    let mut v4 = em::rules::load_v4(rule_file(&args.rule_ipv4, "em_v4.cfg"))?;
-    let mut v6 = em::rules::load_v6(rule_file(&args.rule_ipv6, "em_v6.cfg"))?;
+fn run_fib(eal_args: &[String], args: &Args, quit: &Arc<AtomicBool>) -> Result<(), Box<dyn Error>> {
+    let (v4, v6) = rule_files::lpm(args)?;
+    let (eal, ports, plan) = start(eal_args, args)?;
+    let enabled = |p: u8| plan.forwards_to(p.into());
+    let (tables, report) = lpm::FibTables::build(&eal, "l3fwd", 0, &v4, &v6, route_limits(args), enabled)?;
+    log_routes("FIB", &report);
+    serve(&eal, ports, &plan, args, FibLookup { tables }, quit)
+}
+
+fn run_em(eal_args: &[String], args: &Args, quit: &Arc<AtomicBool>) -> Result<(), Box<dyn Error>> {
+    let (v4, v6) = rule_files::em(args)?;
+    let (mut v4, mut v6) = (v4.rules, v6.rules);
     // As in the C sample, exact match populates one family only: IPv6 with
     // --ipv6, IPv4 without; the other family's packets all miss.
     if args.ipv6 {
@@ -86,18 +114,40 @@ fn run_em(eal_args: &[String], args: &Args) -> Result<(), Box<dyn Error>> {
     }
     let (eal, ports, plan) = start(eal_args, args)?;
     let entries = args.hash_entry_num.unwrap_or(em::DEFAULT_HASH_ENTRIES);
-    let tables = em::EmTables::new(&eal, entries, 0, &v4, &v6, |p| port_enabled(args, p))?;
+    let tables = em::EmTables::new(&eal, entries, 0, &v4, &v6, |p| plan.forwards_to(p.into()))?;
     let lookup = EmLookup {
         tables,
         sequential: args.sequential_lookup,
     };
-    serve(&eal, ports, &plan, args, lookup)
+    serve(&eal, ports, &plan, args, lookup, quit)
 }
 
-/// Fails if a `--vdev=net_...` of `eal_args` is not a port: its driver
-/// refused it, and EAL carried on without it, which would silently shift
-/// the ids of the ports after it.
+/// Fails if a network `--vdev` of `eal_args` is not a port: its driver
+/// refused it (or EAL did, for a second device of one name), and EAL
+/// carried on without it, which would silently shift the ids of the ports
+/// after it.
 fn check_vdevs(eal: &Eal, eal_args: &[String]) -> Result<(), String> {
+    let names = network_vdev_names(eal_args);
+    for (i, (name, spec)) in names.iter().enumerate() {
+        if let Some((_, first)) = names[..i].iter().find(|(other, _)| other == name) {
+            return Err(format!(
+                "--vdev {spec}: a second device named {name} (the first: --vdev {first}); EAL creates one of them only"
+            ));
+        }
+        if eal.port_id_by_name(name).is_none() {
+            return Err(format!(
+                "--vdev {spec}: the driver could not create port {name} (its message above says why)"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The `(name, argument)` of every `--vdev` of `eal_args` that names a
+/// network device: DPDK's `net_*` drivers and their `eth_*` aliases
+/// (`eth_pcap0`, `eth_ring0`, `eth_null0`, `eth_af_packet0`, ...).
+fn network_vdev_names(eal_args: &[String]) -> Vec<(&str, &str)> {
+    let mut names = Vec::new();
     let mut args = eal_args.iter();
     while let Some(arg) = args.next() {
         let spec = match arg.strip_prefix("--vdev") {
@@ -107,13 +157,11 @@ fn check_vdevs(eal: &Eal, eal_args: &[String]) -> Result<(), String> {
         };
         let Some(spec) = spec else { continue };
         let name = spec.split(',').next().unwrap_or_default();
-        if name.starts_with("net_") && eal.port_id_by_name(name).is_none() {
-            return Err(format!(
-                "--vdev {spec}: the driver could not create port {name} (its message above says why)"
-            ));
+        if name.starts_with("net_") || name.starts_with("eth_") {
+            names.push((name, spec));
         }
     }
-    Ok(())
+    names
 }
 
 /// What EAL created: ports with their queue limits, and the lcores.
@@ -144,6 +192,8 @@ fn setup_options(args: &Args) -> setup::Options {
         num_mbufs: args.num_mbufs,
         no_numa: args.no_numa,
         eth_dest: args.eth_dest.clone(),
+        mbuf_cache: args.mbcache,
+        disable_rss: args.disable_rss,
         tx_burst: args.tx_burst,
         rx_burst: args.rx_burst,
     }
@@ -153,7 +203,14 @@ fn setup_options(args: &Args) -> setup::Options {
 /// `--duration`, then stops the ports, checks the mbufs and reports. On an
 /// error the ports set up so far are closed as their handles drop, and
 /// nothing is left running.
-fn serve<L: Lookup>(eal: &Eal, ports: Vec<Port>, plan: &Plan, args: &Args, lookup: L) -> Result<(), Box<dyn Error>> {
+fn serve<L: Lookup>(
+    eal: &Eal,
+    ports: Vec<Port>,
+    plan: &Plan,
+    args: &Args,
+    lookup: L,
+    quit: &Arc<AtomicBool>,
+) -> Result<(), Box<dyn Error>> {
     let mut dataplane = setup::build(eal, ports, plan, &setup_options(args))?;
     // What the drivers hold before forwarding (a pcap port with infinite_rx
     // keeps a copy of its file): the count to come back to.
@@ -164,13 +221,9 @@ fn serve<L: Lookup>(eal: &Eal, ports: Vec<Port>, plan: &Plan, args: &Args, looku
         }
         p.start()?;
     }
-    let quit = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(sig, Arc::clone(&quit))?;
-    }
     let lcores = std::mem::take(&mut dataplane.lcores);
-    let (tasks, stats) = lcore_tasks(eal, args, lcores, Arc::new(lookup), &quit);
-    let secs = forward(eal, &dataplane, tasks, &stats, args, &quit)?;
+    let (tasks, stats) = lcore_tasks(eal, args, lcores, Arc::new(lookup), quit);
+    let secs = forward(eal, &dataplane, tasks, &stats, args, quit)?;
 
     let mut summary = Summary::collect(&dataplane.ports, &stats, secs);
     summary.mbufs_in_use = [mbufs_before, stop(&mut dataplane)?];
@@ -315,4 +368,35 @@ fn run_lcores<L: Lookup>(eal: &Eal, tasks: Vec<Lcore<L>>, quit: &AtomicBool) -> 
     }
     quit.store(true, Relaxed);
     launched
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(args: &[&str]) -> Vec<String> {
+        args.iter().map(|&a| a.to_owned()).collect()
+    }
+
+    #[test]
+    fn network_vdevs_by_driver_name_and_alias() {
+        let args = strings(&[
+            "l3fwd-rs",
+            "--vdev=net_pcap0,rx_pcap=a.pcap",
+            "--vdev",
+            "eth_ring0",
+            "--vdev=crypto_null0",
+            "--vdev=eth_pcap1,iface=lo",
+            "-l",
+            "0",
+        ]);
+        assert_eq!(
+            network_vdev_names(&args),
+            [
+                ("net_pcap0", "net_pcap0,rx_pcap=a.pcap"),
+                ("eth_ring0", "eth_ring0"),
+                ("eth_pcap1", "eth_pcap1,iface=lo")
+            ]
+        );
+    }
 }

@@ -12,6 +12,7 @@ use rulefile::parse_c_ulong;
 use std::fmt;
 use std::path::PathBuf;
 
+use crate::abbrev;
 use crate::portmask::PortMask;
 
 /// C l3fwd's `lcore_params_array_default`, used when `--config` is absent.
@@ -36,6 +37,9 @@ pub enum LookupMode {
     Lpm,
     /// Exact match on the 5-tuple (rte_hash).
     Em,
+    /// Longest prefix match in a forwarding information base (rte_fib /
+    /// rte_fib6), from the LPM route files.
+    Fib,
 }
 
 /// One `(port,queue,lcore)` tuple of `--config`: RX queue `queue` of `port`
@@ -64,12 +68,12 @@ pub struct EthDest {
 #[derive(Debug, Clone, Parser)]
 #[command(
     about = "DPDK's l3fwd sample in Rust: l3fwd-rs [EAL options] -- -p PORTMASK [options]",
-    infer_long_args = true,
-    args_override_self = true
+    args_override_self = true,
+    allow_negative_numbers = true
 )]
 pub struct Args {
     /// Hexadecimal bitmask of the ports to use (with or without 0x)
-    #[arg(short = 'p', value_name = "PORTMASK", value_parser = parse_portmask)]
+    #[arg(short = 'p', value_name = "PORTMASK", value_parser = parse_portmask, allow_hyphen_values = true)]
     pub portmask: PortMask,
 
     /// Put the ports in promiscuous mode
@@ -90,7 +94,7 @@ pub struct Args {
     #[arg(short = 'L')]
     lpm_flag: bool,
 
-    /// Lookup method: lpm (default) or em; fib and acl are not implemented
+    /// Lookup method: lpm (default), em or fib; acl is not implemented
     #[arg(long = "lookup", value_name = "METHOD", value_parser = parse_lookup)]
     lookup_arg: Vec<LookupMode>,
 
@@ -98,11 +102,14 @@ pub struct Args {
     #[arg(skip)]
     pub lookup: LookupMode,
 
-    /// IPv4 rule file (LPM or EM routes)
+    /// IPv4 rule file (LPM or EM routes). Default: configs/lpm_v4.cfg
+    /// (em_v4.cfg with -E), built into the binary (C l3fwd's own tables).
+    /// As in C, the files are read only when both options are given
     #[arg(long = "rule_ipv4", value_name = "FILE")]
     pub rule_ipv4: Option<PathBuf>,
 
-    /// IPv6 rule file (LPM or EM routes)
+    /// IPv6 rule file (LPM or EM routes). Default: configs/lpm_v6.cfg
+    /// (em_v6.cfg with -E), built into the binary
     #[arg(long = "rule_ipv6", value_name = "FILE")]
     pub rule_ipv6: Option<PathBuf>,
 
@@ -156,6 +163,19 @@ pub struct Args {
     #[arg(long, value_name = "NPKTS", default_value_t = 1024, value_parser = clap::value_parser!(u16).range(1..))]
     pub tx_queue_size: u16,
 
+    /// Per-lcore mbuf cache size of the pools, 0-512 (later C l3fwd's --mbcache)
+    #[arg(long, value_name = "CACHESZ", default_value_t = 256, value_parser = clap::value_parser!(u32).range(0..=512))]
+    pub mbcache: u32,
+
+    /// Accepted for later C l3fwd's command lines: C drops RX offloads the
+    /// port lacks; l3fwd-rs requests none, so there is nothing to relax
+    #[arg(long)]
+    pub relax_rx_offload: bool,
+
+    /// No RSS, even on ports with several RX queues (later C l3fwd's --disable-rss)
+    #[arg(long)]
+    pub disable_rss: bool,
+
     /// l3fwd-rs: look packets up one by one instead of in groups of 8
     #[arg(long)]
     pub sequential_lookup: bool,
@@ -191,20 +211,28 @@ pub struct Args {
     /// l3fwd-rs: write final statistics as JSON to FILE
     #[arg(long, value_name = "FILE")]
     pub stats_json: Option<PathBuf>,
+
+    /// Arguments that are not options: C's getopt leaves them unread, and
+    /// l3fwd-rs ignores them too, with a warning, unless they look like a
+    /// split `--config`.
+    #[arg(hide = true, value_name = "IGNORED")]
+    stray: Vec<String>,
 }
 
 /// Parses the application arguments: program name first, then what follows
 /// EAL's `--`. Errors are one line; `--help` also comes back as an error, to
 /// `exit()` on like any other.
 pub fn parse(app_args: &[String]) -> Result<Args, clap::Error> {
-    let matches = with_unsupported(Args::command())
-        .try_get_matches_from(app_args)
-        .map_err(one_line)?;
+    let command = with_unsupported(Args::command());
+    let long_names: Vec<&str> = command.get_arguments().filter_map(Arg::get_long).collect();
+    let app_args = abbrev::expand(app_args, &long_names).map_err(|e| error_line(ErrorKind::UnknownArgument, &e))?;
+    let matches = command.clone().try_get_matches_from(app_args).map_err(one_line)?;
     if let Some(option) = first_unsupported(&matches) {
         let message = format!("option --{option} is not supported by l3fwd-rs (eventdev/ACL modes are not mirrored)");
         return Err(error_line(ErrorKind::UnknownArgument, &message));
     }
     let mut args = Args::from_arg_matches(&matches).map_err(one_line)?;
+    check_stray(&args.stray).map_err(|message| error_line(ErrorKind::UnknownArgument, &message))?;
     args.lookup = args
         .chosen_lookup()
         .map_err(|message| error_line(ErrorKind::ArgumentConflict, &message))?;
@@ -245,6 +273,21 @@ impl Args {
     }
 }
 
+/// A stray argument is ignored as C ignores it, unless it starts with `(`:
+/// then it is most likely the rest of a `--config` split by a space, which C
+/// would silently drop.
+fn check_stray(stray: &[String]) -> Result<(), String> {
+    for arg in stray {
+        if arg.starts_with('(') {
+            return Err(format!(
+                "stray argument '{arg}': part of --config? Quote the whole list, without spaces between tuples"
+            ));
+        }
+        log::warn!("ignoring '{arg}': not an option (C l3fwd ignores it too)");
+    }
+    Ok(())
+}
+
 /// Declares C's unsupported options (hidden) so that they get a clear error
 /// instead of "unexpected argument".
 fn with_unsupported(command: clap::Command) -> clap::Command {
@@ -258,12 +301,13 @@ fn with_unsupported(command: clap::Command) -> clap::Command {
     }))
 }
 
-/// The first unsupported option given. `--mode poll` is what l3fwd-rs does
-/// (and C's default), so it is accepted.
+/// The first unsupported option given. C's `parse_mode` selects eventdev
+/// for `--mode eventdev` only and leaves poll mode, what l3fwd-rs does, for
+/// any other value, so those are accepted.
 fn first_unsupported(matches: &ArgMatches) -> Option<&'static str> {
     UNSUPPORTED.iter().map(|&(name, _)| name).find(|&name| {
         matches.value_source(name) == Some(ValueSource::CommandLine)
-            && !(name == "mode" && matches.get_one::<String>(name).is_some_and(|m| m == "poll"))
+            && !(name == "mode" && matches.get_one::<String>(name).is_some_and(|m| m != "eventdev"))
     })
 }
 
@@ -286,9 +330,13 @@ fn parse_burst(text: &str) -> Result<usize, String> {
 }
 
 /// `-p`: hexadecimal like C's `strtoul(s, &end, 16)`; 0 enables nothing and is refused.
+/// A `-` negates as strtoul does, kept to 32 bits as C's mask: `-1` is every port.
 fn parse_portmask(text: &str) -> Result<PortMask, String> {
-    parse_c_ulong(text, 16)
-        .and_then(|mask| u32::try_from(mask).ok())
+    let mask = match text.strip_prefix('-') {
+        Some(negated) => parse_c_ulong(negated, 16).map(|mask| u64::from(mask.wrapping_neg() as u32)),
+        None => parse_c_ulong(text, 16),
+    };
+    mask.and_then(|mask| u32::try_from(mask).ok())
         .map(PortMask::from_bits)
         .filter(|mask| !mask.is_empty())
         .ok_or_else(|| format!("invalid portmask '{text}'"))
@@ -306,20 +354,21 @@ fn positive(what: &'static str) -> impl Fn(&str) -> Result<u32, String> + Clone 
     }
 }
 
-/// `--lookup`: C's names; fib and acl exist in C but not here.
+/// `--lookup`: C's names; acl exists in C but not here.
 fn parse_lookup(text: &str) -> Result<LookupMode, String> {
     match text {
         "lpm" => Ok(LookupMode::Lpm),
         "em" => Ok(LookupMode::Em),
-        "fib" | "acl" => Err(format!(
-            "l3fwd-rs does not implement {} lookup (use em or lpm)",
-            text.to_uppercase()
-        )),
-        _ => Err(format!("invalid lookup method '{text}' (accepted: em, lpm)")),
+        "fib" => Ok(LookupMode::Fib),
+        "acl" => Err("l3fwd-rs does not implement ACL lookup (use em, lpm or fib)".into()),
+        _ => Err(format!("invalid lookup method '{text}' (accepted: em, lpm, fib)")),
     }
 }
 
-/// `--config`: comma-separated `(port,queue,lcore)` tuples.
+/// `--config`: comma-separated `(port,queue,lcore)` tuples. C reads every
+/// `(...)` it finds and skips whatever lies between; l3fwd-rs accepts what
+/// has one meaning (a missing comma between tuples, a trailing comma, white
+/// space) and refuses other text outside the tuples, which C ignores.
 fn parse_config(text: &str) -> Result<Vec<ConfigEntry>, String> {
     let mut entries = Vec::new();
     let mut rest = text.trim_start();
@@ -327,13 +376,14 @@ fn parse_config(text: &str) -> Result<Vec<ConfigEntry>, String> {
         let (entry, after) = parse_tuple(rest)?;
         entries.push(entry);
         rest = after.trim_start();
+        if let Some(after_comma) = rest.strip_prefix(',') {
+            rest = after_comma.trim_start();
+        } else if !rest.is_empty() && !rest.starts_with('(') {
+            return Err(format!("invalid --config: expected ',' before '{rest}'"));
+        }
         if rest.is_empty() {
             return Ok(entries);
         }
-        rest = rest
-            .strip_prefix(',')
-            .ok_or_else(|| format!("invalid --config: expected ',' before '{rest}'"))?
-            .trim_start();
     }
 }
 
@@ -464,6 +514,9 @@ mod tests {
         assert_eq!(ok("-p 0x10").portmask, PortMask::from_bits(0x10));
         assert_eq!(ok("-p0X3").portmask, PortMask::from_bits(3));
         assert_eq!(ok("-p 10").portmask, PortMask::from_bits(0x10));
+        // strtoul negates, and C keeps 32 bits: -1 is every port.
+        assert_eq!(ok("-p -1").portmask, PortMask::from_bits(u32::MAX));
+        assert_eq!(ok("-p -2").portmask, PortMask::from_bits(0xffff_fffe));
     }
 
     #[test]
@@ -481,7 +534,7 @@ mod tests {
 
     #[test]
     fn portmask_errors() {
-        for bad in ["0", "0x0", "xyz", "0x", "1g", "100000000"] {
+        for bad in ["0", "0x0", "xyz", "0x", "1g", "100000000", "-0", "--1", "-x"] {
             assert!(err(&format!("-p {bad}")).contains(&format!("invalid portmask '{bad}'")));
         }
         assert!(err("--config (0,0,0)").contains("-p <PORTMASK>"));
@@ -493,6 +546,13 @@ mod tests {
         assert_eq!(args.config, vec![entry(0, 0, 1), entry(0, 1, 2)]);
         let args = ok("-p 1 --config=(0x1,010,0x7f)");
         assert_eq!(args.config, vec![entry(1, 8, 127)]);
+    }
+
+    #[test]
+    fn config_accepts_what_has_one_meaning() {
+        let both = vec![entry(0, 0, 1), entry(1, 0, 1)];
+        assert_eq!(ok("-p 1 --config (0,0,1)(1,0,1)").config, both);
+        assert_eq!(ok("-p 1 --config (0,0,1),(1,0,1),").config, both);
     }
 
     #[test]
@@ -521,8 +581,8 @@ mod tests {
             ("(0,0,128)", "tuple '(0,0,128)': lcore 128 out of range 0..128"),
             ("(0,0,-1)", "tuple '(0,0,-1)': lcore '-1' is not a number"),
             ("(,0,1)", "tuple '(,0,1)': port '' is not a number"),
-            ("(0,0,1)(1,0,1)", "expected ',' before '(1,0,1)'"),
-            ("(0,0,1),", "expected '(' at ''"),
+            ("(0,0,1),x", "expected '(' at 'x'"),
+            ("(0,0,1),,(1,0,1)", "expected '(' at ',(1,0,1)'"),
             ("(0,0,1)x", "expected ',' before 'x'"),
         ];
         for (config, expected) in cases {
@@ -555,7 +615,7 @@ mod tests {
 
     #[test]
     fn lookup_errors() {
-        assert!(err("-p 1 --lookup=fib").contains("does not implement FIB lookup"));
+        assert_eq!(ok("-p 1 --lookup=fib").lookup, LookupMode::Fib);
         assert!(err("-p 1 --lookup=acl").contains("does not implement ACL lookup"));
         assert!(err("-p 1 --lookup=hash").contains("invalid lookup method 'hash'"));
     }
@@ -580,6 +640,12 @@ mod tests {
         assert_eq!((args.stats_interval, args.duration), (2, Some(5)));
         assert_eq!(args.stats_json, Some(PathBuf::from("s.json")));
         assert_eq!((args.lpm_max_rules, args.lpm_tbl8s, args.num_mbufs), (None, None, None));
+        assert_eq!(args.mbcache, 256);
+        assert!(!args.relax_rx_offload && !args.disable_rss);
+        let args = ok("-p 1 --mbcache 0 --relax-rx-offload --disable-rss");
+        assert_eq!(args.mbcache, 0);
+        assert!(args.relax_rx_offload && args.disable_rss);
+        assert_eq!(ok("-p 1 --mbcache=512").mbcache, 512);
         let args = ok("-p 1 --lpm-max-rules 1000000 --lpm-tbl8s=0x10000 --num-mbufs 1048576");
         assert_eq!(args.lpm_max_rules, Some(1_000_000));
         assert_eq!(args.lpm_tbl8s, Some(65536));
@@ -597,6 +663,21 @@ mod tests {
         assert!(err("-p 1 --lpm-max-rules 0").contains("invalid LPM rule count '0'"));
         assert!(err("-p 1 --lpm-tbl8s 4294967296").contains("invalid tbl8 group count '4294967296'"));
         assert!(err("-p 1 --num-mbufs x").contains("invalid mbuf count 'x'"));
+        assert!(err("-p 1 --mbcache 513").contains("'513'"));
+        // A negative number is a value of its option, not an unknown argument.
+        for option in [
+            "--rx-queue-size",
+            "--stats-interval",
+            "--num-mbufs",
+            "--duration",
+            "--max-pkt-len",
+        ] {
+            let message = err(&format!("-p 1 {option} -1"));
+            assert!(
+                message.contains(&format!("invalid value '-1' for '{option}")),
+                "{message}"
+            );
+        }
     }
 
     #[test]
@@ -652,6 +733,9 @@ mod tests {
             assert!(message.contains(&expected), "{option}: {message}");
         }
         assert_eq!(ok("-p 1 --mode poll").lookup, LookupMode::Lpm);
+        // C's parse_mode leaves poll mode for anything but "eventdev".
+        assert_eq!(ok("-p 1 --mode=polling").lookup, LookupMode::Lpm);
+        assert_eq!(ok("-p 1 --mode=").lookup, LookupMode::Lpm);
     }
 
     #[test]
@@ -665,7 +749,26 @@ mod tests {
     #[test]
     fn unknown_arguments_are_errors() {
         assert!(err("-p 1 --bogus").contains("--bogus"));
-        assert!(err("-p 1 stray").contains("stray"));
+    }
+
+    #[test]
+    fn stray_arguments_are_ignored_as_in_c_unless_a_split_config() {
+        assert_eq!(ok("-p 1 stray 0x3").portmask, PortMask::from_bits(1));
+        let message = err("-p 3 --config (0,0,0), (1,0,0)");
+        assert!(
+            message.contains("stray argument '(1,0,0)': part of --config?"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn getopt_abbreviations_as_c_resolves_them() {
+        let args = ok("-p 1 --hash 16 --par --h=32 --c (0,0,0) --rule_ipv4 a --rule_ipv6 b --n");
+        assert_eq!(args.hash_entry_num, Some(32));
+        assert!(args.parse_ptype && args.no_numa);
+        assert_eq!(args.config, vec![entry(0, 0, 0)]);
+        assert!(err("-p 1 --p").contains("option '--p' is ambiguous: --parse-ptype, --per-port-pool"));
+        assert!(err("-p 1 --rule a").contains("ambiguous: --rule_ipv4, --rule_ipv6"));
     }
 
     #[test]
@@ -696,6 +799,9 @@ mod tests {
             "--stats-interval",
             "--duration",
             "--stats-json",
+            "--mbcache",
+            "--relax-rx-offload",
+            "--disable-rss",
             "--help",
         ] {
             assert!(help.contains(option), "{option} missing from help:\n{help}");

@@ -10,6 +10,7 @@ use dpdk::{Port, QUEUE_STATS};
 use serde::Serialize;
 
 use crate::counters::{LcoreStats, Totals};
+use crate::outln;
 
 /// What the control thread watches.
 pub struct Control {
@@ -98,7 +99,7 @@ impl Control {
         for ((l, b), a) in self.lcores.iter().zip(lcores.0).zip(lcores.1) {
             line += &format!(" | lcore {}: {}", l.lcore, a.since(b).load());
         }
-        println!("{line}");
+        outln!("{line}");
     }
 }
 
@@ -176,9 +177,9 @@ impl Summary {
 
     /// The human-readable form.
     pub fn print(&self) {
-        println!("\n==== l3fwd-rs summary ({:.1} s) ====", self.seconds);
+        outln!("\n==== l3fwd-rs summary ({:.1} s) ====", self.seconds);
         for p in &self.ports {
-            println!(
+            outln!(
                 "port {}: rx {} tx {} ({:.3} / {:.3} Mpps) rx-missed {} rx-nombuf {} tx-errors {}{}",
                 p.port,
                 p.rx_packets,
@@ -195,7 +196,7 @@ impl Summary {
         if self.lcores.len() > 1 {
             for l in &self.lcores {
                 let queues: Vec<String> = l.rx_queues.iter().map(|(p, q)| format!("({p},{q})")).collect();
-                println!(
+                outln!(
                     "lcore {} polling {}: {}",
                     l.lcore,
                     queues.join(" "),
@@ -203,16 +204,16 @@ impl Summary {
                 );
             }
         }
-        println!(
+        outln!(
             "forwarded: {} | total tx {:.3} Mpps",
             counts(&self.forwarded),
             self.tx_mpps
         );
         for l in &self.lcores {
-            println!("lcore {} load: {}", l.lcore, l.counters.totals().load());
+            outln!("lcore {} load: {}", l.lcore, l.counters.totals().load());
         }
         let [before, after] = self.mbufs_in_use;
-        println!(
+        outln!(
             "mbufs in use: {before} before start, {after} after shutdown{}",
             mbufs_note(before, after)
         );

@@ -4,15 +4,18 @@
 
 #![forbid(unsafe_code)]
 
+pub mod abbrev;
 pub mod app;
 pub mod cli;
 pub mod control;
 pub mod counters;
 pub mod forward;
 pub mod lookup;
+pub mod output;
 pub mod packet;
 pub mod plan;
 pub mod portmask;
+pub mod rule_files;
 pub mod setup;
 
 /// Most packets per RX burst and per TX buffer (`--rx-burst`, `--tx-burst`:

@@ -13,6 +13,13 @@ fn main() {
         .init();
     let argv: Vec<String> = std::env::args().collect();
     let (eal_args, app_args) = split_args(&argv);
+    if let Some(option) = app_option_before_separator(&argv) {
+        eprintln!(
+            "l3fwd-rs: {option} is an l3fwd option, but no '--' separates the EAL options from l3fwd's: \
+             l3fwd-rs [EAL options] -- -p PORTMASK [options]"
+        );
+        std::process::exit(1);
+    }
     let args = match cli::parse(&app_args) {
         Ok(a) => a,
         Err(e) if e.use_stderr() => {
@@ -43,6 +50,18 @@ fn split_args(argv: &[String]) -> (Vec<String>, Vec<String>) {
             vec![prog],
         ),
     }
+}
+
+/// An l3fwd option given when the command line has no `--`: EAL would get
+/// it, and l3fwd's parser nothing.
+fn app_option_before_separator(argv: &[String]) -> Option<&str> {
+    if argv.iter().any(|a| a == "--") {
+        return None;
+    }
+    argv.iter()
+        .skip(1)
+        .map(String::as_str)
+        .find(|a| a.starts_with("-p") || a.starts_with("--config") || a.starts_with("--rule_ipv"))
 }
 
 fn first_line(s: &str) -> &str {

@@ -96,6 +96,13 @@ pub fn parse(frame: &[u8]) -> L3 {
     }
 }
 
+/// The 16 bytes of any frame where an IPv6 destination would be, if it
+/// holds them: what C's FIB mode looks up for every frame that is not IPv4.
+#[inline(always)]
+pub fn ipv6_dst_bytes(frame: &[u8]) -> Option<[u8; 16]> {
+    frame.get(IPV6_DST..IPV6_END)?.try_into().ok()
+}
+
 /// The 16 bytes of an IPv4 frame from the TTL to the end of the TCP/UDP
 /// ports that follow a 20-byte header (TTL, protocol, checksum, source,
 /// destination, ports): the 5-tuple in frame order, as exact match (and

@@ -57,46 +57,29 @@ pub struct LcorePlan {
 pub struct Plan {
     pub ports: Vec<PortPlan>,
     pub lcores: Vec<LcorePlan>,
+    /// Ports the mask enables that do not exist: skipped, as C skips them.
+    pub missing_ports: Vec<u16>,
+}
+
+impl Plan {
+    /// Whether rules and routes to `port` are loaded: it is enabled and
+    /// exists. (C loads routes to missing ports too, then crashes or dumps
+    /// a stack per packet sent to them.)
+    pub fn forwards_to(&self, port: u16) -> bool {
+        self.ports.iter().any(|p| p.port == port)
+    }
 }
 
 /// Why the `--config` / portmask pair does not fit the EAL topology.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PlanError {
-    LcoreNotEnabled {
-        entry: ConfigEntry,
-        lcores: Vec<u32>,
-    },
-    PortNotInMask {
-        entry: ConfigEntry,
-        portmask: PortMask,
-    },
-    ConfigPortMissing {
-        entry: ConfigEntry,
-        n_ports: usize,
-    },
-    MaskPortMissing {
-        portmask: PortMask,
-        port: u16,
-        n_ports: usize,
-    },
-    DuplicateQueue {
-        entry: ConfigEntry,
-        first: ConfigEntry,
-    },
-    QueueOutOfSequence {
-        entry: ConfigEntry,
-        expected: u16,
-    },
-    TooManyRxQueues {
-        port: u16,
-        requested: u16,
-        max: u16,
-    },
-    TooManyTxQueues {
-        port: u16,
-        requested: u16,
-        max: u16,
-    },
+    LcoreNotEnabled { entry: ConfigEntry, lcores: Vec<u32> },
+    PortNotInMask { entry: ConfigEntry, portmask: PortMask },
+    ConfigPortMissing { entry: ConfigEntry, n_ports: usize },
+    DuplicateQueue { entry: ConfigEntry, first: ConfigEntry },
+    QueueOutOfSequence { entry: ConfigEntry, expected: u16 },
+    TooManyRxQueues { port: u16, requested: u16, max: u16 },
+    TooManyTxQueues { port: u16, requested: u16, max: u16 },
 }
 
 impl fmt::Display for PlanError {
@@ -116,14 +99,6 @@ impl fmt::Display for PlanError {
                 f,
                 "port {} in --config {entry} does not exist: only {n_ports} ports exist",
                 entry.port
-            ),
-            Self::MaskPortMissing {
-                portmask,
-                port,
-                n_ports,
-            } => write!(
-                f,
-                "portmask {portmask:#x} enables port {port}, but only {n_ports} ports exist"
             ),
             Self::DuplicateQueue { entry, first } => write!(
                 f,
@@ -156,7 +131,15 @@ impl Plan {
         for entry in config {
             check_entry(entry, portmask, topology)?;
         }
-        let enabled = enabled_ports(portmask, topology.ports.len())?;
+        let (enabled, missing_ports): (Vec<u16>, Vec<u16>) = portmask
+            .ports()
+            .partition(|&port| usize::from(port) < topology.ports.len());
+        if !missing_ports.is_empty() {
+            log::warn!(
+                "portmask {portmask:#x} enables ports {missing_ports:?}, which do not exist ({} ports exist): skipped, as C l3fwd does",
+                topology.ports.len()
+            );
+        }
         check_duplicates(config)?;
         let rx_counts = rx_queue_counts(config, topology.ports.len())?;
         let n_tx_queues = tx_queue_count(topology);
@@ -173,7 +156,11 @@ impl Plan {
                 tx_queue,
             })
             .collect();
-        Ok(Self { ports, lcores })
+        Ok(Self {
+            ports,
+            lcores,
+            missing_ports,
+        })
     }
 }
 
@@ -198,25 +185,6 @@ fn check_entry(entry: &ConfigEntry, portmask: PortMask, topology: &Topology) -> 
         });
     }
     Ok(())
-}
-
-/// The ports the mask enables, ascending; each must exist (C silently skips
-/// missing ones, which hides typos in the mask).
-fn enabled_ports(portmask: PortMask, n_ports: usize) -> Result<Vec<u16>, PlanError> {
-    portmask
-        .ports()
-        .map(|port| {
-            if usize::from(port) < n_ports {
-                Ok(port)
-            } else {
-                Err(PlanError::MaskPortMissing {
-                    portmask,
-                    port,
-                    n_ports,
-                })
-            }
-        })
-        .collect()
 }
 
 /// Checked before the sequence, which a duplicate also breaks, for a clearer message.
@@ -411,15 +379,14 @@ mod tests {
     }
 
     #[test]
-    fn portmask_port_missing() {
-        assert_eq!(
-            error(&[(0, 0, 1)], 0x7, &topology(2, &[0, 1])),
-            "portmask 0x7 enables port 2, but only 2 ports exist"
-        );
-        assert_eq!(
-            error(&[], 0x8000_0000, &topology(2, &[0])),
-            "portmask 0x80000000 enables port 31, but only 2 ports exist"
-        );
+    fn portmask_ports_that_do_not_exist_are_skipped() {
+        let plan = Plan::build(&entries(&[(0, 0, 1)]), PortMask::from_bits(0x7), &topology(2, &[0, 1])).unwrap();
+        assert_eq!(plan.ports.iter().map(|p| p.port).collect::<Vec<_>>(), [0, 1]);
+        assert_eq!(plan.missing_ports, [2]);
+        assert!(plan.forwards_to(1) && !plan.forwards_to(2));
+        let plan = Plan::build(&[], PortMask::from_bits(u32::MAX), &topology(2, &[0])).unwrap();
+        assert_eq!(plan.missing_ports, (2..32).collect::<Vec<_>>());
+        assert!(!plan.forwards_to(32));
     }
 
     #[test]

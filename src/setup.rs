@@ -12,7 +12,8 @@ use crate::forward::{LcoreQueues, TxPort, TxPorts};
 use crate::packet::{default_dest_mac, eth_rewrite};
 use crate::plan::Plan;
 
-/// Per-lcore mbuf cache of the pools (the C sample's MEMPOOL_CACHE_SIZE).
+/// Per-lcore mbuf cache the C sample's NB_MBUF counts (MEMPOOL_CACHE_SIZE;
+/// later C counts it even when `--mbcache` sets another cache size).
 const MEMPOOL_CACHE: u32 = 256;
 /// Smallest pool the C sample creates.
 const MIN_MBUFS: u32 = 8192;
@@ -37,6 +38,10 @@ pub struct Options {
     pub no_numa: bool,
     /// `--eth-dest`: next-hop MACs by port (the last one given wins).
     pub eth_dest: Vec<EthDest>,
+    /// `--mbcache`: per-lcore cache size of the pools.
+    pub mbuf_cache: u32,
+    /// `--disable-rss`: no RSS even on ports with several RX queues.
+    pub disable_rss: bool,
     /// `--rx-burst`, `--tx-burst`: packets per RX poll and per TX buffer.
     pub rx_burst: usize,
     pub tx_burst: usize,
@@ -64,13 +69,28 @@ fn mbuf_count(ports: u32, rx_queues: u32, rxd: u32, tx_queues: u32, txd: u32, lc
     need.max(MIN_MBUFS)
 }
 
+/// A pool of `n` mbufs with a per-lcore cache of `cache` must hold what
+/// rte_mempool lets a cache grow to (1.5 times its size), or creating it
+/// fails with a bare EINVAL.
+fn check_cache_fits(n: u32, cache: u32) -> Result<(), String> {
+    let flush_threshold = u64::from(cache) * 3 / 2;
+    if flush_threshold > u64::from(n) {
+        return Err(format!(
+            "--num-mbufs {n} is below what a per-lcore mbuf cache of {cache} needs ({flush_threshold}): \
+             raise --num-mbufs or lower --mbcache"
+        ));
+    }
+    Ok(())
+}
+
 /// What l3fwd asks of a port (the C sample's `port_conf` plus its options):
-/// RSS over IP when the device has several RX queues, no RX offloads (the
-/// packet checks are ours), fast mbuf free on TX when offered, multi-segment
-/// TX for jumbo frames.
-fn port_conf(info: &PortInfo, max_pkt_len: Option<u32>) -> EthConf {
+/// RSS over IP when the device has several RX queues and `--disable-rss`
+/// is not given, no RX offloads (the packet checks are ours, so
+/// `--relax-rx-offload` has nothing to relax), fast mbuf free on TX when
+/// offered, multi-segment TX for jumbo frames.
+fn port_conf(info: &PortInfo, max_pkt_len: Option<u32>, disable_rss: bool) -> EthConf {
     let mut conf = EthConf {
-        rss_hash: if info.max_rx_queues > 1 {
+        rss_hash: if info.max_rx_queues > 1 && !disable_rss {
             dpdk::rss_ip() & info.rss_offloads
         } else {
             0
@@ -126,7 +146,11 @@ pub fn build(
             .and_then(Option::take)
             .ok_or_else(|| format!("port {} does not exist", pp.port))?;
         let info = port.info()?;
-        let slots = port.configure(pp.n_rx_queues, pp.n_tx_queues, &port_conf(&info, opts.max_pkt_len))?;
+        let slots = port.configure(
+            pp.n_rx_queues,
+            pp.n_tx_queues,
+            &port_conf(&info, opts.max_pkt_len, opts.disable_rss),
+        )?;
         let (rxd, txd) = port.adjust_ring_sizes(opts.rx_desc, opts.tx_desc)?;
         let mac = port.mac()?;
         let dest = opts
@@ -167,11 +191,12 @@ pub fn build(
                         opts.rx_burst.max(opts.tx_burst) as u32,
                     )
                 });
+                check_cache_fits(n, opts.mbuf_cache)?;
                 let pool = Mempool::create(
                     eal,
                     &format!("mbuf_pool_{key_port}_{socket}"),
                     n,
-                    MEMPOOL_CACHE,
+                    opts.mbuf_cache,
                     socket as i32,
                 )?;
                 log::info!("mempool for port key {key_port} socket {socket}: {n} mbufs");
@@ -217,4 +242,42 @@ pub fn build(
 /// `aa:bb:cc:dd:ee:ff`.
 pub fn fmt_mac(m: &[u8; 6]) -> String {
     m.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(":")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(max_rx_queues: u16) -> PortInfo {
+        PortInfo {
+            name: "net_test0".into(),
+            max_rx_queues,
+            max_tx_queues: 16,
+            rx_queues: 0,
+            tx_queues: 0,
+            rss_offloads: u64::MAX,
+            tx_offloads: 0,
+            max_mtu: u16::MAX,
+            max_rx_pktlen: 9618,
+        }
+    }
+
+    #[test]
+    fn rss_on_ports_with_several_rx_queues_unless_disabled() {
+        assert_eq!(port_conf(&info(4), None, false).rss_hash, dpdk::rss_ip());
+        assert_eq!(port_conf(&info(4), None, true).rss_hash, 0);
+        assert_eq!(port_conf(&info(1), None, false).rss_hash, 0);
+    }
+
+    #[test]
+    fn pool_must_hold_what_a_cache_grows_to() {
+        assert!(check_cache_fits(8192, 256).is_ok());
+        assert!(check_cache_fits(384, 256).is_ok());
+        let error = check_cache_fits(383, 256).unwrap_err();
+        assert!(
+            error.starts_with("--num-mbufs 383 is below what a per-lcore mbuf cache of 256 needs (384)"),
+            "{error}"
+        );
+        assert!(check_cache_fits(1, 0).is_ok());
+    }
 }

@@ -61,6 +61,41 @@ fn lpm_output_is_identical_to_the_c_sample() {
 }
 
 #[test]
+fn fib_output_is_identical_to_the_c_sample() {
+    let rules = [
+        "--lookup=fib",
+        "--rule_ipv4=configs/lpm_v4.cfg",
+        "--rule_ipv6=configs/lpm_v6.cfg",
+    ];
+    for seed in SEEDS {
+        let mut inputs = traffic(seed, false);
+        // C's FIB path looks every frame that is not IPv4 up as IPv6: a
+        // non-IP frame with a routed address where an IPv6 destination
+        // would be goes to that route's port (2001:200:0:1::/64 -> 1).
+        for input in &mut inputs {
+            input.extend(non_ip_with_ipv6_route_bytes());
+        }
+        let sent = assert_same_as_c(&inputs, &[PORTS, &rules].concat(), 512);
+        assert!(sent > 1000, "seed {seed}: only {sent} frames forwarded");
+    }
+}
+
+/// Frames of a local experimental Ethernet type (0x88b5) carrying
+/// 2001:200:0:1::9 at the IPv6 destination's offset.
+fn non_ip_with_ipv6_route_bytes() -> Vec<Vec<u8>> {
+    let addr: std::net::Ipv6Addr = "2001:200:0:1::9".parse().unwrap();
+    (0..4u8)
+        .map(|i| {
+            let mut f = vec![i; 64];
+            f[..12].copy_from_slice(&[0x02, 0, 0, 0, 0, 0x10, 0x02, 0, 0, 0, 0, 0x20]);
+            f[12..14].copy_from_slice(&[0x88, 0xb5]);
+            f[38..54].copy_from_slice(&addr.octets());
+            f
+        })
+        .collect()
+}
+
+#[test]
 fn em_output_is_identical_to_the_c_sample() {
     let rules = ["-E", "--rule_ipv4=configs/em_v4.cfg", "--rule_ipv6=configs/em_v6.cfg"];
     for seed in SEEDS {

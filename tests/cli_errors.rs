@@ -26,7 +26,7 @@ fn assert_fails_with(app: &[&str], needle: &str) {
 fn bad_portmask() {
     assert_fails_with(&["-p", "0", "--config", "(0,0,0)"], "portmask '0'");
     assert_fails_with(&["-p", "xyz", "--config", "(0,0,0)"], "portmask 'xyz'");
-    assert_fails_with(&["-p", "0x7", "--config", "(0,0,0)"], "port 2");
+    assert_fails_with(&["-p", "-0", "--config", "(0,0,0)"], "portmask '-0'");
 }
 
 #[test]
@@ -60,16 +60,24 @@ fn bad_rule_files_name_file_and_line() {
     let dir = TestDir::new("bad-rules");
     let path = dir.file("bad.cfg", "# comment\nR10.0.0.0/8 1\nR10.1.0.0/33 1\n");
     let path = path.as_str();
+    // Rule files are read only when both are given, as in C.
+    let v4 = format!("--rule_ipv4={path}");
+    let lpm_v6 = "--rule_ipv6=configs/lpm_v6.cfg";
+    assert_fails_with(&["-p", "0x3", "--config", "(0,0,0)", &v4, lpm_v6], &format!("{path}:3"));
+    let em_v6 = "--rule_ipv6=configs/em_v6.cfg";
     assert_fails_with(
-        &["-p", "0x3", "--config", "(0,0,0)", &format!("--rule_ipv4={path}")],
-        &format!("{path}:3"),
-    );
-    assert_fails_with(
-        &["-p", "0x3", "--config", "(0,0,0)", "-E", &format!("--rule_ipv4={path}")],
+        &["-p", "0x3", "--config", "(0,0,0)", "-E", &v4, em_v6],
         &format!("{path}:2"),
     );
     assert_fails_with(
-        &["-p", "0x3", "--config", "(0,0,0)", "--rule_ipv6=/nonexistent.cfg"],
+        &[
+            "-p",
+            "0x3",
+            "--config",
+            "(0,0,0)",
+            "--rule_ipv4=configs/lpm_v4.cfg",
+            "--rule_ipv6=/nonexistent.cfg",
+        ],
         "/nonexistent.cfg",
     );
 }
@@ -77,7 +85,7 @@ fn bad_rule_files_name_file_and_line() {
 #[test]
 fn unknown_and_unsupported_options() {
     assert_fails_with(&["-p", "0x3", "--bogus"], "--bogus");
-    assert_fails_with(&["-p", "0x3", "--lookup=fib"], "FIB");
+    assert_fails_with(&["-p", "0x3", "--lookup=acl"], "ACL");
     assert_fails_with(&["-p", "0x3", "-E", "-L"], "one lookup mode");
 }
 
@@ -94,4 +102,18 @@ fn help_exits_zero_and_lists_options() {
     ] {
         assert!(out.stdout.contains(opt), "--help lacks {opt}");
     }
+}
+
+#[test]
+fn forgotten_separator_names_the_real_problem() {
+    let out = std::process::Command::new(l3fwd_rs())
+        .args(["-l", "0", "--no-huge", "-p", "0x3", "--config", "(0,0,0)"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("-p is an l3fwd option, but no '--' separates"),
+        "{stderr}"
+    );
 }

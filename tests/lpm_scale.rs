@@ -1,4 +1,4 @@
-//! LPM at a real router's scale, through the real binary: a generated
+//! LPM and FIB at a real router's scale, through the real binary: a generated
 //! 1M-route IPv4 table and 230K-route IPv6 table, and 100K frames to random
 //! routes (10% to no route) in on a pcap port. Every frame must leave on the
 //! port a plain longest-prefix model picks.
@@ -59,6 +59,18 @@ fn destination(frame: &[u8]) -> u128 {
 
 #[test]
 fn large_tables_forward_as_a_longest_prefix_model() {
+    forwards_as_a_longest_prefix_model(&[], 1024);
+}
+
+/// FIB mode on the same tables and traffic.
+#[test]
+fn large_fibs_forward_as_a_longest_prefix_model() {
+    forwards_as_a_longest_prefix_model(&["--lookup=fib"], 2048);
+}
+
+/// The tables and frames, through l3fwd-rs with `mode` arguments and
+/// `memory_mb` of EAL memory, against the model.
+fn forwards_as_a_longest_prefix_model(mode: &[&str], memory_mb: u32) {
     let v4 = tables::ipv4_routes(SEED, V4_ROUTES, &ROUTE_PORTS);
     let v6 = tables::ipv6_routes(SEED, V6_ROUTES, &ROUTE_PORTS);
     let dir = TestDir::new("lpm-scale");
@@ -93,7 +105,7 @@ fn large_tables_forward_as_a_longest_prefix_model() {
         format!("--rule_ipv6={}", v6_file.display()),
     ];
     let out = Run::new(l3fwd_rs())
-        .memory_mb(1024)
+        .memory_mb(memory_mb)
         .port(frames)
         .port(Vec::new())
         .port(Vec::new())
@@ -105,6 +117,7 @@ fn large_tables_forward_as_a_longest_prefix_model() {
             &rule_args[0],
             &rule_args[1],
         ])
+        .args(mode)
         .stop_with("INT", FORWARD_TIME)
         .run();
     out.assert_success();

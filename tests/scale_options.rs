@@ -67,7 +67,8 @@ fn lpm_tables_too_small_fail_naming_file_and_line() {
         assert_eq!(out.error_line(), format!("l3fwd-rs: {expected}"), "{limit}");
     }
     // The default IPv4 routes (all /24) need no tbl8 group; these IPv6 ones 3.
-    let out = lpm_run(&[&rules[1], "--lpm-tbl8s=2"]);
+    // (Rule files are read only as a pair, as in C.)
+    let out = lpm_run(&["--rule_ipv4=configs/lpm_v4.cfg", &rules[1], "--lpm-tbl8s=2"]);
     let expected = format!("l3fwd-rs: {v6}:2: IPv6 LPM table full: more than 2 tbl8 groups (raise --lpm-tbl8s)");
     assert_eq!(out.error_line(), expected);
 }

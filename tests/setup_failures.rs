@@ -82,6 +82,39 @@ fn vdev_that_cannot_be_created() {
     assert_eal_cleaned_up(&out);
 }
 
+/// The same under a driver's alias name (`eth_pcap` for `net_pcap`).
+#[test]
+fn vdev_under_an_alias_name_that_cannot_be_created() {
+    let out = fails_with(
+        &["--vdev=eth_pcap0,rx_pcap=/nonexistent/in.pcap", "--vdev=net_null1"],
+        ONE_PORT,
+        &[
+            "--vdev eth_pcap0,rx_pcap=/nonexistent/in.pcap",
+            "could not create port eth_pcap0",
+        ],
+    );
+    assert_eal_cleaned_up(&out);
+}
+
+/// EAL creates one device of a name; the second would shift the port ids.
+#[test]
+fn two_vdevs_with_one_name() {
+    let out = fails_with(
+        &["--vdev=net_null0", "--vdev=net_null0", "--vdev=net_null1"],
+        ONE_PORT,
+        &["--vdev net_null0: a second device named net_null0"],
+    );
+    assert_eal_cleaned_up(&out);
+}
+
+/// The --stats-json path is checked before anything is set up.
+#[test]
+fn stats_json_that_cannot_be_written() {
+    let app = [ONE_PORT, &["--stats-json", "/nonexistent/dir/s.json"]].concat();
+    let out = fails_with(&["--vdev=net_null0"], &app, &["--stats-json /nonexistent/dir/s.json"]);
+    assert!(out.eal_files.is_empty(), "EAL started: {:?}", out.eal_files);
+}
+
 /// 65535-descriptor rings need a pool of 131358 mbufs, about 300 MB: more
 /// than `-m 256` leaves after the LPM tables.
 #[test]
@@ -128,14 +161,16 @@ fn more_tx_queues_than_the_port_has() {
 fn rule_files_that_cannot_be_read() {
     let dir = TestDir::new("rules-dir");
     let path = dir.path("").display().to_string();
-    for (mode, option) in [
-        ("-L", "--rule_ipv4"),
-        ("-L", "--rule_ipv6"),
-        ("-E", "--rule_ipv4"),
-        ("-E", "--rule_ipv6"),
+    // Files are read only when both are given, as in C.
+    for (mode, rule, other) in [
+        ("-L", "--rule_ipv4", "--rule_ipv6=configs/lpm_v6.cfg"),
+        ("-L", "--rule_ipv6", "--rule_ipv4=configs/lpm_v4.cfg"),
+        ("-E", "--rule_ipv4", "--rule_ipv6=configs/em_v6.cfg"),
+        ("-E", "--rule_ipv6", "--rule_ipv4=configs/em_v4.cfg"),
     ] {
-        let rule = format!("{option}={path}");
-        let out = fails_with(&["--vdev=net_null0"], &[ONE_PORT, &[mode, &rule]].concat(), &[&path]);
+        let rule = format!("{rule}={path}");
+        let app = [ONE_PORT, &[mode, &rule, other]].concat();
+        let out = fails_with(&["--vdev=net_null0"], &app, &[&path]);
         assert!(out.eal_files.is_empty(), "EAL started: {:?}", out.eal_files);
     }
 }

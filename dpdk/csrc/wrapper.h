@@ -14,3 +14,5 @@
 #include <rte_hash_crc.h>
 #include <rte_telemetry.h>
 #include "shim.h"
+#include <rte_fib.h>
+#include <rte_fib6.h>

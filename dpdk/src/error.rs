@@ -33,6 +33,8 @@ use crate::sys;
 pub struct DpdkError {
     what: String,
     reason: String,
+    /// DPDK's errno, 0 for errors found before calling it.
+    errno: i32,
 }
 
 /// Result of a DPDK call: the value, or the [`DpdkError`] saying what
@@ -47,6 +49,7 @@ impl DpdkError {
         Self {
             what: what.into(),
             reason: strerror(errno),
+            errno,
         }
     }
 
@@ -60,7 +63,14 @@ impl DpdkError {
         Self {
             what: what.into(),
             reason: reason.into(),
+            errno: 0,
         }
+    }
+
+    /// Whether DPDK refused for want of room (`ENOSPC`: a table's rules or
+    /// groups are used up), which a bigger table would cure.
+    pub fn is_out_of_space(&self) -> bool {
+        self.errno == sys::ENOSPC as i32
     }
 }
 

@@ -4,7 +4,8 @@
 //! with a `SAFETY:` note; the other crates forbid `unsafe`.
 //!
 //! Layering: bindings (private) -> safe types ([`Eal`], [`Mempool`],
-//! [`Port`], [`MbufArray`], [`Lpm`], [`Lpm6`], [`struct@Hash`], lcore
+//! [`Port`], [`MbufArray`], [`Lpm`], [`Lpm6`], [`Fib`], [`Fib6`],
+//! [`struct@Hash`], lcore
 //! launch, telemetry) -> the application. Nothing here is specific to
 //! l3fwd: what to ask of a port, which offloads to turn on, is the
 //! application's choice.
@@ -93,6 +94,7 @@
 
 mod eal;
 mod error;
+mod fib;
 mod hash;
 mod launch;
 mod lpm;
@@ -126,6 +128,7 @@ pub const MAX_QUEUES_PER_PORT: u16 = sys::RTE_MAX_QUEUES_PER_PORT as u16;
 
 pub use eal::{current_lcore, rdtsc, Eal};
 pub use error::{DpdkError, Result};
+pub use fib::{Fib, Fib6};
 pub use hash::{Hash, HASH_BULK_MAX};
 pub use launch::ControlThread;
 pub use lpm::{FrozenLpm, Lpm, Lpm6, LpmTable, Tbl24};

@@ -8,9 +8,9 @@
 //! read like C's `strtoul(s, &end, 0)` with the whole field consumed, so the
 //! default files' protocol `0x11` is UDP.
 //!
-//! As in the LPM parser, and unlike the C one, a field after the out port is
-//! an error rather than being silently ignored, and Windows line endings are
-//! accepted.
+//! As in C, fields after the out port are ignored (`... 0x11 1 # web`);
+//! unlike C, Windows line endings are accepted. The file is read as bytes
+//! (see the `rulefile` crate: comments may hold any byte, a NUL ends a line).
 
 use std::fmt;
 use std::net::{Ipv4Addr, Ipv6Addr};
@@ -52,8 +52,6 @@ pub enum LineProblem {
         /// How many there are.
         found: usize,
     },
-    /// A seventh field.
-    ExtraField(String),
     /// An address that does not parse as one of the file's family.
     BadAddress {
         /// Which field (`"source address"`, ...).
@@ -87,7 +85,6 @@ impl fmt::Display for LineProblem {
                 f,
                 "expected 6 fields 'R<dst> <src> <dst port> <src port> <proto> <port>', found {found}"
             ),
-            Self::ExtraField(text) => write!(f, "unexpected field '{text}' after the output port"),
             Self::BadAddress { field, text } => write!(f, "{field} '{text}' is not a valid address"),
             Self::BadNumber { field, text } => write!(f, "{field} '{text}' is not a number"),
             Self::OutOfRange { field, value, max } => write!(f, "{field} {value} out of range 0..={max}"),
@@ -103,12 +100,12 @@ impl rulefile::Problem for LineProblem {
 }
 
 /// Parses an IPv4 rule file's text; `origin` (usually the path) names it in errors.
-pub fn parse_v4(text: &str, origin: &str) -> Result<Vec<Rule<Ipv4Addr>>, RuleError> {
+pub fn parse_v4(text: impl AsRef<[u8]>, origin: &str) -> Result<Vec<Rule<Ipv4Addr>>, RuleError> {
     rulefile::parse(text, origin, rule)
 }
 
 /// Parses an IPv6 rule file's text; `origin` (usually the path) names it in errors.
-pub fn parse_v6(text: &str, origin: &str) -> Result<Vec<Rule<Ipv6Addr>>, RuleError> {
+pub fn parse_v6(text: impl AsRef<[u8]>, origin: &str) -> Result<Vec<Rule<Ipv6Addr>>, RuleError> {
     rulefile::parse(text, origin, rule)
 }
 
@@ -129,9 +126,8 @@ fn rule<A: FromStr>(line: Line<'_>) -> Result<Rule<A>, LineProblem> {
     for (found, slot) in f.iter_mut().enumerate() {
         *slot = fields.next().ok_or(LineProblem::MissingFields { found })?;
     }
-    if let Some(extra) = fields.next() {
-        return Err(LineProblem::ExtraField(extra.to_owned()));
-    }
+    // Fields after the port are ignored, as C's strtok-based parser does
+    // (they are often comments: `R10.0.0.0/8 1 # core`).
     let tuple = FiveTuple {
         dst: address(f[0], FIELDS[0])?,
         src: address(f[1], FIELDS[1])?,
@@ -239,7 +235,8 @@ mod tests {
         assert!(v4_err("R1.1.1.1 2.2.2.2 1 2 6")
             .ends_with("expected 6 fields 'R<dst> <src> <dst port> <src port> <proto> <port>', found 5"));
         assert!(v4_err("R").ends_with("found 0"));
-        assert!(v4_err("R1.1.1.1 2.2.2.2 1 2 6 3 # x").ends_with("unexpected field '#' after the output port"));
+        let rule = parse_v4("R1.1.1.1 2.2.2.2 1 2 6 3 # x junk", "t.cfg").unwrap()[0];
+        assert_eq!((rule.port, rule.tuple.proto), (3, 6));
     }
 
     #[test]
@@ -261,7 +258,7 @@ mod tests {
         assert!(v4_err(&line(["1", "2", "0x100", "3"])).ends_with("protocol 256 out of range 0..=255"));
         assert!(v4_err(&line(["1", "2", "udp", "3"])).ends_with("protocol 'udp' is not a number"));
         assert!(v4_err(&line(["1", "2", "6", "-1"])).ends_with("output port '-1' is not a number"));
-        let max = parse_v4(&line(["65535", "0", "255", "255"]), "t").unwrap()[0];
+        let max = parse_v4(line(["65535", "0", "255", "255"]), "t").unwrap()[0];
         assert_eq!((max.tuple.dst_port, max.tuple.proto, max.port), (65535, 255, 255));
     }
 

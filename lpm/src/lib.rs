@@ -13,14 +13,18 @@
 //!   ([`LpmTables::lookup_v4`], inline, and [`LpmTables::lookup_v6_bulk`]).
 //!
 //! [`LpmTables::build`] has a runnable example, from rule text to lookups.
+//! FIB mode takes the same route files into rte_fib / rte_fib6
+//! ([`FibTables`]).
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 mod dir24;
+mod fib;
 pub mod rules;
 mod sizing;
 mod table;
 
+pub use fib::FibTables;
 pub use sizing::{Limits, Shortage, Size};
 pub use table::{LoadReport, LpmError, LpmTables};

@@ -6,10 +6,13 @@
 //! and so is a file without any route. Numbers (depth, port) are read like C's
 //! `strtoul(s, &end, 0)` with the whole field consumed, so `0x18` is a depth of 24.
 //!
-//! Unlike the C parser, a field after the port is an error rather than being
-//! silently ignored, and Windows line endings are accepted.
+//! As in C, fields after the port are ignored (`R10.0.0.0/8 1 # core`);
+//! unlike C, Windows line endings are accepted. The file is read as bytes
+//! (see the `rulefile` crate: comments may hold any byte, a NUL ends a line).
 
-use ipnet::{Ipv4Net, Ipv6Net, PrefixLenError};
+use ipnet::PrefixLenError;
+/// The prefix types of IPv4 and IPv6 routes.
+pub use ipnet::{Ipv4Net, Ipv6Net};
 use rulefile::{parse_c_ulong, Line};
 use std::fmt;
 use std::net::{Ipv4Addr, Ipv6Addr};
@@ -44,8 +47,6 @@ pub enum LineProblem {
     NotARoute,
     /// Fewer than two fields after `R`.
     MissingField,
-    /// A third field after the port.
-    ExtraField(String),
     /// The prefix has no `/<depth>`.
     MissingDepth,
     /// The address does not parse as an address of the file's family.
@@ -70,7 +71,6 @@ impl fmt::Display for LineProblem {
         match self {
             Self::NotARoute => write!(f, "a route must start with 'R'"),
             Self::MissingField => write!(f, "expected 'R<prefix>/<depth> <port>'"),
-            Self::ExtraField(field) => write!(f, "unexpected field '{field}' after the port"),
             Self::MissingDepth => write!(f, "prefix has no '/<depth>'"),
             Self::BadAddress(addr) => write!(f, "'{addr}' is not a valid address"),
             Self::BadDepth(depth) => write!(f, "depth '{depth}' is not a number"),
@@ -130,12 +130,12 @@ impl Prefix for Ipv6Net {
 /// assert_eq!(err.to_string(), "v4.cfg:2: 'R10.0.0.0/33 1': depth 33 out of range 0..=32");
 /// # Ok::<(), lpm::rules::RuleError>(())
 /// ```
-pub fn parse_v4(text: &str, origin: &str) -> Result<Vec<Route<Ipv4Net>>, RuleError> {
+pub fn parse_v4(text: impl AsRef<[u8]>, origin: &str) -> Result<Vec<Route<Ipv4Net>>, RuleError> {
     rulefile::parse(text, origin, route)
 }
 
 /// Parses an IPv6 rule file's text; `origin` (usually the path) names it in errors.
-pub fn parse_v6(text: &str, origin: &str) -> Result<Vec<Route<Ipv6Net>>, RuleError> {
+pub fn parse_v6(text: impl AsRef<[u8]>, origin: &str) -> Result<Vec<Route<Ipv6Net>>, RuleError> {
     rulefile::parse(text, origin, route)
 }
 
@@ -162,9 +162,8 @@ fn route<N: Prefix>(line: Line<'_>) -> Result<Route<N>, LineProblem> {
     let (Some(net), Some(port)) = (fields.next(), fields.next()) else {
         return Err(LineProblem::MissingField);
     };
-    if let Some(extra) = fields.next() {
-        return Err(LineProblem::ExtraField(extra.to_owned()));
-    }
+    // Fields after the port are ignored, as C's strtok-based parser does
+    // (they are often comments: `R10.0.0.0/8 1 # core`).
     Ok(Route {
         prefix: parse_prefix(net)?,
         port: parse_port(port)?,
@@ -281,10 +280,11 @@ mod tests {
     }
 
     #[test]
-    fn rejects_missing_and_extra_fields() {
+    fn rejects_missing_fields_and_ignores_extra_ones() {
         assert!(v4_err("R10.0.0.0/8").ends_with("expected 'R<prefix>/<depth> <port>'"));
         assert!(v4_err("R").ends_with("expected 'R<prefix>/<depth> <port>'"));
-        assert!(v4_err("R10.0.0.0/8 1 2").ends_with("unexpected field '2' after the port"));
+        let route = v4("R10.0.0.0/8 1 # core é").unwrap()[0];
+        assert_eq!((route.prefix, route.port), (net4("10.0.0.0/8"), 1));
     }
 
     #[test]

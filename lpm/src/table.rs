@@ -68,6 +68,8 @@ pub enum LpmError {
         origin: String,
         /// 1-based line of the route.
         line: usize,
+        /// The DPDK library that refuses it: rte_lpm or rte_lpm6.
+        library: &'static str,
     },
 }
 
@@ -99,9 +101,9 @@ impl fmt::Display for LpmError {
                 size.rules, size.tbl8s
             ),
             Self::Add { origin, line, source } => write!(f, "{origin}:{line}: {source}"),
-            Self::DefaultRoute { origin, line } => write!(
+            Self::DefaultRoute { origin, line, library } => write!(
                 f,
-                "{origin}:{line}: rte_lpm takes no depth 0 (split a default route into two /1 routes)"
+                "{origin}:{line}: {library} takes no depth 0 (split a default route into two /1 routes)"
             ),
         }
     }
@@ -154,13 +156,14 @@ impl LpmTables {
         limits: Limits,
         enabled: impl Fn(u8) -> bool,
     ) -> Result<(LpmTables, LoadReport), LpmError> {
-        let (v4_table, v4_added) = load(eal, &format!("{name}_v4"), socket, v4, limits, &enabled)?;
-        let (v6_table, v6_added) = load(eal, &format!("{name}_v6"), socket, v6, limits, &enabled)?;
-        let report = LoadReport {
-            v4_added,
-            v6_added,
-            skipped: v4.routes.len() + v6.routes.len() - v4_added - v6_added,
-        };
+        let (v4_name, v6_name) = (format!("{name}_v4"), format!("{name}_v6"));
+        let (v4_table, v4_added) = load("LPM", v4, limits, &enabled, |size, routes| {
+            Ipv4Net::load(eal, &v4_name, socket, size, routes)
+        })?;
+        let (v6_table, v6_added) = load("LPM", v6, limits, &enabled, |size, routes| {
+            Ipv6Net::load(eal, &v6_name, socket, size, routes)
+        })?;
+        let report = LoadReport::of(v4, v6, v4_added, v6_added);
         Ok((
             LpmTables {
                 v4: v4_table,
@@ -198,13 +201,27 @@ fn port_of(hop: u32) -> u16 {
     hop as u16
 }
 
+impl LoadReport {
+    /// The report of `v4_added` and `v6_added` routes loaded from `v4` and
+    /// `v6`, the rest skipped.
+    pub(crate) fn of(v4: &RouteFile<Ipv4Net>, v6: &RouteFile<Ipv6Net>, v4_added: usize, v6_added: usize) -> Self {
+        LoadReport {
+            v4_added,
+            v6_added,
+            skipped: v4.routes.len() + v6.routes.len() - v4_added - v6_added,
+        }
+    }
+}
+
 /// A loaded table, or why not: DPDK's error and the line of the route it
 /// refused, if it was one.
-type Loaded<T> = Result<T, (Option<usize>, DpdkError)>;
+pub(crate) type Loaded<T> = Result<T, (Option<usize>, DpdkError)>;
 
 /// A family's DPDK table.
-trait Library: Family + Sized {
+pub(crate) trait Library: Family + Sized {
     const FAMILY: &'static str;
+    /// The DPDK library holding the family's routes, for messages.
+    const LIBRARY: &'static str;
     type Table;
     /// The table of `size` holding `routes`.
     fn load(eal: &dpdk::Eal, name: &str, socket: i32, size: Size, routes: &[&Route<Self>]) -> Loaded<Self::Table>;
@@ -212,6 +229,7 @@ trait Library: Family + Sized {
 
 impl Library for Ipv4Net {
     const FAMILY: &'static str = "IPv4";
+    const LIBRARY: &'static str = "rte_lpm";
     type Table = dpdk::FrozenLpm;
 
     fn load(eal: &dpdk::Eal, name: &str, socket: i32, size: Size, routes: &[&Route<Self>]) -> Loaded<dpdk::FrozenLpm> {
@@ -222,6 +240,7 @@ impl Library for Ipv4Net {
 
 impl Library for Ipv6Net {
     const FAMILY: &'static str = "IPv6";
+    const LIBRARY: &'static str = "rte_lpm6";
     type Table = dpdk::Lpm6;
 
     fn load(eal: &dpdk::Eal, name: &str, socket: i32, size: Size, routes: &[&Route<Self>]) -> Loaded<dpdk::Lpm6> {
@@ -234,16 +253,16 @@ impl Library for Ipv6Net {
     }
 }
 
-/// One family's table, holding the routes of `file` to enabled ports; also
-/// returns how many routes it holds.
-fn load<N: Library>(
-    eal: &dpdk::Eal,
-    name: &str,
-    socket: i32,
+/// One family's `kind` table (`"LPM"`, `"FIB"`), made by `make` for the
+/// routes of `file` to enabled ports and the size they need; also returns
+/// how many routes it holds.
+pub(crate) fn load<N: Library, T>(
+    kind: &str,
     file: &RouteFile<N>,
     limits: Limits,
     enabled: &impl Fn(u8) -> bool,
-) -> Result<(N::Table, usize), LpmError> {
+    make: impl FnOnce(Size, &[&Route<N>]) -> Loaded<T>,
+) -> Result<(T, usize), LpmError> {
     let start = Instant::now();
     let family = N::FAMILY;
     let at = |line| (file.origin.clone(), line);
@@ -251,7 +270,11 @@ fn load<N: Library>(
     // Both libraries refuse depth 0 (and so does the C sample).
     if let Some(r) = routes.iter().find(|r| r.prefix.depth() == 0) {
         let (origin, line) = at(r.line);
-        return Err(LpmError::DefaultRoute { origin, line });
+        return Err(LpmError::DefaultRoute {
+            origin,
+            line,
+            library: N::LIBRARY,
+        });
     }
     let size = sizing::size(&routes, limits).map_err(|(line, shortage)| {
         let (origin, line) = at(line);
@@ -262,7 +285,7 @@ fn load<N: Library>(
             shortage,
         }
     })?;
-    let table = N::load(eal, name, socket, size, &routes).map_err(|(line, source)| match line {
+    let table = make(size, &routes).map_err(|(line, source)| match line {
         Some(line) => {
             let (origin, line) = at(line);
             LpmError::Add { origin, line, source }
@@ -270,7 +293,7 @@ fn load<N: Library>(
         None => LpmError::Create { family, size, source },
     })?;
     log::info!(
-        "LPM: {family}: {} routes in a table of {} rules and {} tbl8 groups, built in {:.1?}",
+        "{kind}: {family}: {} routes in a table of {} rules and {} tbl8 groups, built in {:.1?}",
         routes.len(),
         size.rules,
         size.tbl8s,
@@ -419,8 +442,8 @@ mod tests {
 
     fn build_error(v4: &[&str], v6: &[&str], limits: Limits) -> String {
         let routes = |text: &[&str]| text.iter().map(|l| format!("{l}\n")).collect::<String>();
-        let v4 = file("v4.cfg", crate::rules::parse_v4(&routes(v4), "v4.cfg").unwrap());
-        let v6 = file("v6.cfg", crate::rules::parse_v6(&routes(v6), "v6.cfg").unwrap());
+        let v4 = file("v4.cfg", crate::rules::parse_v4(routes(v4), "v4.cfg").unwrap());
+        let v6 = file("v6.cfg", crate::rules::parse_v6(routes(v6), "v6.cfg").unwrap());
         match LpmTables::build(eal(), &name(), 0, &v4, &v6, limits, |port| port < 2) {
             Ok(_) => panic!("built"),
             Err(err) => err.to_string(),
@@ -460,7 +483,7 @@ mod tests {
         }
         assert_eq!(
             build_error(&v4, &["R::/0 1"], Limits::default()),
-            "v6.cfg:1: rte_lpm takes no depth 0 (split a default route into two /1 routes)"
+            "v6.cfg:1: rte_lpm6 takes no depth 0 (split a default route into two /1 routes)"
         );
     }
 }

@@ -4,10 +4,16 @@
 //! errors naming the file and the line. The LPM and exact-match parsers each
 //! bring their own line syntax.
 //!
-//! Unlike C l3fwd, Windows line endings are accepted.
+//! Files are bytes, as C's `fgets` reads them: a comment may hold any byte,
+//! a line ends at its first NUL (C's string functions stop there), and a
+//! byte that is not UTF-8 in a rule line makes that line's field invalid,
+//! with its line number. A UTF-8 byte-order mark, which C refuses as a line
+//! not starting with `R`, is refused by name. Unlike C l3fwd, Windows line
+//! endings are accepted.
 
 #![warn(missing_docs)]
 
+use std::borrow::Cow;
 use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -55,30 +61,47 @@ pub struct Line<'a> {
     pub text: &'a str,
 }
 
-/// The rule lines of a file's text, in order. Comments only count in the
-/// first column, as in C's `is_bypass_line`; a line that is empty or all
-/// white space is skipped too.
+/// The UTF-8 encoding of U+FEFF, which some editors put at the start of a file.
+const BYTE_ORDER_MARK: &[u8] = b"\xEF\xBB\xBF";
+
+/// How much of a bad line an error quotes.
+const QUOTED_CHARS: usize = 80;
+
+/// The rule lines of a file's bytes, in order, as `(line number, text)`.
+/// A line ends at `\n` (a `\r` before it is dropped) or at its first NUL;
+/// comments only count in the first column, as in C's `is_bypass_line`; a
+/// line that is empty or all white space is skipped too. Bytes that are not
+/// UTF-8 become U+FFFD, which no rule field accepts.
 ///
 /// ```
-/// use rulefile::{lines, Line};
+/// use rulefile::lines;
 ///
-/// let text = "# routes\r\nR10.0.0.0/8 1\r\n \t\r\n  # not a comment\n";
+/// let text = b"# routes \xff\r\nR10.0.0.0/8 1\r\n \t\r\n  # not a comment\nR1\0junk\n\0\n";
+/// let found: Vec<(usize, String)> = lines(text).map(|(n, t)| (n, t.into_owned())).collect();
 /// assert_eq!(
-///     lines(text).collect::<Vec<_>>(),
-///     [
-///         Line { number: 2, text: "R10.0.0.0/8 1" },
-///         Line { number: 4, text: "  # not a comment" },
-///     ]
+///     found,
+///     [(2, "R10.0.0.0/8 1".into()), (4, "  # not a comment".into()), (5, "R1".into())]
 /// );
 /// ```
-pub fn lines(text: &str) -> impl Iterator<Item = Line<'_>> {
-    text.lines()
+pub fn lines(text: &[u8]) -> impl Iterator<Item = (usize, Cow<'_, str>)> {
+    text.split(|&b| b == b'\n')
         .enumerate()
-        .filter(|(_, text)| !text.starts_with('#') && !text.trim().is_empty())
-        .map(|(index, text)| Line {
-            number: index + 1,
-            text,
+        .map(|(index, line)| {
+            let line = line.split(|&b| b == 0).next().unwrap_or_default();
+            (index + 1, line.strip_suffix(b"\r").unwrap_or(line))
         })
+        .filter(|(_, line)| !line.starts_with(b"#") && !line.iter().all(u8::is_ascii_whitespace))
+        .map(|(number, line)| (number, String::from_utf8_lossy(line)))
+}
+
+/// At most [`QUOTED_CHARS`] characters of `text`, without trailing white
+/// space, marked with `...` where cut.
+fn quote(text: &str) -> String {
+    let text = text.trim_end();
+    match text.char_indices().nth(QUOTED_CHARS) {
+        Some((cut, _)) => format!("{}...", &text[..cut]),
+        None => text.to_owned(),
+    }
 }
 
 /// The problems a rule syntax finds in a line; its [`Display`](fmt::Display)
@@ -107,13 +130,18 @@ pub enum Error<P> {
         origin: String,
         /// 1-based line number.
         line: usize,
-        /// The line, without trailing white space.
+        /// The line, without trailing white space, cut to 80 characters.
         text: String,
         /// What is wrong with it.
         problem: P,
     },
     /// The file holds no rule (C l3fwd refuses such files too).
     NoRules {
+        /// The file.
+        origin: String,
+    },
+    /// The file starts with a UTF-8 byte-order mark.
+    ByteOrderMark {
         /// The file.
         origin: String,
     },
@@ -130,6 +158,10 @@ impl<P: Problem> fmt::Display for Error<P> {
                 problem,
             } => write!(f, "{origin}:{line}: '{text}': {problem}"),
             Self::NoRules { origin } => write!(f, "{origin}: no {}", P::RULES),
+            Self::ByteOrderMark { origin } => write!(
+                f,
+                "{origin}:1: the file starts with a UTF-8 byte-order mark (bytes EF BB BF), which C l3fwd refuses too: save it without one"
+            ),
         }
     }
 }
@@ -146,18 +178,25 @@ impl<P: Problem + fmt::Debug> std::error::Error for Error<P> {
 /// Parses every rule line of `text` with `parse_line`, in order; `origin`
 /// (usually the path) names the file in errors. The first line
 /// `parse_line` rejects is an [`Error::Line`]; a text without rule lines is
-/// [`Error::NoRules`].
+/// [`Error::NoRules`], one starting with a byte-order mark
+/// [`Error::ByteOrderMark`].
 pub fn parse<R, P>(
-    text: &str,
+    text: impl AsRef<[u8]>,
     origin: &str,
     mut parse_line: impl FnMut(Line<'_>) -> Result<R, P>,
 ) -> Result<Vec<R>, Error<P>> {
+    let text = text.as_ref();
+    if text.starts_with(BYTE_ORDER_MARK) {
+        return Err(Error::ByteOrderMark {
+            origin: origin.to_owned(),
+        });
+    }
     let rules = lines(text)
-        .map(|line| {
-            parse_line(line).map_err(|problem| Error::Line {
+        .map(|(number, text)| {
+            parse_line(Line { number, text: &text }).map_err(|problem| Error::Line {
                 origin: origin.to_owned(),
-                line: line.number,
-                text: line.text.trim_end().to_owned(),
+                line: number,
+                text: quote(&text),
                 problem,
             })
         })
@@ -178,7 +217,7 @@ pub fn load<R, P>(
 ) -> Result<Vec<R>, Error<P>> {
     let start = Instant::now();
     let path = path.as_ref();
-    let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
+    let text = std::fs::read(path).map_err(|source| Error::Io {
         path: path.to_path_buf(),
         source,
     })?;
@@ -215,7 +254,7 @@ mod tests {
         Ok((line.number, value))
     }
 
-    fn numbers(text: &str) -> Result<Vec<(usize, u64)>, Error<NotANumber>> {
+    fn numbers(text: impl AsRef<[u8]>) -> Result<Vec<(usize, u64)>, Error<NotANumber>> {
         parse(text, "t.cfg", number)
     }
 
@@ -245,8 +284,11 @@ mod tests {
     #[test]
     fn lines_skip_first_column_comments_and_blank_lines() {
         let text = "#c\n\n \t\r\n1\r\n #x\n\r\n2 \r\n3";
-        let found: Vec<_> = lines(text).map(|l| (l.number, l.text)).collect();
-        assert_eq!(found, [(4, "1"), (5, " #x"), (7, "2 "), (8, "3")]);
+        let found: Vec<_> = lines(text.as_bytes()).collect();
+        assert_eq!(
+            found,
+            [(4, "1".into()), (5, " #x".into()), (7, "2 ".into()), (8, "3".into())]
+        );
     }
 
     #[test]
@@ -267,6 +309,38 @@ mod tests {
         ));
         assert_eq!(err.to_string(), "t.cfg:3: 'x': not a number");
         assert!(std::error::Error::source(&err).is_none());
+    }
+
+    #[test]
+    fn bytes_c_reads_past_are_accepted() {
+        // A comment with a byte that is not UTF-8; a NUL ends a line (a line
+        // starting with one is empty).
+        assert_eq!(
+            numbers(b"# caf\xe9\n1\0 junk \xff\n\0x\n2\n").unwrap(),
+            [(2, 1), (4, 2)]
+        );
+        // In a rule's own field the byte is an error, with its line number.
+        assert_eq!(
+            numbers(b"1\n2\xff\n").unwrap_err().to_string(),
+            "t.cfg:2: '2\u{fffd}': not a number"
+        );
+    }
+
+    #[test]
+    fn byte_order_mark_is_named() {
+        let err = numbers(b"\xEF\xBB\xBF1\n").unwrap_err().to_string();
+        assert!(
+            err.starts_with("t.cfg:1: the file starts with a UTF-8 byte-order mark"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn long_lines_are_quoted_cut() {
+        let line = "x".repeat(10_000_000);
+        let err = numbers(&line).unwrap_err().to_string();
+        assert_eq!(err, format!("t.cfg:1: '{}...': not a number", "x".repeat(80)));
+        assert_eq!(quote("é".repeat(80).as_str()), "é".repeat(80));
     }
 
     #[test]

@@ -5,9 +5,11 @@
 //! once, by the forwarder.
 
 mod em;
+mod fib;
 mod lpm;
 
 pub use em::{em_key, EmKey, EmLookup};
+pub use fib::FibLookup;
 pub use lpm::LpmLookup;
 
 use crate::packet::L3;

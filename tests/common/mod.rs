@@ -212,12 +212,15 @@ impl Run {
                 child.signal(signal);
                 None
             }),
-            None => child.wait_until_idle(&scratch.dir).or_else(|| {
-                // What was sent while forwarding, before shutdown flushes.
-                before_stop = scratch.read_outputs(&outputs);
-                child.signal("INT");
-                None
-            }),
+            None => child
+                .wait_for_main_loop(&scratch)
+                .or_else(|| child.wait_until_idle(&scratch.dir))
+                .or_else(|| {
+                    // What was sent while forwarding, before shutdown flushes.
+                    before_stop = scratch.read_outputs(&outputs);
+                    child.signal("INT");
+                    None
+                }),
         };
         let status = exited.unwrap_or_else(|| {
             child
@@ -518,6 +521,29 @@ impl Running {
                 now - start < MAX_RUN,
                 "forwarder still busy after {MAX_RUN:?} in {}",
                 dir.display()
+            );
+            thread::sleep(POLL);
+        }
+    }
+
+    /// Waits until the forwarder says it entered its main loop (l3fwd-rs:
+    /// "lcore N: forwarding", C: "entering main loop on lcore N", on either
+    /// stream), so that a slow start on a loaded machine is not taken for
+    /// idleness; returns its status if it exited meanwhile.
+    fn wait_for_main_loop(&mut self, scratch: &Scratch) -> Option<ExitStatus> {
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.0.try_wait().expect("wait for forwarder") {
+                return Some(status);
+            }
+            let logs = scratch.log("stderr") + &scratch.log("stdout");
+            if logs.contains(": forwarding") || logs.contains("entering main loop") {
+                return None;
+            }
+            assert!(
+                start.elapsed() < MAX_RUN,
+                "{}: no main loop within {MAX_RUN:?}",
+                scratch.describe()
             );
             thread::sleep(POLL);
         }

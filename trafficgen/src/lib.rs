@@ -21,6 +21,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 pub mod aimed;
+pub mod cli;
 mod pcap;
 pub mod tables;
 pub use pcap::{read_pcap, write_pcap};
@@ -133,8 +134,12 @@ impl Default for GenOpts {
 
 /// Checks what [`generate`] requires of its arguments.
 pub fn validate(mix: &Mix, opts: &GenOpts) -> Result<(), String> {
-    if mix.weights().iter().all(|&(_, w)| w == 0) {
+    let total: u64 = mix.weights().iter().map(|&(_, w)| u64::from(w)).sum();
+    if total == 0 {
         return Err("all traffic weights are 0".into());
+    }
+    if total > u64::from(u32::MAX) {
+        return Err(format!("traffic weights add up to {total}, more than {}", u32::MAX));
     }
     if !(MIN_FRAME <= opts.min_size && opts.min_size <= opts.max_size && opts.max_size <= MAX_FRAME) {
         return Err(format!(

@@ -5,16 +5,19 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use trafficgen::{generate_frames, validate, write_pcap, GenOpts, Kind, Mix};
+use trafficgen::{cli, generate_frames, validate, write_pcap, GenOpts, Kind, Mix};
+
+/// Most frames one file may hold: they are built in memory first.
+const MAX_COUNT: usize = 1 << 28;
 
 /// Writes a pcap file of frames aimed at l3fwd's default rule tables.
 #[derive(Parser, Debug)]
-#[command(version)]
+#[command(version, allow_negative_numbers = true)]
 struct Args {
     /// Output pcap file.
     #[arg(long)]
     out: PathBuf,
-    /// Number of frames.
+    /// Number of frames (at most 268435456).
     #[arg(long, default_value_t = 1024)]
     count: usize,
     /// Random seed: the same seed and options give the same file.
@@ -50,7 +53,11 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    let args: Args = cli::parse_or_exit("l3fwd-gen");
+    if args.count > MAX_COUNT {
+        eprintln!("l3fwd-gen: --count {}: at most {MAX_COUNT} frames", args.count);
+        return ExitCode::FAILURE;
+    }
     let mix = Mix {
         v4: args.v4,
         v6: args.v6,

@@ -13,7 +13,7 @@ use trafficgen::{write_pcap, GenOpts, MAX_FRAME, MIN_FRAME};
 
 /// Writes DIR/MODE_v4.cfg, DIR/MODE_v6.cfg and DIR/MODE_I.pcap (I = 0, 1, ...).
 #[derive(Parser, Debug)]
-#[command(version)]
+#[command(version, allow_negative_numbers = true)]
 struct Cli {
     #[command(subcommand)]
     mode: Mode,
@@ -78,7 +78,7 @@ struct Common {
 
 fn main() -> ExitCode {
     let start = Instant::now();
-    let result = match Cli::parse().mode {
+    let result = match trafficgen::cli::parse_or_exit::<Cli>("l3fwd-tablegen").mode {
         Mode::Lpm(c) => c.generate(
             "lpm",
             |c| {
@@ -129,9 +129,16 @@ impl Common {
     ) -> Result<(), String> {
         self.validate()?;
         let (v4, v6) = draw(self);
+        // l3fwd (C and Rust) refuses a rule file without rules: a family
+        // of 0 rules gets no file.
         self.write(mode, |path4, path6| {
-            write.0(path4, &v4)?;
-            write.1(path6, &v6)
+            if !v4.is_empty() {
+                write.0(path4, &v4)?;
+            }
+            if !v6.is_empty() {
+                write.1(path6, &v6)?;
+            }
+            Ok(())
         })?;
         self.write_pcaps(mode, |order, aim| aim_at(order, aim, &v4, &v6))
     }
@@ -151,14 +158,20 @@ impl Common {
         std::fs::create_dir_all(&self.dir).map_err(|e| format!("{}: {e}", self.dir.display()))?;
         let (path4, path6) = (self.file(mode, "v4.cfg"), self.file(mode, "v6.cfg"));
         write(&path4, &path6).map_err(|e| format!("{}: {e}", self.dir.display()))?;
-        println!(
-            "l3fwd-tablegen: {} IPv4 rules in {}, {} IPv6 rules in {} (seed {})",
-            self.v4,
-            path4.display(),
-            self.v6,
-            path6.display(),
-            self.seed
-        );
+        for (family, count, path) in [("IPv4", self.v4, &path4), ("IPv6", self.v6, &path6)] {
+            if count == 0 {
+                println!(
+                    "l3fwd-tablegen: no {family} rules, so no {} (l3fwd refuses a rule file without rules)",
+                    path.display()
+                );
+            } else {
+                println!(
+                    "l3fwd-tablegen: {count} {family} rules in {} (seed {})",
+                    path.display(),
+                    self.seed
+                );
+            }
+        }
         Ok(())
     }
 

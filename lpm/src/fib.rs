@@ -1,0 +1,143 @@
+//! The forwarding tables of FIB mode (`--lookup=fib`): the LPM route files
+//! in rte_fib (DIR-24-8) for IPv4 and rte_fib6 (a trie) for IPv6, sized as
+//! the LPM tables are, with the routes to disabled ports left out.
+
+use ipnet::{Ipv4Net, Ipv6Net};
+
+use crate::rules::{Route, RouteFile};
+use crate::sizing::Size;
+use crate::table::{load, LoadReport, Loaded, LpmError};
+use crate::Limits;
+
+/// IPv4 and IPv6 FIBs, read-only once built.
+pub struct FibTables {
+    v4: dpdk::Fib,
+    v6: dpdk::Fib6,
+}
+
+/// A route's next hop: its port.
+fn hop<N>(r: &Route<N>) -> u64 {
+    r.port.into()
+}
+
+/// Times an IPv6 FIB is rebuilt with twice the tbl8 groups before its
+/// last error is reported.
+const MAX_GROWTH: u32 = 3;
+
+/// An IPv6 FIB of `size` holding `routes`.
+fn fib6(eal: &dpdk::Eal, name: &str, socket: i32, size: Size, routes: &[&Route<Ipv6Net>]) -> Loaded<dpdk::Fib6> {
+    let mut fib = dpdk::Fib6::new(eal, name, socket, size.rules, size.tbl8s).map_err(|e| (None, e))?;
+    for r in routes {
+        let (addr, depth) = (r.prefix.addr().octets(), r.prefix.prefix_len());
+        fib.add(&addr, depth, hop(r)).map_err(|e| (Some(r.line), e))?;
+    }
+    Ok(fib)
+}
+
+/// C's FIB sizes (`setup_fib`): routes and tbl8 groups of each table.
+const C_ROUTES: u32 = 1 << 16;
+const C_TBL8S: u32 = 1 << 15;
+
+/// The size a FIB is created with: what `--lpm-max-rules` / `--lpm-tbl8s`
+/// give, else the LPM count with room to spare (twice the routes, a
+/// quarter more tbl8 groups) and at least C's fixed
+/// sizes. rte_fib reserves tbl8 groups per route against the nearest
+/// node of its RIB, branch nodes included, which does not always share
+/// them as rte_lpm6 does: the same count fails on C's default IPv6 routes.
+fn fib_size(counted: Size, limits: Limits) -> Size {
+    Size {
+        rules: limits
+            .max_rules
+            .unwrap_or(counted.rules.saturating_mul(2).max(C_ROUTES)),
+        tbl8s: limits
+            .tbl8s
+            .unwrap_or((counted.tbl8s.saturating_add(counted.tbl8s / 4)).max(C_TBL8S)),
+    }
+}
+
+impl FibTables {
+    /// Builds both FIBs on `socket` from `v4` and `v6` as
+    /// [`crate::LpmTables::build`] builds the LPM tables: only the routes
+    /// whose port `enabled` accepts, sized for them unless `limits` says
+    /// otherwise; `name` prefixes the DPDK names (`{name}_fib4`,
+    /// `{name}_fib6`).
+    ///
+    /// ```
+    /// let eal = dpdk::Eal::for_tests(256, &[])?;
+    /// use lpm::rules::{parse_v4, parse_v6, RouteFile};
+    /// let v4 = RouteFile { origin: "v4".into(), routes: parse_v4("R198.18.0.0/16 1\nR198.18.7.0/25 2\n", "v4")? };
+    /// let v6 = RouteFile { origin: "v6".into(), routes: parse_v6("R2001:db8::/32 3\n", "v6")? };
+    /// let (fib, report) = lpm::FibTables::build(eal, "doc", 0, &v4, &v6, lpm::Limits::default(), |_| true)?;
+    /// assert_eq!((report.v4_added, report.v6_added), (2, 1));
+    /// assert_eq!(fib.lookup_v4(u32::from_be_bytes([198, 18, 7, 9])), Some(2));
+    /// assert_eq!(fib.lookup_v4(u32::from_be_bytes([10, 0, 0, 1])), None);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn build(
+        eal: &dpdk::Eal,
+        name: &str,
+        socket: i32,
+        v4: &RouteFile<Ipv4Net>,
+        v6: &RouteFile<Ipv6Net>,
+        limits: Limits,
+        enabled: impl Fn(u8) -> bool,
+    ) -> Result<(FibTables, LoadReport), LpmError> {
+        let (v4_name, v6_name) = (format!("{name}_fib4"), format!("{name}_fib6"));
+        let (v4_table, v4_added) = load("FIB", v4, limits, &enabled, |size: Size, routes| {
+            let size = fib_size(size, limits);
+            let mut fib = dpdk::Fib::new(eal, &v4_name, socket, size.rules, size.tbl8s).map_err(|e| (None, e))?;
+            for r in routes {
+                let (addr, depth) = (r.prefix.addr().into(), r.prefix.prefix_len());
+                fib.add(addr, depth, hop(r)).map_err(|e| (Some(r.line), e))?;
+            }
+            Ok(fib)
+        })?;
+        let (v6_table, v6_added) = load("FIB", v6, limits, &enabled, |size: Size, routes| {
+            let mut size = fib_size(size, limits);
+            let mut grown = 0;
+            loop {
+                match fib6(eal, &v6_name, socket, size, routes) {
+                    // rte_fib6 may need more tbl8 groups than rte_lpm6
+                    // would: grow and build again, unless --lpm-tbl8s
+                    // fixed the number.
+                    Err((Some(_), e)) if e.is_out_of_space() && limits.tbl8s.is_none() && grown < MAX_GROWTH => {
+                        grown += 1;
+                        size.tbl8s = size.tbl8s.saturating_mul(2);
+                        log::info!("FIB: IPv6: out of tbl8 groups, building again with {}", size.tbl8s);
+                    }
+                    built => return built,
+                }
+            }
+        })?;
+        let tables = FibTables {
+            v4: v4_table,
+            v6: v6_table,
+        };
+        Ok((tables, LoadReport::of(v4, v6, v4_added, v6_added)))
+    }
+
+    /// Output ports of IPv4 destinations (host order), in bulk: `each`
+    /// gets the index of each destination and its port, or None when no
+    /// route matches.
+    #[inline(always)]
+    pub fn lookup_v4_bulk(&self, dsts: &[u32], mut each: impl FnMut(usize, Option<u16>)) {
+        self.v4.lookup_bulk(dsts, |i, hop| each(i, hop.map(|h| h as u16)));
+    }
+
+    /// Output ports of IPv6 destinations, in bulk, as
+    /// [`FibTables::lookup_v4_bulk`].
+    #[inline(always)]
+    pub fn lookup_v6_bulk(&self, dsts: &[[u8; 16]], mut each: impl FnMut(usize, Option<u16>)) {
+        self.v6.lookup_bulk(dsts, |i, hop| each(i, hop.map(|h| h as u16)));
+    }
+
+    /// Output port of one IPv4 destination (host order).
+    pub fn lookup_v4(&self, dst: u32) -> Option<u16> {
+        self.v4.lookup(dst).map(|h| h as u16)
+    }
+
+    /// Output port of one IPv6 destination.
+    pub fn lookup_v6(&self, dst: &[u8; 16]) -> Option<u16> {
+        self.v6.lookup(dst).map(|h| h as u16)
+    }
+}

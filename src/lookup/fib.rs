@@ -1,0 +1,56 @@
+//! FIB mode (`--lookup=fib`): the LPM route files in rte_fib (IPv4) and
+//! rte_fib6 (IPv6), each family's destinations of a burst looked up in one
+//! bulk call, as C's `fib_send_packets` does. Neither library has a
+//! one-address lookup, so `--sequential-lookup` changes nothing here.
+//!
+//! As in C (`fib_parse_packet`), every frame that is not IPv4 is looked up
+//! as IPv6: a non-IP frame's bytes where an IPv6 destination would be are
+//! looked up too, and it goes where they match (usually nowhere: back out
+//! of its input port). C reads those bytes past the end of a shorter
+//! frame; here such a frame is a runt.
+
+use lpm::FibTables;
+
+use super::{answer, Gather, Lookup, Route};
+use crate::packet::{ipv6_dst_bytes, L3};
+use crate::MAX_BURST;
+
+/// FIB mode.
+pub struct FibLookup {
+    pub tables: FibTables,
+}
+
+/// Destinations of one burst in FIB mode.
+#[derive(Default)]
+pub struct FibScratch {
+    v4: Gather<u32>,
+    v6: Gather<[u8; 16]>,
+}
+
+impl Lookup for FibLookup {
+    type Scratch = FibScratch;
+
+    #[inline(always)]
+    fn add(&self, scratch: &mut FibScratch, index: usize, l3: &L3, frame: &[u8]) -> Route {
+        match l3 {
+            L3::Ipv4(h) => scratch.v4.push(index, h.dst),
+            L3::Ipv6(h) => scratch.v6.push(index, h.dst),
+            L3::Other => match ipv6_dst_bytes(frame) {
+                Some(dst) => scratch.v6.push(index, dst),
+                None => return Route::Runt,
+            },
+            L3::Runt => return Route::Runt,
+        }
+        Route::NoMatch
+    }
+
+    #[inline(always)]
+    fn resolve(&self, scratch: &mut FibScratch, routes: &mut [Route; MAX_BURST]) {
+        let (dsts, from) = scratch.v4.take();
+        self.tables
+            .lookup_v4_bulk(dsts, |i, port| answer(from, routes, i, port));
+        let (dsts, from) = scratch.v6.take();
+        self.tables
+            .lookup_v6_bulk(dsts, |i, port| answer(from, routes, i, port));
+    }
+}

@@ -1,0 +1,106 @@
+//! Stops that do not come at the usual time: a signal during set-up, and a
+//! reader of stdout that goes away. Both must end like any other stop:
+//! exit 0, the summary, EAL cleaned up, `--stats-json` written.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use common::{eal_runtime_dir, l3fwd_rs, TestDir};
+
+/// l3fwd-rs on two net_null ports (endless traffic) with `app_args`; its
+/// file prefix is unique to this test process and `name`.
+fn spawn(name: &str, app_args: &[&str], stdout: Stdio) -> (Child, String) {
+    let prefix = format!("l3fwd-shutdown-{name}-{}", std::process::id());
+    let child = Command::new(l3fwd_rs())
+        .args([
+            "-l",
+            "0",
+            "--no-huge",
+            "-m",
+            "512",
+            "--no-pci",
+            "--file-prefix",
+            &prefix,
+        ])
+        .args(["--vdev=net_null0", "--vdev=net_null1", "--"])
+        .args(["-p", "0x3", "--config", "(0,0,0),(1,0,0)"])
+        .args(app_args)
+        .stdout(stdout)
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn l3fwd-rs");
+    (child, prefix)
+}
+
+fn wait(child: &mut Child, timeout: Duration) -> ExitStatus {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("l3fwd-rs still running after {timeout:?}");
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn stderr_of(child: &mut Child) -> String {
+    let mut text = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut text).unwrap();
+    text
+}
+
+/// EAL removes its multi-process socket only in rte_eal_cleanup.
+fn assert_eal_cleaned_up(prefix: &str) {
+    let socket = eal_runtime_dir(prefix).join("mp_socket");
+    assert!(!socket.exists(), "{} left behind: no rte_eal_cleanup", socket.display());
+}
+
+#[test]
+fn closed_stdout_does_not_crash_and_the_run_ends_cleanly() {
+    let dir = TestDir::new("closed-stdout");
+    let json = dir.path("stats.json");
+    let json_arg = json.display().to_string();
+    let args = ["--stats-interval", "1", "--duration", "3", "--stats-json", &json_arg];
+    let (mut child, prefix) = spawn("stdout", &args, Stdio::piped());
+    // As `| head -1`: read one line, then close the pipe.
+    let mut reader = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    reader.read_line(&mut first).unwrap();
+    drop(reader);
+    let status = wait(&mut child, Duration::from_secs(30));
+    let stderr = stderr_of(&mut child);
+    assert!(status.success(), "{status}\n{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(stderr.contains("cannot write to stdout"), "{stderr}");
+    let stats: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(stats["forwarded"]["tx"].as_u64().unwrap() > 0, "{stats}");
+    assert_eal_cleaned_up(&prefix);
+}
+
+#[test]
+fn signal_during_set_up_exits_0_with_the_summary() {
+    for signal in ["INT", "TERM"] {
+        let (mut child, prefix) = spawn(&format!("early-{signal}"), &["--duration", "20"], Stdio::piped());
+        // Well before EAL and the ports are up (that takes hundreds of ms).
+        thread::sleep(Duration::from_millis(30));
+        let kill = Command::new("kill")
+            .args([format!("-{signal}"), child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(kill.success());
+        let status = wait(&mut child, Duration::from_secs(15));
+        let stderr = stderr_of(&mut child);
+        let mut stdout = String::new();
+        std::io::Read::read_to_string(child.stdout.as_mut().unwrap(), &mut stdout).unwrap();
+        assert!(status.success(), "SIG{signal}: {status}\n{stderr}");
+        assert!(stdout.contains("l3fwd-rs summary"), "SIG{signal}: {stdout}\n{stderr}");
+        assert_eal_cleaned_up(&prefix);
+    }
+}
