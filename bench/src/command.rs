@@ -73,7 +73,8 @@ pub fn command(config: Config, tools: &Tools, traffic: &Traffic, scale: &Scale, 
         cmd.args(["--forward-mode=io", "--nb-cores=1", "--auto-start"]);
         return (cmd, Stop::CloseStdin);
     }
-    let mode = if config.is_em() { "em" } else { "lpm" };
+    // FIB mode reads the LPM route files.
+    let rules_mode = if config.is_em() { "em" } else { "lpm" };
     let mut rs_options = Vec::new();
     if config.is_c_drain() {
         rs_options.push("--c-drain".to_string());
@@ -84,10 +85,13 @@ pub fn command(config: Config, tools: &Tools, traffic: &Traffic, scale: &Scale, 
     if config.is_rs() && config.is_scale() {
         rs_options.extend(["--num-mbufs".to_string(), scale.mbufs.to_string()]);
     }
+    if let Some(burst) = config.burst() {
+        rs_options.extend(["--rx-burst", "--tx-burst"].map(|o| format!("{o}={burst}")));
+    }
     let run = L3fwdRun {
         program: program(config, tools),
-        em: config.is_em(),
-        rules: ["v4", "v6"].map(|family| files.rules_dir.join(format!("{mode}_{family}.cfg"))),
+        mode: config.mode(),
+        rules: ["v4", "v6"].map(|family| files.rules_dir.join(format!("{rules_mode}_{family}.cfg"))),
         vdevs: pcap_vdevs(&files.pcaps),
         memory_mb,
         rs_options,
@@ -98,8 +102,8 @@ pub fn command(config: Config, tools: &Tools, traffic: &Traffic, scale: &Scale, 
 /// One run of C l3fwd or l3fwd-rs: both take the same arguments.
 pub struct L3fwdRun<'a> {
     pub program: &'a Path,
-    /// Exact match, else LPM.
-    pub em: bool,
+    /// The lookup mode: `lpm`, `em` or `fib`.
+    pub mode: &'static str,
     /// The IPv4 and IPv6 rule files.
     pub rules: [PathBuf; 2],
     /// The `--vdev` arguments of ports 0 and 1 ([`pcap_vdevs`], or Linux
@@ -117,7 +121,7 @@ pub struct L3fwdRun<'a> {
 pub fn l3fwd(run: &L3fwdRun, prefix: &str) -> Command {
     let mut cmd = eal(run.program, &FWD_LCORE.to_string(), run.memory_mb, prefix, &run.vdevs);
     let config_arg = format!("(0,0,{FWD_LCORE}),(1,0,{FWD_LCORE})");
-    let mode = if run.em { "em" } else { "lpm" };
+    let mode = run.mode;
     cmd.args([
         "-p",
         "0x3",

@@ -9,6 +9,10 @@ pub enum Config {
     /// buffer only), beside the default idle flush, so that one run shows
     /// what flushing when idle costs at full load.
     RsLpmCDrain,
+    RsLpmBurst64,
+    RsLpmBurst256,
+    CFib,
+    RsFib,
     CEm,
     RsEm,
     RsEmSeq,
@@ -23,10 +27,14 @@ pub enum Config {
 }
 
 /// Every configuration of `make bench`, in the order each round runs them.
-pub const ALL: [Config; 7] = [
+pub const ALL: [Config; 11] = [
     Config::CLpm,
     Config::RsLpm,
     Config::RsLpmCDrain,
+    Config::RsLpmBurst64,
+    Config::RsLpmBurst256,
+    Config::CFib,
+    Config::RsFib,
     Config::CEm,
     Config::RsEm,
     Config::RsEmSeq,
@@ -50,6 +58,10 @@ impl Config {
             Config::CLpm => "c-lpm",
             Config::RsLpm => "rs-lpm",
             Config::RsLpmCDrain => "rs-lpm-c-drain",
+            Config::RsLpmBurst64 => "rs-lpm-burst64",
+            Config::RsLpmBurst256 => "rs-lpm-burst256",
+            Config::CFib => "c-fib",
+            Config::RsFib => "rs-fib",
             Config::CEm => "c-em",
             Config::RsEm => "rs-em",
             Config::RsEmSeq => "rs-em-seq",
@@ -67,6 +79,10 @@ impl Config {
             Config::CLpm => "C l3fwd LPM",
             Config::RsLpm => "l3fwd-rs LPM",
             Config::RsLpmCDrain => "l3fwd-rs LPM c-drain",
+            Config::RsLpmBurst64 => "l3fwd-rs LPM burst 64",
+            Config::RsLpmBurst256 => "l3fwd-rs LPM burst 256",
+            Config::CFib => "C l3fwd FIB",
+            Config::RsFib => "l3fwd-rs FIB",
             Config::CEm => "C l3fwd EM",
             Config::RsEm => "l3fwd-rs EM",
             Config::RsEmSeq => "l3fwd-rs EM seq",
@@ -99,6 +115,9 @@ impl Config {
             self,
             Config::RsLpm
                 | Config::RsLpmCDrain
+                | Config::RsLpmBurst64
+                | Config::RsLpmBurst256
+                | Config::RsFib
                 | Config::RsEm
                 | Config::RsEmSeq
                 | Config::RsEmScale
@@ -122,10 +141,29 @@ impl Config {
         self == Config::RsLpmCDrain
     }
 
+    /// The `--rx-burst` and `--tx-burst` of the burst-size configurations.
+    pub fn burst(self) -> Option<usize> {
+        match self {
+            Config::RsLpmBurst64 => Some(64),
+            Config::RsLpmBurst256 => Some(256),
+            _ => None,
+        }
+    }
+
+    /// The `--lookup` mode.
+    pub fn mode(self) -> &'static str {
+        match self {
+            _ if self.is_em() => "em",
+            Config::CFib | Config::RsFib => "fib",
+            _ => "lpm",
+        }
+    }
+
     /// The C sample in the same lookup mode: what this configuration is judged against.
     pub fn reference(self) -> Option<Config> {
         match self {
-            Config::RsLpm | Config::RsLpmCDrain => Some(Config::CLpm),
+            Config::RsLpm | Config::RsLpmCDrain | Config::RsLpmBurst64 | Config::RsLpmBurst256 => Some(Config::CLpm),
+            Config::RsFib => Some(Config::CFib),
             Config::RsEm | Config::RsEmSeq => Some(Config::CEm),
             Config::RsEmScale => Some(Config::CEmScale),
             Config::RsEmSeqScale => Some(Config::CEmSeqScale),
@@ -141,16 +179,26 @@ pub fn select(items: &[String]) -> Result<Vec<Config>, String> {
         let group: Vec<Config> = match item {
             "all" => ALL.to_vec(),
             "lpm" => vec![Config::CLpm, Config::RsLpm, Config::RsLpmCDrain],
+            "burst" => vec![Config::CLpm, Config::RsLpm, Config::RsLpmBurst64, Config::RsLpmBurst256],
+            "fib" => vec![Config::CFib, Config::RsFib],
             "em" => vec![Config::CEm, Config::RsEm, Config::RsEmSeq],
-            "c" => vec![Config::CLpm, Config::CEm],
-            "rs" => vec![Config::RsLpm, Config::RsLpmCDrain, Config::RsEm, Config::RsEmSeq],
+            "c" => vec![Config::CLpm, Config::CFib, Config::CEm],
+            "rs" => vec![
+                Config::RsLpm,
+                Config::RsLpmCDrain,
+                Config::RsLpmBurst64,
+                Config::RsLpmBurst256,
+                Config::RsFib,
+                Config::RsEm,
+                Config::RsEmSeq,
+            ],
             "scale" => SCALE.to_vec(),
             id => match ALL.iter().chain(&SCALE).find(|c| c.id() == id) {
                 Some(&c) => vec![c],
                 None => {
                     let ids: Vec<_> = ALL.iter().chain(&SCALE).map(|c| c.id()).collect();
                     return Err(format!(
-                        "unknown configuration '{id}': use all, lpm, em, io, c, rs, scale or {}",
+                        "unknown configuration '{id}': use all, lpm, burst, fib, em, io, c, rs, scale or {}",
                         ids.join(", ")
                     ));
                 }
@@ -188,7 +236,10 @@ mod tests {
         assert_eq!(sel("all").unwrap(), ALL.to_vec());
         assert_eq!(sel("scale").unwrap(), SCALE.to_vec());
         assert_eq!(sel("rs-lpm-1m,io").unwrap(), vec![Config::Io, Config::RsLpmScale]);
-        assert!(sel("fib").is_err());
+        assert_eq!(sel("fib").unwrap(), vec![Config::CFib, Config::RsFib]);
+        assert_eq!(sel("rs-lpm-burst256").unwrap()[0].burst(), Some(256));
+        assert_eq!(Config::RsFib.mode(), "fib");
+        assert!(sel("acl").is_err());
         assert!(sel("").is_err());
     }
 }

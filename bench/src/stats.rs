@@ -5,14 +5,19 @@ use std::collections::BTreeMap;
 
 /// The ratios reported and compared against a baseline: l3fwd-rs against the C sample
 /// of the same mode, and against the I/O ceiling; at scale, also sequential over
-/// multi-lookup for each; and the idle-flush policy over C's drain timing
+/// multi-lookup for each; bursts of 64 and 256 over 32; FIB against C's
+/// FIB and against LPM; and the idle-flush policy over C's drain timing
 /// (l3fwd-rs LPM without and with `--c-drain`: what flushing when idle costs at
 /// full load). Absolute rates drift on a shared machine; these move only
 /// when one side gets faster or slower than the other.
-pub const RATIOS: [(Config, Config); 12] = [
+pub const RATIOS: [(Config, Config); 16] = [
     (Config::RsLpm, Config::CLpm),
     (Config::RsLpmCDrain, Config::CLpm),
     (Config::RsLpm, Config::RsLpmCDrain),
+    (Config::RsLpmBurst64, Config::RsLpm),
+    (Config::RsLpmBurst256, Config::RsLpm),
+    (Config::RsFib, Config::CFib),
+    (Config::RsFib, Config::RsLpm),
     (Config::RsEm, Config::CEm),
     (Config::RsEmSeq, Config::CEm),
     (Config::RsLpm, Config::Io),

@@ -98,7 +98,7 @@ pub fn command(forwarder: Forwarder, programs: &Programs, prefix: &str) -> Optio
     }
     let run = L3fwdRun {
         program,
-        em: false,
+        mode: "lpm",
         rules: ["v4", "v6"].map(|family| programs.dir.join(format!("routes-{family}.cfg"))),
         vdevs: (0..2)
             .map(|p| format!("--vdev=net_af_xdp{p},iface={}", netns::root_iface(p)))
