@@ -221,6 +221,9 @@ fn serve<L: Lookup>(
         }
         p.start()?;
     }
+    if !args.skip_link_wait {
+        wait_for_links(&dataplane.ports, quit)?;
+    }
     let lcores = std::mem::take(&mut dataplane.lcores);
     let (tasks, stats) = lcore_tasks(eal, args, lcores, Arc::new(lookup), quit);
     let secs = forward(eal, &dataplane, tasks, &stats, args, quit)?;
@@ -235,6 +238,35 @@ fn serve<L: Lookup>(
         summary
             .write_json(path)
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// C's `check_all_ports_link_status`: waits up to 9 s, checking every
+/// 100 ms, for every port's link to be up (a real NIC takes a moment after
+/// its start; virtual ports are up at once), then logs each link. A link
+/// still down is a warning, and forwarding starts anyway, as in C; a signal
+/// ends the wait.
+fn wait_for_links(ports: &[Port], quit: &AtomicBool) -> dpdk::Result<()> {
+    const CHECK_INTERVAL: Duration = Duration::from_millis(100);
+    const CHECKS: u32 = 90;
+    for check in 0..=CHECKS {
+        let links = ports.iter().map(Port::link).collect::<dpdk::Result<Vec<_>>>()?;
+        if links.iter().all(|l| l.up) || check == CHECKS || quit.load(Relaxed) {
+            for (p, l) in ports.iter().zip(&links) {
+                match l {
+                    l if l.up => log::info!(
+                        "port {}: link up at {} Mbps, {} duplex",
+                        p.id(),
+                        l.speed_mbps,
+                        if l.full_duplex { "full" } else { "half" }
+                    ),
+                    _ => log::warn!("port {}: link down; forwarding anyway", p.id()),
+                }
+            }
+            return Ok(());
+        }
+        std::thread::sleep(CHECK_INTERVAL);
     }
     Ok(())
 }

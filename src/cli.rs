@@ -190,6 +190,11 @@ pub struct Args {
     #[arg(long, value_name = "NPKTS", default_value = "32", value_parser = parse_burst)]
     pub tx_burst: usize,
 
+    /// l3fwd-rs: start forwarding without waiting (up to 9 s, as C does)
+    /// for the ports' links to come up
+    #[arg(long)]
+    pub skip_link_wait: bool,
+
     /// l3fwd-rs: flush TX buffers at least every US microseconds (C: 100)
     #[arg(long, value_name = "US", default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
     pub drain_us: u64,

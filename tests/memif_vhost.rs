@@ -26,7 +26,8 @@ const TRAFFIC: std::time::Duration = std::time::Duration::from_secs(2);
 /// `peer(socket)`.
 ///
 /// `in_flight_at_stop`: how many of the source's last packets may be lost
-/// with its link when it exits (on memif its last TX burst, if the
+/// with its link when it exits, and how many sent to the sink may not have
+/// reached its count when it is read (on memif its last TX burst, if the
 /// forwarder's lcore was not scheduled between that burst and the
 /// disconnect, seen on a loaded machine; on vhost-user what sits in the
 /// virtqueue when virtio-user goes).
@@ -81,7 +82,13 @@ fn source_forwarder_sink(
         "nothing goes back to the source or comes from the sink"
     );
     assert!(tx1 > 0, "nothing forwarded to the sink\n{}", summary.stdout);
-    assert_eq!(tx1, sunk, "port 1 sent what the sink received\n{}", summary.stdout);
+    // The same bound on the sink's side: what may still sit in its link
+    // when its count settles on a loaded machine.
+    assert!(
+        sunk <= tx1 && tx1 - sunk <= in_flight_at_stop,
+        "port 1 sent {tx1}, the sink received {sunk} (up to {in_flight_at_stop} may be in flight)\n{}",
+        summary.stdout
+    );
     // received = forwarded + counted drops; no mbuf leaked.
     summary.assert_conserved();
     let rx_mpps = summary.json["ports"][0]["rx_mpps"].as_f64().unwrap();

@@ -42,6 +42,17 @@ pub struct PortInfo {
     pub max_rx_pktlen: u32,
 }
 
+/// A port's link, from `rte_eth_link_get_nowait`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Link {
+    /// The link is up.
+    pub up: bool,
+    /// Speed in Mbit/s (0 if unknown).
+    pub speed_mbps: u32,
+    /// Full duplex, else half.
+    pub full_duplex: bool,
+}
+
 /// How to configure a port: the parts of `rte_eth_conf` a forwarder sets.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct EthConf {
@@ -484,6 +495,24 @@ impl Port {
             return Err(DpdkError::from_code(format!("cannot close port {}", self.id), ret));
         }
         Ok(())
+    }
+
+    /// The port's link now, without waiting for it.
+    pub fn link(&self) -> Result<Link> {
+        let mut l = sys::rte_eth_link::default();
+        // SAFETY: l is a valid out-parameter for a port this handle owns.
+        let ret = unsafe { sys::rte_eth_link_get_nowait(self.id, &mut l) };
+        if ret != 0 {
+            return Err(DpdkError::from_code(
+                format!("cannot get the link of port {}", self.id),
+                ret,
+            ));
+        }
+        Ok(Link {
+            up: l.link_status() != 0,
+            speed_mbps: l.link_speed,
+            full_duplex: l.link_duplex() != 0,
+        })
     }
 
     /// The port's MAC address.
