@@ -141,3 +141,33 @@ impl FibTables {
         self.v6.lookup(dst).map(|h| h as u16)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::{parse_v4, parse_v6};
+
+    #[test]
+    fn errors_name_the_fib_and_the_route_that_does_not_fit() {
+        let eal = dpdk::Eal::for_tests(512, &[]).expect("EAL init");
+        let v4 = RouteFile {
+            origin: "v4.cfg".into(),
+            routes: parse_v4("R10.0.0.0/8 0\nR11.0.0.0/8 0\n", "v4.cfg").unwrap(),
+        };
+        let v6 = RouteFile {
+            origin: "v6.cfg".into(),
+            routes: parse_v6("R2001:db8::/32 0\n", "v6.cfg").unwrap(),
+        };
+        let limits = Limits {
+            max_rules: Some(1),
+            tbl8s: None,
+        };
+        let err = FibTables::build(eal, "fib-full", 0, &v4, &v6, limits, |_| true)
+            .err()
+            .unwrap();
+        assert_eq!(
+            err.to_string(),
+            "v4.cfg:2: IPv4 FIB table full: more than 1 rules (raise --lpm-max-rules)"
+        );
+    }
+}

@@ -39,13 +39,18 @@ pub enum LpmError {
         origin: String,
         /// 1-based line of the first route that does not fit.
         line: usize,
+        /// `"LPM"` or `"FIB"`.
+        kind: &'static str,
         /// `"IPv4"` or `"IPv6"`.
         family: &'static str,
         /// What the table lacks, and whether an option can raise it.
         shortage: Shortage,
     },
-    /// rte_lpm_create / rte_lpm6_create failed (out of memory, usually).
+    /// rte_lpm_create / rte_lpm6_create / rte_fib_create / rte_fib6_create
+    /// failed (out of memory, usually).
     Create {
+        /// `"LPM"` or `"FIB"`.
+        kind: &'static str,
         /// `"IPv4"` or `"IPv6"`.
         family: &'static str,
         /// The size asked for.
@@ -79,10 +84,11 @@ impl fmt::Display for LpmError {
             Self::Full {
                 origin,
                 line,
+                kind,
                 family,
                 shortage,
             } => {
-                write!(f, "{origin}:{line}: {family} LPM table full: ")?;
+                write!(f, "{origin}:{line}: {family} {kind} table full: ")?;
                 match shortage {
                     Shortage::Rules { limit } => write!(f, "more than {limit} rules (raise --lpm-max-rules)"),
                     Shortage::Tbl8s {
@@ -95,9 +101,14 @@ impl fmt::Display for LpmError {
                     } => write!(f, "more than {limit} tbl8 groups, the library's maximum"),
                 }
             }
-            Self::Create { family, size, source } => write!(
+            Self::Create {
+                kind,
+                family,
+                size,
+                source,
+            } => write!(
                 f,
-                "{family} LPM table of {} rules and {} tbl8 groups: {source}",
+                "{family} {kind} table of {} rules and {} tbl8 groups: {source}",
                 size.rules, size.tbl8s
             ),
             Self::Add { origin, line, source } => write!(f, "{origin}:{line}: {source}"),
@@ -257,7 +268,7 @@ impl Library for Ipv6Net {
 /// routes of `file` to enabled ports and the size they need; also returns
 /// how many routes it holds.
 pub(crate) fn load<N: Library, T>(
-    kind: &str,
+    kind: &'static str,
     file: &RouteFile<N>,
     limits: Limits,
     enabled: &impl Fn(u8) -> bool,
@@ -281,6 +292,7 @@ pub(crate) fn load<N: Library, T>(
         LpmError::Full {
             origin,
             line,
+            kind,
             family,
             shortage,
         }
@@ -290,7 +302,12 @@ pub(crate) fn load<N: Library, T>(
             let (origin, line) = at(line);
             LpmError::Add { origin, line, source }
         }
-        None => LpmError::Create { family, size, source },
+        None => LpmError::Create {
+            kind,
+            family,
+            size,
+            source,
+        },
     })?;
     log::info!(
         "{kind}: {family}: {} routes in a table of {} rules and {} tbl8 groups, built in {:.1?}",
