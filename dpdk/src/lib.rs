@@ -135,6 +135,6 @@ pub use lpm::{FrozenLpm, Lpm, Lpm6, LpmTable, Tbl24};
 pub use mbuf::{prefetch, Drain, Mbuf, MbufArray};
 pub use mempool::Mempool;
 pub use port::{
-    rss_ip, tx_offload_fast_free, tx_offload_multi_segs, EthConf, Link, Port, PortInfo, PortStats, PortStatsReader,
-    QueueSlots, RxQueue, RxSlot, TxQueue, TxSlot, QUEUE_STATS,
+    rss_ip, tx_offload_fast_free, tx_offload_multi_segs, EthConf, Link, Port, PortInfo, PortStats, QueueSlots, RxQueue,
+    RxSlot, TxQueue, TxSlot, QUEUE_STATS,
 };

@@ -5,10 +5,9 @@
 //! - [`Port::configure`] (once) hands out one [`RxSlot`] / [`TxSlot`] per
 //!   queue, and setting a queue up consumes its slot, so each queue gets
 //!   exactly one [`RxQueue`] or [`TxQueue`], the only handle that polls it;
-//! - every queue handle and [`PortStatsReader`] keeps the port (and the
-//!   pools its RX rings use) alive; [`Port::stop`] and [`Port::close`]
-//!   refuse while any of them exists, so no thread can be polling a port
-//!   being stopped.
+//! - every queue handle keeps the port (and the pools its RX rings use)
+//!   alive; [`Port::stop`] and [`Port::close`] refuse while any of them
+//!   exists, so no thread can be polling a port being stopped.
 
 use std::ffi::CStr;
 use std::sync::{Arc, Mutex};
@@ -113,8 +112,8 @@ pub struct PortStats {
     pub tx_queue_packets: [u64; QUEUE_STATS],
 }
 
-/// What keeps a port open: shared by the [`Port`], its queue handles and
-/// its stats readers; the last to go stops and closes a port left
+/// What keeps a port open: shared by the [`Port`] and its queue handles;
+/// the last to go stops and closes a port left
 /// configured (so that an error leaves no port running, and a pcap port
 /// completes its files), then lets go of the pools its RX rings used.
 struct PortLife {
@@ -306,15 +305,6 @@ impl Port {
         self.life.stats()
     }
 
-    /// A handle that reads the port's counters from any thread (e.g. a
-    /// statistics thread) while the lcores forward. It keeps the port open:
-    /// drop it before [`Port::stop`].
-    pub fn stats_reader(&self) -> PortStatsReader {
-        PortStatsReader {
-            life: Arc::clone(&self.life),
-        }
-    }
-
     /// Configures the port with `rx_queues` and `tx_queues` queues as `conf`
     /// says, and hands out one slot per queue. Once per port.
     pub fn configure(&mut self, rx_queues: u16, tx_queues: u16, conf: &EthConf) -> Result<QueueSlots> {
@@ -450,20 +440,20 @@ impl Port {
         Ok(())
     }
 
-    /// Fails unless this is the port's last handle: no queue handle or stats
-    /// reader exists, so no other thread can be using the port.
+    /// Fails unless this is the port's last handle: no queue handle exists,
+    /// so no other thread can be using the port.
     fn check_unshared(&mut self, action: &str) -> Result<()> {
         match Arc::get_mut(&mut self.life) {
             Some(_) => Ok(()),
             None => Err(DpdkError::invalid(
                 format!("cannot {action} port {}", self.id),
-                "its queues or stats readers are still in use",
+                "its queues are still in use",
             )),
         }
     }
 
     /// Stops the port: the driver takes back what its rings hold. Refused
-    /// while a queue handle or stats reader exists.
+    /// while a queue handle exists.
     pub fn stop(&mut self) -> Result<()> {
         self.check_unshared("stop")?;
         if !self.started {
@@ -481,7 +471,7 @@ impl Port {
 
     /// Stops (if started) and closes the port: a pcap port completes its
     /// output files, and the driver frees the mbufs it keeps. Refused while
-    /// a queue handle or stats reader exists.
+    /// a queue handle exists.
     pub fn close(mut self) -> Result<()> {
         self.stop()?;
         let mut configured = self.life.configured.lock().unwrap_or_else(|e| e.into_inner());
@@ -524,30 +514,6 @@ impl Port {
             return Err(DpdkError::from_code(format!("cannot get MAC of port {}", self.id), ret));
         }
         Ok(a.addr_bytes)
-    }
-}
-
-/// Reads one port's counters from any thread; keeps the port open while it
-/// lives. Made by [`Port::stats_reader`].
-#[derive(Clone)]
-pub struct PortStatsReader {
-    life: Arc<PortLife>,
-}
-
-impl PortStatsReader {
-    /// The port id.
-    pub fn port(&self) -> u16 {
-        self.life.id
-    }
-
-    /// The port's counters now.
-    pub fn stats(&self) -> Result<PortStats> {
-        self.life.stats()
-    }
-
-    /// Device name and queue counts.
-    pub fn info(&self) -> Result<PortInfo> {
-        self.life.info()
     }
 }
 

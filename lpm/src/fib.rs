@@ -24,6 +24,21 @@ fn hop<N>(r: &Route<N>) -> u64 {
 /// last error is reported.
 const MAX_GROWTH: u32 = 3;
 
+/// An IPv4 FIB of `size` holding `routes`.
+fn fib4(eal: &dpdk::Eal, name: &str, socket: i32, size: Size, routes: &[&Route<Ipv4Net>]) -> Loaded<dpdk::Fib> {
+    let mut fib = dpdk::Fib::new(eal, name, socket, size.rules, size.tbl8s).map_err(|e| (None, e))?;
+    for r in routes {
+        let (addr, depth) = (r.prefix.addr().into(), r.prefix.prefix_len());
+        fib.add(addr, depth, hop(r)).map_err(|e| (Some(r.line), e))?;
+    }
+    Ok(fib)
+}
+
+/// The port a next hop names: the FIBs hold routes' ports (`u8`) only.
+fn port_of(hop: u64) -> u16 {
+    hop as u16
+}
+
 /// An IPv6 FIB of `size` holding `routes`.
 fn fib6(eal: &dpdk::Eal, name: &str, socket: i32, size: Size, routes: &[&Route<Ipv6Net>]) -> Loaded<dpdk::Fib6> {
     let mut fib = dpdk::Fib6::new(eal, name, socket, size.rules, size.tbl8s).map_err(|e| (None, e))?;
@@ -69,8 +84,10 @@ impl FibTables {
     /// let v6 = RouteFile { origin: "v6".into(), routes: parse_v6("R2001:db8::/32 3\n", "v6")? };
     /// let (fib, report) = lpm::FibTables::build(eal, "doc", 0, &v4, &v6, lpm::Limits::default(), |_| true)?;
     /// assert_eq!((report.v4_added, report.v6_added), (2, 1));
-    /// assert_eq!(fib.lookup_v4(u32::from_be_bytes([198, 18, 7, 9])), Some(2));
-    /// assert_eq!(fib.lookup_v4(u32::from_be_bytes([10, 0, 0, 1])), None);
+    /// let dsts = [[198, 18, 7, 9], [10, 0, 0, 1]].map(u32::from_be_bytes);
+    /// let mut ports = [None; 2];
+    /// fib.lookup_v4_bulk(&dsts, |i, port| ports[i] = port);
+    /// assert_eq!(ports, [Some(2), None]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn build(
@@ -84,13 +101,7 @@ impl FibTables {
     ) -> Result<(FibTables, LoadReport), LpmError> {
         let (v4_name, v6_name) = (format!("{name}_fib4"), format!("{name}_fib6"));
         let (v4_table, v4_added) = load("FIB", v4, limits, &enabled, |size: Size, routes| {
-            let size = fib_size(size, limits);
-            let mut fib = dpdk::Fib::new(eal, &v4_name, socket, size.rules, size.tbl8s).map_err(|e| (None, e))?;
-            for r in routes {
-                let (addr, depth) = (r.prefix.addr().into(), r.prefix.prefix_len());
-                fib.add(addr, depth, hop(r)).map_err(|e| (Some(r.line), e))?;
-            }
-            Ok(fib)
+            fib4(eal, &v4_name, socket, fib_size(size, limits), routes)
         })?;
         let (v6_table, v6_added) = load("FIB", v6, limits, &enabled, |size: Size, routes| {
             let mut size = fib_size(size, limits);
@@ -121,24 +132,14 @@ impl FibTables {
     /// route matches.
     #[inline(always)]
     pub fn lookup_v4_bulk(&self, dsts: &[u32], mut each: impl FnMut(usize, Option<u16>)) {
-        self.v4.lookup_bulk(dsts, |i, hop| each(i, hop.map(|h| h as u16)));
+        self.v4.lookup_bulk(dsts, |i, hop| each(i, hop.map(port_of)));
     }
 
     /// Output ports of IPv6 destinations, in bulk, as
     /// [`FibTables::lookup_v4_bulk`].
     #[inline(always)]
     pub fn lookup_v6_bulk(&self, dsts: &[[u8; 16]], mut each: impl FnMut(usize, Option<u16>)) {
-        self.v6.lookup_bulk(dsts, |i, hop| each(i, hop.map(|h| h as u16)));
-    }
-
-    /// Output port of one IPv4 destination (host order).
-    pub fn lookup_v4(&self, dst: u32) -> Option<u16> {
-        self.v4.lookup(dst).map(|h| h as u16)
-    }
-
-    /// Output port of one IPv6 destination.
-    pub fn lookup_v6(&self, dst: &[u8; 16]) -> Option<u16> {
-        self.v6.lookup(dst).map(|h| h as u16)
+        self.v6.lookup_bulk(dsts, |i, hop| each(i, hop.map(port_of)));
     }
 }
 
