@@ -16,3 +16,4 @@
 #include "shim.h"
 #include <rte_fib.h>
 #include <rte_fib6.h>
+#include <rte_acl.h>

@@ -4,7 +4,7 @@
 //! with a `SAFETY:` note; the other crates forbid `unsafe`.
 //!
 //! Layering: bindings (private) -> safe types ([`Eal`], [`Mempool`],
-//! [`Port`], [`MbufArray`], [`Lpm`], [`Lpm6`], [`Fib`], [`Fib6`],
+//! [`Port`], [`MbufArray`], [`Lpm`], [`Lpm6`], [`Fib`], [`Fib6`], [`Acl`],
 //! [`struct@Hash`], lcore
 //! launch, telemetry) -> the application. Nothing here is specific to
 //! l3fwd: what to ask of a port, which offloads to turn on, is the
@@ -92,6 +92,7 @@
 
 #![deny(clippy::undocumented_unsafe_blocks)]
 
+mod acl;
 mod eal;
 mod error;
 mod fib;
@@ -126,6 +127,7 @@ pub const MAX_LCORES: u32 = sys::RTE_MAX_LCORE;
 /// ids are below it.
 pub const MAX_QUEUES_PER_PORT: u16 = sys::RTE_MAX_QUEUES_PER_PORT as u16;
 
+pub use acl::{Acl, AclRule, ClassifyAlg, FieldDef, FieldKind, FieldValue, MAX_PRIORITY as ACL_MAX_PRIORITY};
 pub use eal::{current_lcore, rdtsc, Eal};
 pub use error::{DpdkError, Result};
 pub use fib::{Fib, Fib6};
