@@ -15,7 +15,7 @@ use crate::cli::{Args, LookupMode};
 use crate::control::{self, Control, Summary};
 use crate::counters::{LcoreCounters, LcoreStats};
 use crate::forward::{Lcore, LcoreQueues};
-use crate::lookup::{EmLookup, FibLookup, Lookup, LpmLookup};
+use crate::lookup::{AclLookup, EmLookup, FibLookup, Lookup, LpmLookup};
 use crate::plan::{Plan, PortCaps, Topology};
 use crate::rule_files;
 use crate::setup::{self, Dataplane};
@@ -38,6 +38,7 @@ pub fn run(eal_args: &[String], args: &Args) -> Result<(), Box<dyn Error>> {
         LookupMode::Lpm => run_lpm(eal_args, args, &quit),
         LookupMode::Em => run_em(eal_args, args, &quit),
         LookupMode::Fib => run_fib(eal_args, args, &quit),
+        LookupMode::Acl => run_acl(eal_args, args, &quit),
     }
 }
 
@@ -100,6 +101,15 @@ fn run_fib(eal_args: &[String], args: &Args, quit: &Arc<AtomicBool>) -> Result<(
     let (tables, report) = lpm::FibTables::build(&eal, "l3fwd", 0, &v4, &v6, route_limits(args), enabled)?;
     log_routes("FIB", &report);
     serve(&eal, ports, &plan, args, FibLookup { tables }, quit)
+}
+
+fn run_acl(eal_args: &[String], args: &Args, quit: &Arc<AtomicBool>) -> Result<(), Box<dyn Error>> {
+    let (v4, v6) = rule_files::acl(args)?;
+    let (eal, ports, plan) = start(eal_args, args)?;
+    // C checks routes against the port mask itself, not the ports found.
+    let enabled = |p: u32| u16::try_from(p).is_ok_and(|p| args.portmask.contains(p));
+    let tables = acl::AclTables::build(&eal, "l3fwd", 0, &v4, &v6, args.alg, enabled)?;
+    serve(&eal, ports, &plan, args, AclLookup { tables }, quit)
 }
 
 fn run_em(eal_args: &[String], args: &Args, quit: &Arc<AtomicBool>) -> Result<(), Box<dyn Error>> {
@@ -194,6 +204,7 @@ fn setup_options(args: &Args) -> setup::Options {
         eth_dest: args.eth_dest.clone(),
         mbuf_cache: args.mbcache,
         disable_rss: args.disable_rss,
+        rss_l4: args.lookup == LookupMode::Acl,
         tx_burst: args.tx_burst,
         rx_burst: args.rx_burst,
     }

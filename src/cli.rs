@@ -19,14 +19,13 @@ use crate::portmask::PortMask;
 const DEFAULT_CONFIG: &str = "(0,0,2),(0,1,2),(0,2,2),(1,0,2),(1,1,2),(1,2,2),(2,0,2),(3,0,3),(3,1,3)";
 
 /// C options l3fwd-rs accepts but does not implement, and whether they take a value.
-const UNSUPPORTED: [(&str, bool); 7] = [
+const UNSUPPORTED: [(&str, bool); 6] = [
     ("mode", true),
     ("eventq-sched", true),
     ("event-eth-rxqs", true),
     ("event-vector", false),
     ("event-vector-size", true),
     ("event-vector-tmo", true),
-    ("alg", true),
 ];
 
 /// How routes are looked up.
@@ -40,6 +39,8 @@ pub enum LookupMode {
     /// Longest prefix match in a forwarding information base (rte_fib /
     /// rte_fib6), from the LPM route files.
     Fib,
+    /// Access control list (rte_acl): deny and route rules on the 5-tuple.
+    Acl,
 }
 
 /// One `(port,queue,lcore)` tuple of `--config`: RX queue `queue` of `port`
@@ -94,7 +95,7 @@ pub struct Args {
     #[arg(short = 'L')]
     lpm_flag: bool,
 
-    /// Lookup method: lpm (default), em or fib; acl is not implemented
+    /// Lookup method: lpm (default), em, fib or acl
     #[arg(long = "lookup", value_name = "METHOD", value_parser = parse_lookup)]
     lookup_arg: Vec<LookupMode>,
 
@@ -102,16 +103,22 @@ pub struct Args {
     #[arg(skip)]
     pub lookup: LookupMode,
 
-    /// IPv4 rule file (LPM or EM routes). Default: configs/lpm_v4.cfg
+    /// IPv4 rule file (LPM, EM or ACL rules). Default: configs/lpm_v4.cfg
     /// (em_v4.cfg with -E), built into the binary (C l3fwd's own tables).
-    /// As in C, the files are read only when both options are given
+    /// As in C, the files are read only when both options are given; ACL
+    /// has no default and needs both
     #[arg(long = "rule_ipv4", value_name = "FILE")]
     pub rule_ipv4: Option<PathBuf>,
 
-    /// IPv6 rule file (LPM or EM routes). Default: configs/lpm_v6.cfg
+    /// IPv6 rule file (LPM, EM or ACL rules). Default: configs/lpm_v6.cfg
     /// (em_v6.cfg with -E), built into the binary
     #[arg(long = "rule_ipv6", value_name = "FILE")]
     pub rule_ipv6: Option<PathBuf>,
+
+    /// ACL classify method: scalar, sse, avx2, neon, altivec, avx512x16 or
+    /// avx512x32 (default: the best the CPU has)
+    #[arg(long, value_name = "ALG", value_parser = parse_alg)]
+    pub alg: Option<dpdk::ClassifyAlg>,
 
     /// Destination MAC for frames sent on port X (repeatable)
     #[arg(long, value_name = "X,MM:MM:MM:MM:MM:MM", value_parser = parse_eth_dest)]
@@ -233,7 +240,7 @@ pub fn parse(app_args: &[String]) -> Result<Args, clap::Error> {
     let app_args = abbrev::expand(app_args, &long_names).map_err(|e| error_line(ErrorKind::UnknownArgument, &e))?;
     let matches = command.clone().try_get_matches_from(app_args).map_err(one_line)?;
     if let Some(option) = first_unsupported(&matches) {
-        let message = format!("option --{option} is not supported by l3fwd-rs (eventdev/ACL modes are not mirrored)");
+        let message = format!("option --{option} is not supported by l3fwd-rs (eventdev mode is not mirrored)");
         return Err(error_line(ErrorKind::UnknownArgument, &message));
     }
     let mut args = Args::from_arg_matches(&matches).map_err(one_line)?;
@@ -359,15 +366,28 @@ fn positive(what: &'static str) -> impl Fn(&str) -> Result<u32, String> + Clone 
     }
 }
 
-/// `--lookup`: C's names; acl exists in C but not here.
+/// `--lookup`: C's names.
 fn parse_lookup(text: &str) -> Result<LookupMode, String> {
     match text {
         "lpm" => Ok(LookupMode::Lpm),
         "em" => Ok(LookupMode::Em),
         "fib" => Ok(LookupMode::Fib),
-        "acl" => Err("l3fwd-rs does not implement ACL lookup (use em, lpm or fib)".into()),
-        _ => Err(format!("invalid lookup method '{text}' (accepted: em, lpm, fib)")),
+        "acl" => Ok(LookupMode::Acl),
+        _ => Err(format!("invalid lookup method '{text}' (accepted: acl, em, lpm, fib)")),
     }
+}
+
+/// `--alg`: C's names. C takes a name it does not know for the default
+/// method, silently; l3fwd-rs refuses it.
+fn parse_alg(text: &str) -> Result<dpdk::ClassifyAlg, String> {
+    dpdk::ClassifyAlg::ALL
+        .iter()
+        .find(|(name, _)| *name == text)
+        .map(|&(_, alg)| alg)
+        .ok_or_else(|| {
+            let names: Vec<&str> = dpdk::ClassifyAlg::ALL.iter().map(|(n, _)| *n).collect();
+            format!("invalid ACL classify method '{text}' (accepted: {})", names.join(", "))
+        })
 }
 
 /// `--config`: comma-separated `(port,queue,lcore)` tuples. C reads every
@@ -621,7 +641,10 @@ mod tests {
     #[test]
     fn lookup_errors() {
         assert_eq!(ok("-p 1 --lookup=fib").lookup, LookupMode::Fib);
-        assert!(err("-p 1 --lookup=acl").contains("does not implement ACL lookup"));
+        assert_eq!(ok("-p 1 --lookup=acl").lookup, LookupMode::Acl);
+        assert_eq!(ok("-p 1 --lookup=acl --alg scalar").alg, Some(dpdk::ClassifyAlg::Scalar));
+        assert_eq!(ok("-p 1 --al=avx2").alg, Some(dpdk::ClassifyAlg::Avx2));
+        assert!(err("-p 1 --alg=fast").contains("invalid ACL classify method 'fast' (accepted: scalar, sse,"));
         assert!(err("-p 1 --lookup=hash").contains("invalid lookup method 'hash'"));
     }
 
@@ -730,11 +753,10 @@ mod tests {
             "--event-vector",
             "--event-vector-size 4",
             "--event-vector-tmo=100",
-            "--alg=scalar",
         ] {
             let name = option.split(['=', ' ']).next().unwrap();
             let message = err(&format!("-p 1 {option}"));
-            let expected = format!("option {name} is not supported by l3fwd-rs (eventdev/ACL modes are not mirrored)");
+            let expected = format!("option {name} is not supported by l3fwd-rs (eventdev mode is not mirrored)");
             assert!(message.contains(&expected), "{option}: {message}");
         }
         assert_eq!(ok("-p 1 --mode poll").lookup, LookupMode::Lpm);

@@ -242,11 +242,11 @@ fn counts(t: &Totals) -> String {
     format!("rx {} tx {} | {}", t.rx, t.tx, drops(t))
 }
 
-/// `dropped: invalid N runt N tx-full N unroutable N`.
+/// `dropped: invalid N runt N tx-full N unroutable N denied N no-rule N`.
 fn drops(t: &Totals) -> String {
     format!(
-        "dropped: invalid {} runt {} tx-full {} unroutable {}",
-        t.dropped_invalid, t.dropped_runt, t.dropped_tx_full, t.dropped_unroutable
+        "dropped: invalid {} runt {} tx-full {} unroutable {} denied {} no-rule {}",
+        t.dropped_invalid, t.dropped_runt, t.dropped_tx_full, t.dropped_unroutable, t.dropped_denied, t.dropped_no_rule
     )
 }
 

@@ -27,6 +27,8 @@ pub struct LcoreCounters {
     dropped_runt: AtomicU64,
     dropped_tx_full: AtomicU64,
     dropped_unroutable: AtomicU64,
+    dropped_denied: AtomicU64,
+    dropped_no_rule: AtomicU64,
     busy_cycles: AtomicU64,
     polls: AtomicU64,
     empty_polls: AtomicU64,
@@ -63,6 +65,11 @@ pub struct Totals {
     /// routes to enabled ports only, so this stays 0; a route is counted
     /// here rather than trusted.
     pub dropped_unroutable: u64,
+    /// Packets an ACL deny rule matched.
+    pub dropped_denied: u64,
+    /// Packets no rule matched in a mode that drops them (ACL; its
+    /// non-IP frames too).
+    pub dropped_no_rule: u64,
     /// TSC cycles of the loop rounds that received packets (VPP's and
     /// OVS's "busy" cycles): what forwarding cost, idle polling left out.
     pub busy_cycles: u64,
@@ -95,6 +102,8 @@ impl Totals {
             dropped_runt: d(self.dropped_runt, earlier.dropped_runt),
             dropped_tx_full: d(self.dropped_tx_full, earlier.dropped_tx_full),
             dropped_unroutable: d(self.dropped_unroutable, earlier.dropped_unroutable),
+            dropped_denied: d(self.dropped_denied, earlier.dropped_denied),
+            dropped_no_rule: d(self.dropped_no_rule, earlier.dropped_no_rule),
             busy_cycles: d(self.busy_cycles, earlier.busy_cycles),
             polls: d(self.polls, earlier.polls),
             empty_polls: d(self.empty_polls, earlier.empty_polls),
@@ -182,6 +191,14 @@ impl LcoreCounters {
         bump(&self.dropped_unroutable, n);
     }
     #[inline(always)]
+    pub fn add_denied(&self, n: u64) {
+        bump(&self.dropped_denied, n);
+    }
+    #[inline(always)]
+    pub fn add_no_rule(&self, n: u64) {
+        bump(&self.dropped_no_rule, n);
+    }
+    #[inline(always)]
     pub fn add_busy_cycles(&self, n: u64) {
         bump(&self.busy_cycles, n);
     }
@@ -201,6 +218,8 @@ impl LcoreCounters {
             ("dropped_runt", t.dropped_runt),
             ("dropped_tx_full", t.dropped_tx_full),
             ("dropped_unroutable", t.dropped_unroutable),
+            ("dropped_denied", t.dropped_denied),
+            ("dropped_no_rule", t.dropped_no_rule),
             ("busy_cycles", t.busy_cycles),
             ("polls", t.polls),
             ("empty_polls", t.empty_polls),
@@ -219,6 +238,8 @@ impl LcoreCounters {
             dropped_runt: self.dropped_runt.load(Relaxed),
             dropped_tx_full: self.dropped_tx_full.load(Relaxed),
             dropped_unroutable: self.dropped_unroutable.load(Relaxed),
+            dropped_denied: self.dropped_denied.load(Relaxed),
+            dropped_no_rule: self.dropped_no_rule.load(Relaxed),
             busy_cycles: self.busy_cycles.load(Relaxed),
             polls: self.polls.load(Relaxed),
             empty_polls: self.empty_polls.load(Relaxed),
@@ -254,6 +275,8 @@ impl std::ops::Add for Totals {
             dropped_runt: self.dropped_runt + o.dropped_runt,
             dropped_tx_full: self.dropped_tx_full + o.dropped_tx_full,
             dropped_unroutable: self.dropped_unroutable + o.dropped_unroutable,
+            dropped_denied: self.dropped_denied + o.dropped_denied,
+            dropped_no_rule: self.dropped_no_rule + o.dropped_no_rule,
             busy_cycles: self.busy_cycles + o.busy_cycles,
             polls: self.polls + o.polls,
             empty_polls: self.empty_polls + o.empty_polls,
@@ -288,6 +311,8 @@ mod tests {
         b.add_rx(1, 2);
         b.add_tx_full(2);
         b.add_unroutable(3);
+        a.add_denied(4);
+        b.add_no_rule(5);
         b.add_busy_cycles(70);
         b.add_polls(4, 1);
         let t: Totals = [a.totals(), b.totals()].into_iter().sum();
@@ -300,6 +325,8 @@ mod tests {
                 dropped_runt: 1,
                 dropped_tx_full: 2,
                 dropped_unroutable: 3,
+                dropped_denied: 4,
+                dropped_no_rule: 5,
                 busy_cycles: 70,
                 polls: 4,
                 empty_polls: 1,

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use dpdk::{Mbuf, MbufArray, RxQueue, TxQueue};
 
 use crate::counters::{LcoreCounters, LcoreStats};
-use crate::lookup::{Lookup, Route};
+use crate::lookup::{Lookup, Miss, Route};
 use crate::packet::{parse, rewrite, EthRewrite, RewriteKind};
 use crate::MAX_BURST;
 
@@ -196,6 +196,9 @@ struct BurstWork<L: Lookup> {
     rewrites: [RewriteKind; MAX_BURST],
     routes: [Route; MAX_BURST],
     lookup: L::Scratch,
+    /// Packets held back until the burst's IPv4 ones are sent
+    /// ([`Lookup::IPV4_FIRST`]); room for a whole burst, never grown.
+    later: Vec<(Mbuf, Route, RewriteKind)>,
 }
 
 impl<L: Lookup> Default for BurstWork<L> {
@@ -204,13 +207,13 @@ impl<L: Lookup> Default for BurstWork<L> {
             rewrites: [RewriteKind::MacsOnly; MAX_BURST],
             routes: [Route::NoMatch; MAX_BURST],
             lookup: L::Scratch::default(),
+            later: Vec::with_capacity(if L::IPV4_FIRST { MAX_BURST } else { 0 }),
         }
     }
 }
 
 /// Parses, looks up, rewrites and buffers one burst received on `in_port`;
-/// leaves `burst` empty. A packet that matched nothing goes back out of
-/// `in_port`: the miss policy, here and nowhere else.
+/// leaves `burst` empty.
 #[inline(always)]
 fn forward_burst<L: Lookup>(
     in_port: u16,
@@ -224,6 +227,7 @@ fn forward_burst<L: Lookup>(
         rewrites,
         routes,
         lookup: scratch,
+        later,
     } = work;
     let pkts = burst.as_slice();
     for p in pkts.iter().take(PREFETCH_AHEAD) {
@@ -240,23 +244,35 @@ fn forward_burst<L: Lookup>(
     }
     lookup.resolve(scratch, routes);
 
-    for ((mut m, &route), &kind) in burst.drain().zip(routes.iter()).zip(rewrites.iter()) {
-        let port = match route {
-            Route::Port(port) => port,
-            Route::NoMatch => in_port,
-            Route::Runt => {
-                counters.add_runt(1);
-                continue;
-            }
-        };
-        let Some(out) = tx.get_mut(port) else {
-            counters.add_unroutable(1);
-            continue;
-        };
-        if !rewrite(m.data_mut(), kind, &out.eth) {
-            counters.add_invalid(1);
-            continue;
+    for ((m, &route), &kind) in burst.drain().zip(routes.iter()).zip(rewrites.iter()) {
+        if L::IPV4_FIRST && kind != RewriteKind::Ipv4 && later.len() < later.capacity() {
+            later.push((m, route, kind));
+        } else {
+            send::<L>(m, route, kind, in_port, tx, counters);
         }
-        out.enqueue(m, counters);
     }
+    for (m, route, kind) in later.drain(..) {
+        send::<L>(m, route, kind, in_port, tx, counters);
+    }
+}
+
+/// Rewrites and buffers one looked-up packet, or drops and counts it. A
+/// packet that matched nothing meets the mode's miss policy: here and
+/// nowhere else.
+#[inline(always)]
+fn send<L: Lookup>(mut m: Mbuf, route: Route, kind: RewriteKind, in_port: u16, tx: &mut TxPorts, counters: &LcoreCounters) {
+    let port = match (route, L::MISS) {
+        (Route::Port(port), _) => port,
+        (Route::NoMatch, Miss::InputPort) => in_port,
+        (Route::NoMatch, Miss::Drop) => return counters.add_no_rule(1),
+        (Route::Runt, _) => return counters.add_runt(1),
+        (Route::Denied, _) => return counters.add_denied(1),
+    };
+    let Some(out) = tx.get_mut(port) else {
+        return counters.add_unroutable(1);
+    };
+    if !rewrite(m.data_mut(), kind, &out.eth) {
+        return counters.add_invalid(1);
+    }
+    out.enqueue(m, counters);
 }

@@ -120,6 +120,35 @@ pub fn ipv6_tuple(frame: &[u8]) -> Option<&[u8; 40]> {
     frame.get(IPV6_PAYLOAD_LEN..IPV6_END + L4_PORTS_LEN)?.try_into().ok()
 }
 
+/// The `L` bytes of an IPv4 frame from its protocol byte on, as C's ACL
+/// mode hands them to rte_acl (which reads the ports as if the header had
+/// no options); zeros past the end of a shorter frame, where C would read
+/// whatever the buffer held.
+#[inline(always)]
+pub fn ipv4_from_proto<const L: usize>(frame: &[u8]) -> [u8; L] {
+    from_offset(frame, IPV4_PROTO)
+}
+
+/// The `L` bytes of an IPv6 frame from its next-header byte on (ACL mode),
+/// zeros past the end of a shorter frame.
+#[inline(always)]
+pub fn ipv6_from_next_header<const L: usize>(frame: &[u8]) -> [u8; L] {
+    from_offset(frame, IPV6_NEXT_HEADER)
+}
+
+#[inline(always)]
+fn from_offset<const L: usize>(frame: &[u8], at: usize) -> [u8; L] {
+    match frame.get(at..at + L) {
+        Some(bytes) => bytes.try_into().unwrap_or([0; L]),
+        None => {
+            let mut padded = [0; L];
+            let rest = frame.get(at..).unwrap_or_default();
+            padded[..rest.len().min(L)].copy_from_slice(&rest[..rest.len().min(L)]);
+            padded
+        }
+    }
+}
+
 /// Destination and source MAC for frames leaving one port: the first 12
 /// bytes of every frame sent there.
 pub type EthRewrite = [u8; 12];
@@ -262,6 +291,19 @@ mod tests {
         assert!(ipv4_tuple(&f[..38]).is_some() && ipv4_tuple(&f[..37]).is_none());
         let v6 = vec![0x11u8; 58];
         assert!(ipv6_tuple(&v6).is_some() && ipv6_tuple(&v6[..57]).is_none());
+    }
+
+    #[test]
+    fn acl_inputs_start_at_the_protocol_and_pad_short_frames() {
+        let f = ipv4_frame(0x45, 46, 64, [198, 18, 1, 7]);
+        let input: [u8; 17] = ipv4_from_proto(&f);
+        assert_eq!(input[0], 17);
+        assert_eq!(&input[7..11], &[198, 18, 1, 7]);
+        let short: [u8; 17] = ipv4_from_proto(&f[..36]);
+        assert_eq!(&short[..13], &input[..13]);
+        assert_eq!(&short[13..], &[0; 4]);
+        let v6: [u8; 40] = ipv6_from_next_header(&[6u8; 30]);
+        assert_eq!((&v6[..10], &v6[10..]), (&[6u8; 10][..], &[0u8; 30][..]));
     }
 
     #[test]

@@ -104,6 +104,18 @@ fn log_built_in(defaults: &[BuiltIn; 2]) {
     );
 }
 
+/// The ACL rules of this run. ACL mode has no built-in rules: both files
+/// are required, as C requires them.
+pub fn acl(args: &Args) -> Result<(acl::RuleFile<Ipv4Net>, acl::RuleFile<Ipv6Net>), Box<dyn Error>> {
+    match (&args.rule_ipv4, &args.rule_ipv6) {
+        (Some(v4), Some(v6)) => Ok((acl::rules::load(v4)?, acl::rules::load(v6)?)),
+        (v4, _) => {
+            let missing = if v4.is_none() { "--rule_ipv4" } else { "--rule_ipv6" };
+            Err(format!("ACL mode needs --rule_ipv4 and --rule_ipv6 (it has no built-in rules; C requires both too): {missing} missing").into())
+        }
+    }
+}
+
 /// Exact-match rules of one file, and the file's name for messages.
 pub struct EmFile<A> {
     pub origin: String,

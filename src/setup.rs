@@ -23,7 +23,7 @@ const ETHER_CRC_LEN: u32 = 4;
 const ETHER_MTU: u32 = 1500;
 
 /// What setup takes from the command line.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Options {
     /// RX and TX ring sizes to request (`--rx-queue-size`, `--tx-queue-size`).
     pub rx_desc: u16,
@@ -42,6 +42,8 @@ pub struct Options {
     pub mbuf_cache: u32,
     /// `--disable-rss`: no RSS even on ports with several RX queues.
     pub disable_rss: bool,
+    /// RSS over the TCP/UDP/SCTP ports too (C's ACL mode asks for it).
+    pub rss_l4: bool,
     /// `--rx-burst`, `--tx-burst`: packets per RX poll and per TX buffer.
     pub rx_burst: usize,
     pub tx_burst: usize,
@@ -84,21 +86,26 @@ fn check_cache_fits(n: u32, cache: u32) -> Result<(), String> {
 }
 
 /// What l3fwd asks of a port (the C sample's `port_conf` plus its options):
-/// RSS over IP when the device has several RX queues and `--disable-rss`
-/// is not given, no RX offloads (the packet checks are ours, so
+/// RSS over IP (and the L4 ports, with `rss_l4`) when the device has
+/// several RX queues and `--disable-rss` is not given, no RX offloads (the packet checks are ours, so
 /// `--relax-rx-offload` has nothing to relax), fast mbuf free on TX when
 /// offered, multi-segment TX for jumbo frames.
-fn port_conf(info: &PortInfo, max_pkt_len: Option<u32>, disable_rss: bool) -> EthConf {
+fn port_conf(info: &PortInfo, opts: &Options) -> EthConf {
+    let rss = if opts.rss_l4 {
+        dpdk::rss_ip() | dpdk::rss_l4()
+    } else {
+        dpdk::rss_ip()
+    };
     let mut conf = EthConf {
-        rss_hash: if info.max_rx_queues > 1 && !disable_rss {
-            dpdk::rss_ip() & info.rss_offloads
+        rss_hash: if info.max_rx_queues > 1 && !opts.disable_rss {
+            rss & info.rss_offloads
         } else {
             0
         },
         tx_offloads: info.tx_offloads & dpdk::tx_offload_fast_free(),
         mtu: None,
     };
-    if let Some(len) = max_pkt_len {
+    if let Some(len) = opts.max_pkt_len {
         let mtu = len.saturating_sub(overhead_len(info));
         conf.mtu = Some(u16::try_from(mtu).unwrap_or(u16::MAX));
         if mtu > ETHER_MTU {
@@ -149,7 +156,7 @@ pub fn build(
         let slots = port.configure(
             pp.n_rx_queues,
             pp.n_tx_queues,
-            &port_conf(&info, opts.max_pkt_len, opts.disable_rss),
+            &port_conf(&info, opts),
         )?;
         let (rxd, txd) = port.adjust_ring_sizes(opts.rx_desc, opts.tx_desc)?;
         let mac = port.mac()?;
@@ -264,9 +271,16 @@ mod tests {
 
     #[test]
     fn rss_on_ports_with_several_rx_queues_unless_disabled() {
-        assert_eq!(port_conf(&info(4), None, false).rss_hash, dpdk::rss_ip());
-        assert_eq!(port_conf(&info(4), None, true).rss_hash, 0);
-        assert_eq!(port_conf(&info(1), None, false).rss_hash, 0);
+        let opts = |disable_rss, rss_l4| Options {
+            disable_rss,
+            rss_l4,
+            ..Options::default()
+        };
+        assert_eq!(port_conf(&info(4), &opts(false, false)).rss_hash, dpdk::rss_ip());
+        assert_eq!(port_conf(&info(4), &opts(true, false)).rss_hash, 0);
+        assert_eq!(port_conf(&info(1), &opts(false, false)).rss_hash, 0);
+        let acl = dpdk::rss_ip() | dpdk::rss_l4();
+        assert_eq!(port_conf(&info(4), &opts(false, true)).rss_hash, acl);
     }
 
     #[test]

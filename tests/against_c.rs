@@ -107,3 +107,38 @@ fn em_output_is_identical_to_the_c_sample() {
         }
     }
 }
+
+#[test]
+fn acl_output_is_identical_to_the_c_sample() {
+    let rules = [
+        "--lookup=acl",
+        "--rule_ipv4=configs/acl_v4.cfg",
+        "--rule_ipv6=configs/acl_v6.cfg",
+    ];
+    for seed in SEEDS {
+        let mut inputs = traffic(seed, false);
+        // The second deny rule: from 198.18.9.0/24 to ports below 1024.
+        for input in &mut inputs {
+            input.extend(acl_deny_from_subnet_9(seed));
+        }
+        let sent = assert_same_as_c(&inputs, &[PORTS, &rules].concat(), 512);
+        assert!(sent > 300, "seed {seed}: only {sent} frames forwarded");
+    }
+}
+
+/// UDP frames from 198.18.9.x to 198.18.1.x, half of them to a port below
+/// 1024 (denied), half above (routed).
+fn acl_deny_from_subnet_9(seed: u64) -> Vec<Vec<u8>> {
+    (0..20u16)
+        .map(|i| {
+            let dport = if i % 2 == 0 { 53 + i } else { 4000 + i };
+            let mut f = Vec::new();
+            etherparse::PacketBuilder::ethernet2([2, 0, 0, 0, 0, 9], [2, 0, 0, 0, 0, 1])
+                .ipv4([198, 18, 9, seed as u8], [198, 18, 1, (i * 13) as u8], 64)
+                .udp(1000 + i, dport)
+                .write(&mut f, &[0u8; 26])
+                .unwrap();
+            f
+        })
+        .collect()
+}

@@ -22,6 +22,7 @@ uint32_t shim_hash_crc(const void *data, uint32_t len, uint32_t init);
 
 /* Function-like macros bindgen cannot evaluate. */
 extern const uint64_t shim_rss_ip;
+extern const uint64_t shim_rss_l4;
 extern const uint64_t shim_tx_offload_fast_free;
 extern const uint64_t shim_tx_offload_multi_segs;
 

@@ -70,6 +70,13 @@ pub fn rss_ip() -> u64 {
     unsafe { sys::shim_rss_ip }
 }
 
+/// `RTE_ETH_RSS_UDP | RTE_ETH_RSS_TCP | RTE_ETH_RSS_SCTP`: RSS over the
+/// transport ports too.
+pub fn rss_l4() -> u64 {
+    // SAFETY: reads a constant defined in the shim.
+    unsafe { sys::shim_rss_l4 }
+}
+
 /// `RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE`: the driver may free sent mbufs in
 /// bulk (all from one pool, reference count 1).
 pub fn tx_offload_fast_free() -> u64 {

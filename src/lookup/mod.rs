@@ -1,13 +1,15 @@
 //! Lookup modes: given a parsed burst, where each packet goes. A mode only
 //! answers [`Route::Port`] or [`Route::NoMatch`] (or [`Route::Runt`] for a
-//! frame too short for what its lookup reads); what happens to a packet
-//! that matched nothing — back out of its input port, as in C — is decided
-//! once, by the forwarder.
+//! frame too short for what its lookup reads, [`Route::Denied`] for one a
+//! rule drops); what happens to a packet that matched nothing is the
+//! mode's [`Lookup::MISS`], applied once, by the forwarder.
 
+mod acl;
 mod em;
 mod fib;
 mod lpm;
 
+pub use acl::AclLookup;
 pub use em::{em_key, EmKey, EmLookup};
 pub use fib::FibLookup;
 pub use lpm::LpmLookup;
@@ -25,6 +27,17 @@ pub enum Route {
     NoMatch,
     /// Shorter than what the lookup reads: dropped and counted.
     Runt,
+    /// A deny rule matched: dropped and counted.
+    Denied,
+}
+
+/// What happens to a packet that matched no rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Miss {
+    /// Back out of the port it came in on (LPM, EM, FIB, as in C).
+    InputPort,
+    /// Dropped and counted (ACL, as in C).
+    Drop,
 }
 
 impl Route {
@@ -44,6 +57,14 @@ pub trait Lookup: Send + Sync + 'static {
     /// per-burst initialisation of key arrays).
     type Scratch: Default + Send;
 
+    /// The mode's miss policy.
+    const MISS: Miss = Miss::InputPort;
+
+    /// Whether a burst's IPv4 packets are sent before the rest, as C's
+    /// ACL mode sends them (it classifies and sends each family in turn);
+    /// otherwise packets go out in the order they came.
+    const IPV4_FIRST: bool = false;
+
     /// Takes packet `index` of the burst, parsed as `l3` from `frame`, and
     /// returns its route if known now, or [`Route::NoMatch`] until
     /// [`Lookup::resolve`] finds better. The first packet of a burst has
@@ -57,7 +78,7 @@ pub trait Lookup: Send + Sync + 'static {
 
 /// Keys of one address family gathered from a burst, with the index of the
 /// packet each came from, so one bulk lookup serves them all.
-struct Gather<K: Copy + Default> {
+struct Gather<K: Copy> {
     keys: [K; MAX_BURST],
     from: [u16; MAX_BURST],
     len: usize,
@@ -65,15 +86,21 @@ struct Gather<K: Copy + Default> {
 
 impl<K: Copy + Default> Default for Gather<K> {
     fn default() -> Self {
+        Self::filled(K::default())
+    }
+}
+
+impl<K: Copy> Gather<K> {
+    /// An empty gather whose unused keys are `blank` (for keys without
+    /// `Default`, such as arrays of more than 32 bytes).
+    fn filled(blank: K) -> Self {
         Self {
-            keys: [K::default(); MAX_BURST],
+            keys: [blank; MAX_BURST],
             from: [0; MAX_BURST],
             len: 0,
         }
     }
-}
 
-impl<K: Copy + Default> Gather<K> {
     /// Adds the key of packet `index` (below [`MAX_BURST`]).
     #[inline(always)]
     fn push(&mut self, index: usize, key: K) {
@@ -98,7 +125,13 @@ impl<K: Copy + Default> Gather<K> {
 /// [`Gather`] (`from` as [`Gather::take`] gives it).
 #[inline(always)]
 fn answer(from: &[u16; MAX_BURST], routes: &mut [Route; MAX_BURST], key: usize, port: Option<u16>) {
-    routes[usize::from(from[key & (MAX_BURST - 1)]) & (MAX_BURST - 1)] = Route::from_table(port);
+    answer_route(from, routes, key, Route::from_table(port));
+}
+
+/// As [`answer`], with the route itself.
+#[inline(always)]
+fn answer_route(from: &[u16; MAX_BURST], routes: &mut [Route; MAX_BURST], key: usize, route: Route) {
+    routes[usize::from(from[key & (MAX_BURST - 1)]) & (MAX_BURST - 1)] = route;
 }
 
 const _: () = assert!(MAX_BURST.is_power_of_two());
