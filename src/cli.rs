@@ -642,7 +642,10 @@ mod tests {
     fn lookup_errors() {
         assert_eq!(ok("-p 1 --lookup=fib").lookup, LookupMode::Fib);
         assert_eq!(ok("-p 1 --lookup=acl").lookup, LookupMode::Acl);
-        assert_eq!(ok("-p 1 --lookup=acl --alg scalar").alg, Some(dpdk::ClassifyAlg::Scalar));
+        assert_eq!(
+            ok("-p 1 --lookup=acl --alg scalar").alg,
+            Some(dpdk::ClassifyAlg::Scalar)
+        );
         assert_eq!(ok("-p 1 --al=avx2").alg, Some(dpdk::ClassifyAlg::Avx2));
         assert!(err("-p 1 --alg=fast").contains("invalid ACL classify method 'fast' (accepted: scalar, sse,"));
         assert!(err("-p 1 --lookup=hash").contains("invalid lookup method 'hash'"));

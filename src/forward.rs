@@ -260,7 +260,14 @@ fn forward_burst<L: Lookup>(
 /// packet that matched nothing meets the mode's miss policy: here and
 /// nowhere else.
 #[inline(always)]
-fn send<L: Lookup>(mut m: Mbuf, route: Route, kind: RewriteKind, in_port: u16, tx: &mut TxPorts, counters: &LcoreCounters) {
+fn send<L: Lookup>(
+    mut m: Mbuf,
+    route: Route,
+    kind: RewriteKind,
+    in_port: u16,
+    tx: &mut TxPorts,
+    counters: &LcoreCounters,
+) {
     let port = match (route, L::MISS) {
         (Route::Port(port), _) => port,
         (Route::NoMatch, Miss::InputPort) => in_port,

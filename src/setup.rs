@@ -153,11 +153,7 @@ pub fn build(
             .and_then(Option::take)
             .ok_or_else(|| format!("port {} does not exist", pp.port))?;
         let info = port.info()?;
-        let slots = port.configure(
-            pp.n_rx_queues,
-            pp.n_tx_queues,
-            &port_conf(&info, opts),
-        )?;
+        let slots = port.configure(pp.n_rx_queues, pp.n_tx_queues, &port_conf(&info, opts))?;
         let (rxd, txd) = port.adjust_ring_sizes(opts.rx_desc, opts.tx_desc)?;
         let mac = port.mac()?;
         let dest = opts

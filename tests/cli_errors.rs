@@ -82,10 +82,78 @@ fn bad_rule_files_name_file_and_line() {
     );
 }
 
+const ACL_V4: &str = "--rule_ipv4=configs/acl_v4.cfg";
+const ACL_V6: &str = "--rule_ipv6=configs/acl_v6.cfg";
+
+#[test]
+fn bad_acl_rules_name_file_line_and_field() {
+    let dir = TestDir::new("bad-acl-rules");
+    let good = "R0.0.0.0/0 198.18.0.0/16 0 : 65535 0 : 65535 0/0 0";
+    let cases = [
+        (
+            "R1.2.3.256/32 0.0.0.0/0 0 : 65535 0 : 65535 0/0 0",
+            "source address '1.2.3.256/32'",
+        ),
+        (
+            "R0.0.0.0/0 1.2.3.0/40 0 : 65535 0 : 65535 0/0 0",
+            "destination address '1.2.3.0/40'",
+        ),
+        (
+            "@0.0.0.0/0 0.0.0.0/0 10 : 9 0 : 65535 0/0",
+            "source port range 10 : 9 is empty",
+        ),
+        (
+            "@0.0.0.0/0 0.0.0.0/0 0 : 65535 0 : 65535 6",
+            "protocol '<value>/<mask>': '6'",
+        ),
+        (
+            "@0.0.0.0/0 0.0.0.0/0 0 : 65535 0 : 65535 6/0x100",
+            "protocol mask 256 out of range",
+        ),
+        ("@0.0.0.0/0 0.0.0.0/0 0 : 65535 0 65535 6/0xff", "expected 9 fields"),
+        (
+            "R0.0.0.0/0 0.0.0.0/0 0 : 65535 0 : 65535 0/0 2",
+            "route to port 2, which the port mask (-p) does not enable",
+        ),
+    ];
+    for (i, (line, needle)) in cases.into_iter().enumerate() {
+        let path = dir.file(&format!("bad{i}.rules"), &format!("# acl\n{good}\n{line}\n"));
+        let v4 = format!("--rule_ipv4={path}");
+        let app = ["-p", "0x3", "--config", "(0,0,0)", "--lookup=acl", &v4, ACL_V6];
+        assert_fails_with(&app, &format!("{path}:3: "));
+        assert_fails_with(&app, needle);
+    }
+    let v6 = dir.file(
+        "bad6.rules",
+        "R2001:db8::/32 0:0:0:0:0:0:0:0/0 0 : 65535 0 : 65535 0/0 0\n",
+    );
+    let v6 = format!("--rule_ipv6={v6}");
+    let app = ["-p", "0x3", "--config", "(0,0,0)", "--lookup=acl", ACL_V4, &v6];
+    assert_fails_with(&app, "bad6.rules:1: 'R2001:db8::/32");
+    let deny_only = dir.file("deny.rules", "@0.0.0.0/0 0.0.0.0/0 0 : 65535 0 : 65535 0/0\n");
+    let v4 = format!("--rule_ipv4={deny_only}");
+    let app = ["-p", "0x3", "--config", "(0,0,0)", "--lookup=acl", &v4, ACL_V6];
+    assert_fails_with(&app, "deny.rules: no routes");
+}
+
+#[test]
+fn acl_needs_both_rule_files_and_a_method_the_cpu_has() {
+    let acl = ["-p", "0x3", "--config", "(0,0,0)", "--lookup=acl"];
+    assert_fails_with(&acl, "ACL mode needs --rule_ipv4 and --rule_ipv6");
+    assert_fails_with(&[&acl[..], &[ACL_V4]].concat(), "--rule_ipv6 missing");
+    assert_fails_with(&[&acl[..], &[ACL_V6]].concat(), "--rule_ipv4 missing");
+    // NEON is ARM's: never on the x86 CI runs on.
+    let neon = [&acl[..], &[ACL_V4, ACL_V6, "--alg=neon"]].concat();
+    assert_fails_with(&neon, "ACL classify method neon: not supported by this CPU");
+    assert_fails_with(
+        &[&acl[..], &["--alg=turbo"]].concat(),
+        "invalid ACL classify method 'turbo'",
+    );
+}
+
 #[test]
 fn unknown_and_unsupported_options() {
     assert_fails_with(&["-p", "0x3", "--bogus"], "--bogus");
-    assert_fails_with(&["-p", "0x3", "--lookup=acl"], "ACL");
     assert_fails_with(&["-p", "0x3", "-E", "-L"], "one lookup mode");
 }
 

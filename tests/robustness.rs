@@ -189,6 +189,50 @@ fn assert_malformed_traffic_accounted(mode: Mode) {
     assert_eq!(frames_written(&out), tx, "frames in the output files");
 }
 
+/// ACL mode drops what matches a deny rule, what matches no rule and what
+/// is not IP, each under its own name: with malformed frames too, every
+/// packet is sent or counted once, and every mbuf comes back.
+#[test]
+fn malformed_traffic_acl_every_packet_counted_under_its_drop() {
+    let inputs = [mixed_traffic(1, false), mixed_traffic(2, false)];
+    let acl = [
+        "--lookup=acl",
+        "--rule_ipv4=configs/acl_v4.cfg",
+        "--rule_ipv6=configs/acl_v6.cfg",
+    ];
+    let out = Run::new(l3fwd_rs())
+        .port(inputs[0].clone())
+        .port(inputs[1].clone())
+        .args(&[TWO_PORTS, &acl].concat())
+        .stats_json()
+        .run();
+    let s = stats(&out);
+    let keys = [
+        "rx",
+        "tx",
+        "dropped_invalid",
+        "dropped_runt",
+        "dropped_tx_full",
+        "dropped_unroutable",
+    ];
+    let [rx, tx, invalid, runt, tx_full, unroutable] = keys.map(|k| num(&s["forwarded"][k]));
+    let [denied, no_rule] = ["dropped_denied", "dropped_no_rule"].map(|k| num(&s["forwarded"][k]));
+    assert_eq!(rx, inputs.iter().map(|i| i.len() as u64).sum::<u64>());
+    assert_eq!(rx, tx + invalid + runt + tx_full + unroutable + denied + no_rule, "{s}");
+    assert!(
+        tx > 100 && denied > 10 && no_rule > 100 && runt > 10 && invalid > 0,
+        "{s}"
+    );
+    assert_eq!(frames_written(&out), tx);
+    let [before, after] = [0, 1].map(|i| num(&s["mbufs_in_use"][i]));
+    assert_eq!(before, after, "mbufs: {s}");
+    assert!(
+        out.stdout.contains(&format!("denied {denied} no-rule {no_rule}")),
+        "{}",
+        out.stdout
+    );
+}
+
 #[test]
 fn malformed_traffic_lpm_every_packet_and_mbuf_accounted() {
     assert_malformed_traffic_accounted(Mode::Lpm);
