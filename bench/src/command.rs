@@ -34,6 +34,8 @@ pub struct Files {
 /// The files of each kind of run.
 pub struct Traffic {
     pub lpm: Files,
+    /// The LPM traffic, against generated ACL rules.
+    pub acl: Files,
     pub em: Files,
     pub lpm_scale: Files,
     pub em_scale: Files,
@@ -42,6 +44,7 @@ pub struct Traffic {
 impl Traffic {
     fn files(&self, config: Config) -> &Files {
         match (config.is_scale(), config.is_em()) {
+            _ if config.mode() == "acl" => &self.acl,
             (false, false) => &self.lpm,
             (false, true) => &self.em,
             (true, false) => &self.lpm_scale,
@@ -74,7 +77,10 @@ pub fn command(config: Config, tools: &Tools, traffic: &Traffic, scale: &Scale, 
         return (cmd, Stop::CloseStdin);
     }
     // FIB mode reads the LPM route files.
-    let rules_mode = if config.is_em() { "em" } else { "lpm" };
+    let rules_mode = match config.mode() {
+        "fib" => "lpm",
+        mode => mode,
+    };
     let mut rs_options = Vec::new();
     if config.is_c_drain() {
         rs_options.push("--c-drain".to_string());
@@ -170,7 +176,7 @@ pub fn pcap_vdevs(pcaps: &[PathBuf; 2]) -> Vec<String> {
 /// The program each configuration needs, to check before spending minutes on runs.
 pub fn program(config: Config, tools: &Tools) -> &Path {
     match config {
-        Config::CLpm | Config::CEm => &tools.c_bin,
+        Config::CLpm | Config::CEm | Config::CFib | Config::CAcl => &tools.c_bin,
         Config::CEmScale => &tools.c_scale_bin,
         Config::CEmSeqScale => &tools.c_scale_seq_bin,
         Config::Io => &tools.testpmd,
@@ -196,6 +202,7 @@ mod tests {
         };
         let traffic = Traffic {
             lpm: files("d"),
+            acl: files("a"),
             em: files("d"),
             lpm_scale: files("s"),
             em_scale: files("s"),
@@ -253,6 +260,16 @@ mod tests {
             args(Config::RsLpmCDrain),
             [eal("rs", "1", "1024"), l3fwd("lpm", "d"), c_drain].concat()
         );
+        assert_eq!(
+            args(Config::CFib),
+            [eal("c", "1", "1024"), l3fwd("fib", "d")]
+                .concat()
+                .into_iter()
+                .map(|a| a.replace("fib_v", "lpm_v"))
+                .collect::<Vec<_>>()
+        );
+        assert_eq!(args(Config::CAcl), [eal("c", "1", "1024"), l3fwd("acl", "a")].concat());
+        assert_eq!(args(Config::RsAcl)[0], "rs");
         let seq = vec!["--sequential-lookup".to_string()];
         assert_eq!(
             args(Config::RsEmSeq),

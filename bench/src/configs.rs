@@ -13,6 +13,8 @@ pub enum Config {
     RsLpmBurst256,
     CFib,
     RsFib,
+    CAcl,
+    RsAcl,
     CEm,
     RsEm,
     RsEmSeq,
@@ -27,7 +29,7 @@ pub enum Config {
 }
 
 /// Every configuration of `make bench`, in the order each round runs them.
-pub const ALL: [Config; 11] = [
+pub const ALL: [Config; 13] = [
     Config::CLpm,
     Config::RsLpm,
     Config::RsLpmCDrain,
@@ -35,6 +37,8 @@ pub const ALL: [Config; 11] = [
     Config::RsLpmBurst256,
     Config::CFib,
     Config::RsFib,
+    Config::CAcl,
+    Config::RsAcl,
     Config::CEm,
     Config::RsEm,
     Config::RsEmSeq,
@@ -62,6 +66,8 @@ impl Config {
             Config::RsLpmBurst256 => "rs-lpm-burst256",
             Config::CFib => "c-fib",
             Config::RsFib => "rs-fib",
+            Config::CAcl => "c-acl",
+            Config::RsAcl => "rs-acl",
             Config::CEm => "c-em",
             Config::RsEm => "rs-em",
             Config::RsEmSeq => "rs-em-seq",
@@ -83,6 +89,8 @@ impl Config {
             Config::RsLpmBurst256 => "l3fwd-rs LPM burst 256",
             Config::CFib => "C l3fwd FIB",
             Config::RsFib => "l3fwd-rs FIB",
+            Config::CAcl => "C l3fwd ACL",
+            Config::RsAcl => "l3fwd-rs ACL",
             Config::CEm => "C l3fwd EM",
             Config::RsEm => "l3fwd-rs EM",
             Config::RsEmSeq => "l3fwd-rs EM seq",
@@ -118,6 +126,7 @@ impl Config {
                 | Config::RsLpmBurst64
                 | Config::RsLpmBurst256
                 | Config::RsFib
+                | Config::RsAcl
                 | Config::RsEm
                 | Config::RsEmSeq
                 | Config::RsEmScale
@@ -155,6 +164,7 @@ impl Config {
         match self {
             _ if self.is_em() => "em",
             Config::CFib | Config::RsFib => "fib",
+            Config::CAcl | Config::RsAcl => "acl",
             _ => "lpm",
         }
     }
@@ -164,6 +174,7 @@ impl Config {
         match self {
             Config::RsLpm | Config::RsLpmCDrain | Config::RsLpmBurst64 | Config::RsLpmBurst256 => Some(Config::CLpm),
             Config::RsFib => Some(Config::CFib),
+            Config::RsAcl => Some(Config::CAcl),
             Config::RsEm | Config::RsEmSeq => Some(Config::CEm),
             Config::RsEmScale => Some(Config::CEmScale),
             Config::RsEmSeqScale => Some(Config::CEmSeqScale),
@@ -172,7 +183,8 @@ impl Config {
     }
 }
 
-/// Resolves `--only` items (ids or the groups all, lpm, em, io, c, rs, scale) into configurations in run order.
+/// Resolves `--only` items (ids or the groups all, lpm, burst, fib, acl, em, io, c, rs, scale) into
+/// configurations in run order.
 pub fn select(items: &[String]) -> Result<Vec<Config>, String> {
     let mut chosen = Vec::new();
     for item in items.iter().map(|s| s.trim()).filter(|s| !s.is_empty()) {
@@ -181,14 +193,16 @@ pub fn select(items: &[String]) -> Result<Vec<Config>, String> {
             "lpm" => vec![Config::CLpm, Config::RsLpm, Config::RsLpmCDrain],
             "burst" => vec![Config::CLpm, Config::RsLpm, Config::RsLpmBurst64, Config::RsLpmBurst256],
             "fib" => vec![Config::CFib, Config::RsFib],
+            "acl" => vec![Config::CAcl, Config::RsAcl],
             "em" => vec![Config::CEm, Config::RsEm, Config::RsEmSeq],
-            "c" => vec![Config::CLpm, Config::CFib, Config::CEm],
+            "c" => vec![Config::CLpm, Config::CFib, Config::CAcl, Config::CEm],
             "rs" => vec![
                 Config::RsLpm,
                 Config::RsLpmCDrain,
                 Config::RsLpmBurst64,
                 Config::RsLpmBurst256,
                 Config::RsFib,
+                Config::RsAcl,
                 Config::RsEm,
                 Config::RsEmSeq,
             ],
@@ -198,7 +212,7 @@ pub fn select(items: &[String]) -> Result<Vec<Config>, String> {
                 None => {
                     let ids: Vec<_> = ALL.iter().chain(&SCALE).map(|c| c.id()).collect();
                     return Err(format!(
-                        "unknown configuration '{id}': use all, lpm, burst, fib, em, io, c, rs, scale or {}",
+                        "unknown configuration '{id}': use all, lpm, burst, fib, acl, em, io, c, rs, scale or {}",
                         ids.join(", ")
                     ));
                 }
@@ -239,7 +253,9 @@ mod tests {
         assert_eq!(sel("fib").unwrap(), vec![Config::CFib, Config::RsFib]);
         assert_eq!(sel("rs-lpm-burst256").unwrap()[0].burst(), Some(256));
         assert_eq!(Config::RsFib.mode(), "fib");
-        assert!(sel("acl").is_err());
+        assert_eq!(sel("acl").unwrap(), vec![Config::CAcl, Config::RsAcl]);
+        assert_eq!(Config::RsAcl.reference(), Some(Config::CAcl));
+        assert!(sel("nat").is_err());
         assert!(sel("").is_err());
     }
 }

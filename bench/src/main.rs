@@ -102,8 +102,9 @@ struct Args {
     /// Frames in each port's pcap file
     #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..))]
     frames: u32,
-    /// Configurations, comma-separated: groups all, lpm, em, io, c, rs, scale or ids c-lpm, rs-lpm, rs-lpm-c-drain, c-em,
-    /// rs-em, rs-em-seq, io, c-em-1m, c-em-seq-1m, rs-em-1m, rs-em-seq-1m, rs-lpm-1m
+    /// Configurations, comma-separated: groups all, lpm, burst, fib, acl, em, io, c, rs, scale or ids c-lpm,
+    /// rs-lpm, rs-lpm-c-drain, rs-lpm-burst64, rs-lpm-burst256, c-fib, rs-fib, c-acl, rs-acl, c-em, rs-em,
+    /// rs-em-seq, io, c-em-1m, c-em-seq-1m, rs-em-1m, rs-em-seq-1m, rs-lpm-1m
     #[arg(long, value_delimiter = ',', default_value = "all")]
     only: Vec<String>,
     /// Scale runs: IPv4 exact-match rules

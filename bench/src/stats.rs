@@ -6,11 +6,11 @@ use std::collections::BTreeMap;
 /// The ratios reported and compared against a baseline: l3fwd-rs against the C sample
 /// of the same mode, and against the I/O ceiling; at scale, also sequential over
 /// multi-lookup for each; bursts of 64 and 256 over 32; FIB against C's
-/// FIB and against LPM; and the idle-flush policy over C's drain timing
+/// FIB and against LPM; ACL against C's ACL; and the idle-flush policy over C's drain timing
 /// (l3fwd-rs LPM without and with `--c-drain`: what flushing when idle costs at
 /// full load). Absolute rates drift on a shared machine; these move only
 /// when one side gets faster or slower than the other.
-pub const RATIOS: [(Config, Config); 16] = [
+pub const RATIOS: [(Config, Config); 17] = [
     (Config::RsLpm, Config::CLpm),
     (Config::RsLpmCDrain, Config::CLpm),
     (Config::RsLpm, Config::RsLpmCDrain),
@@ -18,6 +18,7 @@ pub const RATIOS: [(Config, Config); 16] = [
     (Config::RsLpmBurst256, Config::RsLpm),
     (Config::RsFib, Config::CFib),
     (Config::RsFib, Config::RsLpm),
+    (Config::RsAcl, Config::CAcl),
     (Config::RsEm, Config::CEm),
     (Config::RsEmSeq, Config::CEm),
     (Config::RsLpm, Config::Io),

@@ -42,8 +42,14 @@ pub fn generate(
         rules_dir: scale_dir(mode),
         pcaps: [0, 1].map(|i| scale_dir(mode).join(format!("{mode}_{i}.pcap"))),
     };
+    let acl = Files {
+        rules_dir: dir.join("acl"),
+        ..default("lpm")
+    };
+    write_acl_rules(&acl.rules_dir)?;
     let traffic = Traffic {
         lpm: default("lpm"),
+        acl,
         em: default("em"),
         lpm_scale: scaled("lpm"),
         em_scale: scaled("em"),
@@ -74,6 +80,41 @@ pub fn generate(
         }
     }
     Ok(traffic)
+}
+
+/// Subnets of 198.18.0.0/16 (and of 2001:200::/48) given deny rules and routes.
+const ACL_SUBNETS: u16 = 256;
+
+/// ACL rules for the LPM traffic (`acl_v4.cfg`, `acl_v6.cfg` in `dir`), a
+/// few hundred per family as ACL users write them: a deny rule per source
+/// subnet for a narrow band of UDP destination ports (few packets hit
+/// one, but every rule shapes the trie), a route per destination subnet
+/// (to port 0 or 1), and a last rule that routes the rest.
+fn write_acl_rules(dir: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let v6_net = |n: u16| format!("2001:200:0:{n:x}:0:0:0:0/64");
+    let mut v4 = String::from("# l3fwd-bench: generated ACL rules for the LPM traffic\n");
+    let mut v6 = v4.clone();
+    for n in 0..ACL_SUBNETS {
+        let ports = format!("{} : {}", n * 256, n * 256 + 15);
+        v4 += &format!("@198.18.{n}.0/24 0.0.0.0/0 0 : 65535 {ports} 0x11/0xff\n");
+        v6 += &format!("@{} 0:0:0:0:0:0:0:0/0 0 : 65535 {ports} 0x11/0xff\n", v6_net(n));
+    }
+    for n in 0..ACL_SUBNETS {
+        let port = n % 2;
+        v4 += &format!("R0.0.0.0/0 198.18.{n}.0/24 0 : 65535 0 : 65535 0x00/0x00 {port}\n");
+        v6 += &format!(
+            "R0:0:0:0:0:0:0:0/0 {} 0 : 65535 0 : 65535 0x00/0x00 {port}\n",
+            v6_net(n)
+        );
+    }
+    v4 += "R0.0.0.0/0 0.0.0.0/0 0 : 65535 0 : 65535 0x00/0x00 0\n";
+    v6 += "R0:0:0:0:0:0:0:0/0 0:0:0:0:0:0:0:0/0 0 : 65535 0 : 65535 0x00/0x00 0\n";
+    for (name, text) in [("acl_v4.cfg", v4), ("acl_v6.cfg", v6)] {
+        let path = dir.join(name);
+        std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(())
 }
 
 /// Seeds 1 and 2; valid UDP only, so that rates do not depend on drop paths.
