@@ -17,11 +17,21 @@
 #   -o, --out-dir DIR     where --keep puts them (default target/callgrind)
 #   -t, --top N           after the table, the N functions with the most self
 #                         instructions per packet, per configuration (implies -k)
+#   --em-flows N          EM configurations on a big table instead of the
+#                         default rules and 16 flows: N IPv4 UDP rules and N
+#                         flows of 60-byte frames hitting each rule once per
+#                         pass, as the rate sweep's em/64B/N cell builds them
+#                         (l3fwd-tablegen), and pools that hold the replayed
+#                         frames (a C build with a larger pool minimum)
+#   --cache-sim           also simulate the caches (valgrind --cache-sim=yes)
+#                         and report D1 and LL misses per packet
+#   --valgrind-opt OPT    pass OPT to valgrind (repeatable), e.g. --LL=...
 #   --no-build            do not (re)build l3fwd-rs, l3fwd-gen and the C l3fwd
 #   --startup-timeout S   give up if a program does not forward within S s (300)
 #   -h, --help
 # Example:
 #   scripts/callgrind-ipp.sh --top 15 c-lpm rs-lpm c-em rs-em
+#   scripts/callgrind-ipp.sh --em-flows 65536 --cache-sim c-em rs-em
 #   callgrind_annotate --inclusive=no target/callgrind/rs-lpm.out | less
 #
 # What it does, per configuration: runs the program under
@@ -50,6 +60,13 @@
 #   Ir/pkt      Ir / packets. Everything is in it: the pcap PMD's RX (a
 #               memcpy of each frame) and TX (a free), i.e. most of `io`.
 #               Subtract the io row to get the forwarder's own cost per packet.
+#   D1miss/pkt  with --cache-sim: simulated L1 data cache misses (reads and
+#               writes) per packet; LLmiss/pkt: last-level misses (data and
+#               instructions), the accesses that go to memory. The simulated
+#               caches are the host's (valgrind reads CPUID; --valgrind-opt
+#               --LL=SIZE,ASSOC,LINE changes the LL). Valgrind ignores
+#               prefetch instructions, so these count what is touched, not
+#               how much of the wait prefetching hides: only rates show that.
 #   edge        bound on the error of the packet count: half the packets sent
 #               between the reads around the zero plus the same around the
 #               dump, as % of packets (~1% with a 10 s window; the actual
@@ -74,6 +91,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 RS_BIN=$ROOT/target/release/l3fwd-rs
 GEN_BIN=$ROOT/target/release/l3fwd-gen
+TABLEGEN_BIN=$ROOT/target/release/l3fwd-tablegen
 C_BIN=$ROOT/target/c-l3fwd/dpdk-l3fwd
 TESTPMD=${TESTPMD:-/usr/bin/dpdk-testpmd}
 ALL_CONFIGS=(c-lpm rs-lpm c-em rs-em rs-em-seq io)
@@ -88,6 +106,9 @@ TOP=0
 OUT_DIR=$ROOT/target/callgrind
 BUILD=1
 STARTUP_TIMEOUT=300
+EM_FLOWS=0
+CACHE_SIM=0
+VALGRIND_OPTS=()
 
 die() { echo "callgrind-ipp: $*" >&2; exit 1; }
 usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; }
@@ -102,6 +123,9 @@ while (($#)); do
         -k | --keep) KEEP=1; shift ;;
         -o | --out-dir) OUT_DIR=${2:-}; shift 2 || die "$1 needs a value" ;;
         -t | --top) TOP=${2:-}; KEEP=1; shift 2 || die "$1 needs a value" ;;
+        --em-flows) EM_FLOWS=${2:-}; shift 2 || die "$1 needs a value" ;;
+        --cache-sim) CACHE_SIM=1; shift ;;
+        --valgrind-opt) VALGRIND_OPTS+=("${2:-}"); shift 2 || die "$1 needs a value" ;;
         --no-build) BUILD=0; shift ;;
         --startup-timeout) STARTUP_TIMEOUT=${2:-}; shift 2 || die "$1 needs a value" ;;
         -h | --help) usage; exit 0 ;;
@@ -126,6 +150,7 @@ is_uint "$WINDOW" && ((WINDOW > 0)) || die "--window: '$WINDOW' is not a positiv
 is_uint "$WARMUP" || die "--warmup: '$WARMUP' is not a number of seconds"
 is_uint "$SETTLE" || die "--settle: '$SETTLE' is not a number of seconds"
 is_uint "$TOP" || die "--top: '$TOP' is not a number"
+is_uint "$EM_FLOWS" || die "--em-flows: '$EM_FLOWS' is not a number of flows"
 is_uint "$STARTUP_TIMEOUT" || die "--startup-timeout: '$STARTUP_TIMEOUT' is not a number of seconds"
 for tool in valgrind vgdb callgrind_annotate python3; do
     command -v "$tool" >/dev/null || die "'$tool' not found in PATH"
@@ -137,16 +162,31 @@ needs() { # needs PATTERN: is any selected config matching PATTERN?
     return 1
 }
 
+# Pools and EAL memory (MB): a pcap port with infinite_rx holds one mbuf per
+# frame of its file; sized as bench/src/sweep/forwarders.rs does.
+MBUFS=8192
+MEMORY_MB=2048
+C_DIR=target/c-l3fwd
+if ((EM_FLOWS)); then
+    MBUFS=$(((2 * ((EM_FLOWS + 1) / 2) + 1024 + 8191) / 8192 * 8192))
+    MEMORY_MB=$((1024 + ((MBUFS - 8192) * 6 + 1023) / 1024))
+    ((MEMORY_MB > 2048)) || MEMORY_MB=2048
+    C_DIR=target/c-l3fwd-mbufs-$MBUFS
+    C_BIN=$ROOT/$C_DIR/dpdk-l3fwd
+fi
+
 cd "$ROOT"
 if ((BUILD)); then
     cargo build --release -q -p l3fwd-rs -p trafficgen || die "cargo build failed"
     if needs 'c-*'; then
-        scripts/build-c-l3fwd.sh target/c-l3fwd || die "building the C l3fwd failed (scripts/build-c-l3fwd.sh)"
+        C_L3FWD_MIN_MBUFS=$MBUFS scripts/build-c-l3fwd.sh "$C_DIR" ||
+            die "building the C l3fwd failed (scripts/build-c-l3fwd.sh)"
     fi
 fi
 [[ -x $GEN_BIN ]] || die "$GEN_BIN missing: cargo build --release -p trafficgen"
+((EM_FLOWS)) && { [[ -x $TABLEGEN_BIN ]] || die "$TABLEGEN_BIN missing: cargo build --release -p trafficgen"; }
 needs 'rs-*' && { [[ -x $RS_BIN ]] || die "$RS_BIN missing: cargo build --release -p l3fwd-rs"; }
-needs 'c-*' && { [[ -x $C_BIN ]] || die "$C_BIN missing: scripts/build-c-l3fwd.sh target/c-l3fwd"; }
+needs 'c-*' && { [[ -x $C_BIN ]] || die "$C_BIN missing: C_L3FWD_MIN_MBUFS=$MBUFS scripts/build-c-l3fwd.sh $C_DIR"; }
 needs 'io' && { [[ -x $TESTPMD ]] || die "$TESTPMD missing (apt-get install dpdk)"; }
 
 # --- state for cleanup -------------------------------------------------------
@@ -298,9 +338,22 @@ print(f"  {total / packets:8.1f} 100.0%  total")
 EOF
 
 # --- traffic -----------------------------------------------------------------
+EM_RULES=(--rule_ipv4=configs/em_v4.cfg --rule_ipv6=configs/em_v6.cfg)
 for kind in lpm em; do
     if [[ $kind == lpm ]] && ! needs '*lpm' && ! needs io; then continue; fi
     if [[ $kind == em ]] && ! needs '*em*'; then continue; fi
+    if [[ $kind == em ]] && ((EM_FLOWS)); then
+        # As the sweep's cells: UDP only (C looks groups mixing TCP and UDP
+        # up one by one), no misses; IPv6 keeps the default rules (C refuses
+        # an empty file).
+        "$TABLEGEN_BIN" em --seed 1 --ports 0,1 --pcaps 2 --in-turn --v4 "$EM_FLOWS" --v6 0 \
+            --miss 0 --tcp 0 --frames $(((EM_FLOWS + 1) / 2)) --min-size 60 --max-size 60 \
+            --dir "$WORK/em" >/dev/null || die "l3fwd-tablegen failed"
+        mv "$WORK/em/em_0.pcap" "$WORK/em0.pcap"
+        mv "$WORK/em/em_1.pcap" "$WORK/em1.pcap"
+        EM_RULES=(--rule_ipv4="$WORK/em/em_v4.cfg" --rule_ipv6=configs/em_v6.cfg)
+        continue
+    fi
     flag=; [[ $kind == em ]] && flag=--em
     for port in 0 1; do
         "$GEN_BIN" --out "$WORK/$kind$port.pcap" --count "$FRAMES" --seed $((port + 1)) \
@@ -320,12 +373,13 @@ measure() {
             app=(-p 0x3 --config "(0,0,$FWD_LCORE),(1,0,$FWD_LCORE)" --parse-ptype)
             if [[ $cfg == *em* ]]; then
                 traffic=em
-                app+=(-E --rule_ipv4=configs/em_v4.cfg --rule_ipv6=configs/em_v6.cfg)
+                app+=(-E "${EM_RULES[@]}")
             else
                 traffic=lpm
                 app+=(--rule_ipv4=configs/lpm_v4.cfg --rule_ipv6=configs/lpm_v6.cfg)
             fi
             [[ $cfg == rs-em-seq ]] && app+=(--sequential-lookup)
+            [[ $cfg == rs-* ]] && app+=(--num-mbufs "$MBUFS")
             ;;
         io)
             # testpmd forwards on every lcore but its main one.
@@ -343,13 +397,16 @@ measure() {
     esac
     RUN_PREFIX=cgipp-$cfg-$$
     rm -rf "/var/run/dpdk/$RUN_PREFIX"
-    eal=(-l "$lcores" --no-huge -m 2048 --no-pci --file-prefix "$RUN_PREFIX"
+    eal=(-l "$lcores" --no-huge -m "$MEMORY_MB" --no-pci --file-prefix "$RUN_PREFIX"
         "--vdev=net_pcap0,rx_pcap=$WORK/${traffic}0.pcap,infinite_rx=1"
         "--vdev=net_pcap1,rx_pcap=$WORK/${traffic}1.pcap,infinite_rx=1")
     local out=$WORK/$cfg.cg log=$WORK/$cfg.log
     # --fair-sched=yes: with valgrind's default lock the busy forwarding thread
     # can starve the telemetry thread (reads time out).
+    local sim=()
+    ((CACHE_SIM)) && sim=(--cache-sim=yes)
     valgrind --tool=callgrind --instr-atstart=no --fair-sched=yes --callgrind-out-file="$out" \
+        "${sim[@]}" "${VALGRIND_OPTS[@]}" \
         "$bin" "${eal[@]}" -- "${app[@]}" <>"$stdin" >"$log" 2>&1 &
     RUN_PID=$!
 
@@ -394,14 +451,20 @@ measure() {
     IR=$(awk '/^totals:/ {print $2; exit}' "$out.1")
     ((PACKETS > 0)) || fail "no packets forwarded in the window"
     ((IR > 0)) || fail "no instructions counted in the window (instrumentation did not switch on?)"
+    # With --cache-sim: "D1 LL" misses, summed over reads and writes, by event name.
+    MISSES=
+    if ((CACHE_SIM)); then
+        MISSES=$(awk '/^events:/ { for (i = 2; i <= NF; i++) col[$i] = i }
+            /^totals:/ { print $col["D1mr"] + $col["D1mw"], $col["ILmr"] + $col["DLmr"] + $col["DLmw"]; exit }' "$out.1")
+    fi
     EDGE_PCT=$(awk -v e=$(((a2 - a1 + b2 - b1) / 2)) -v p="$PACKETS" 'BEGIN {printf "%.2f", 100 * e / p}')
     mv -f "$out.1" "$WORK/$cfg.out"
 }
 
-declare -A R_PACKETS R_IR R_EDGE
+declare -A R_PACKETS R_IR R_EDGE R_MISSES
 for cfg in "${CONFIGS[@]}"; do
     measure "$cfg"
-    R_PACKETS[$cfg]=$PACKETS R_IR[$cfg]=$IR R_EDGE[$cfg]=$EDGE_PCT
+    R_PACKETS[$cfg]=$PACKETS R_IR[$cfg]=$IR R_EDGE[$cfg]=$EDGE_PCT R_MISSES[$cfg]=$MISSES
     if ((KEEP)); then
         mkdir -p "$OUT_DIR"
         cp -f "$WORK/$cfg.out" "$OUT_DIR/$cfg.out"
@@ -409,10 +472,15 @@ for cfg in "${CONFIGS[@]}"; do
 done
 
 echo
-printf '%-10s %12s %16s %9s %7s\n' config packets Ir Ir/pkt edge
+printf '%-10s %12s %16s %9s %7s' config packets Ir Ir/pkt edge
+((CACHE_SIM)) && printf ' %11s %11s' D1miss/pkt LLmiss/pkt
+echo
 for cfg in "${CONFIGS[@]}"; do
-    printf '%-10s %12d %16d %9.1f %6s%%\n' "$cfg" "${R_PACKETS[$cfg]}" "${R_IR[$cfg]}" \
+    printf '%-10s %12d %16d %9.1f %6s%%' "$cfg" "${R_PACKETS[$cfg]}" "${R_IR[$cfg]}" \
         "$(awk -v i="${R_IR[$cfg]}" -v p="${R_PACKETS[$cfg]}" 'BEGIN {print i / p}')" "${R_EDGE[$cfg]}"
+    ((CACHE_SIM)) && awk -v m="${R_MISSES[$cfg]}" -v p="${R_PACKETS[$cfg]}" \
+        'BEGIN { split(m, x, " "); printf " %11.2f %11.2f", x[1] / p, x[2] / p }'
+    echo
 done
 ((KEEP)) && echo "callgrind files: $OUT_DIR/<config>.out (callgrind_annotate --inclusive=no FILE)"
 
@@ -420,7 +488,7 @@ if ((TOP)); then
     for cfg in "${CONFIGS[@]}"; do
         echo
         echo "$cfg: top $TOP functions by self instructions per packet (${R_PACKETS[$cfg]} packets)"
-        callgrind_annotate --inclusive=no --threshold=100 --auto=no "$WORK/$cfg.out" |
+        callgrind_annotate --inclusive=no --threshold=100 --auto=no --show=Ir "$WORK/$cfg.out" |
             python3 -c "$TOP_PY" "$TOP" "${R_PACKETS[$cfg]}"
     done
 fi

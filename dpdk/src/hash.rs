@@ -4,8 +4,10 @@
 //! entries, and a lookup hashes the key, reads its bucket's signatures, then
 //! compares the key itself. Each step waits on memory. The bulk lookup
 //! ([`Hash::lookup_bulk`]) runs each step for a whole group of keys before
-//! the next step, so the cache misses of the group overlap instead of
-//! queueing up: this is the "multi-lookup" of l3fwd's exact-match mode.
+//! the next step (it prefetches every key's buckets, then compares
+//! signatures and prefetches the matching key slots, then compares keys),
+//! so the cache misses of the group overlap instead of queueing up: this is
+//! the "multi-lookup" of l3fwd's exact-match mode.
 //!
 //! The key size is a type parameter (`Hash<16>` for IPv4 5-tuples,
 //! `Hash<48>` for IPv6), so a key of the wrong length does not compile.
@@ -48,6 +50,8 @@ pub const HASH_BULK_MAX: usize = sys::RTE_HASH_LOOKUP_BULK_MAX as usize;
 /// ```
 pub struct Hash<const N: usize> {
     raw: NonNull<sys::rte_hash>,
+    /// The CRC rte_hash was given: [`Hash::lookup_bulk`] computes the same.
+    crc: Crc,
     _eal: Eal,
 }
 
@@ -63,11 +67,13 @@ impl<const N: usize> Hash<N> {
     /// name).
     pub fn new(eal: &Eal, name: &str, entries: u32, socket: i32) -> Result<Hash<N>> {
         let cname = CString::new(name).map_err(|_| DpdkError::invalid("hash name", "contains a NUL byte"))?;
+        let crc = Crc::for_key::<N>();
         let params = sys::rte_hash_parameters {
             name: cname.as_ptr(),
             entries,
             key_len: N as u32,
-            hash_func: Some(hash_function::<N>()),
+            hash_func: Some(crc.function::<N>()),
+            hash_func_init_val: CRC_INIT,
             socket_id: socket,
             ..Default::default()
         };
@@ -76,7 +82,11 @@ impl<const N: usize> Hash<N> {
         let p = unsafe { sys::rte_hash_create(&params) };
         let raw = NonNull::new(p)
             .ok_or_else(|| DpdkError::from_errno(format!("cannot create hash table {name} of {entries} entries")))?;
-        Ok(Hash { raw, _eal: eal.clone() })
+        Ok(Hash {
+            raw,
+            crc,
+            _eal: eal.clone(),
+        })
     }
 
     /// Adds `key` (or finds it, if present); returns its position, below
@@ -100,9 +110,12 @@ impl<const N: usize> Hash<N> {
     }
 
     /// Positions of `keys`, looked up [`HASH_BULK_MAX`] at a time: each
-    /// call hashes and probes its keys together so their memory latencies
-    /// overlap. `each` gets the index of every key and its position, or
-    /// None for a miss. Keys are passed by reference, never copied.
+    /// call probes its keys together so their memory latencies overlap.
+    /// `each` gets the index of every key and its position, or None for a
+    /// miss. Keys are passed by reference, never copied. Each key is hashed
+    /// once, here, with the table's CRC inlined
+    /// (`rte_hash_lookup_with_hash_bulk`), rather than by rte_hash through
+    /// two calls per key; the answers are those of [`Hash::lookup`].
     ///
     /// ```
     /// # let eal = dpdk::Eal::for_tests(256, &[])?;
@@ -116,39 +129,84 @@ impl<const N: usize> Hash<N> {
     /// for k in keys.iter().step_by(2) {
     ///     table.add(k.as_ref())?; // keys 0, 2, 4, 6
     /// }
-    /// // One call for the group of 8, as l3fwd's EM mode does.
+    /// // One call for the 8 keys.
     /// let mut found = [None; 8];
     /// table.lookup_bulk(&keys, |i, pos| found[i] = pos);
     /// let hits: Vec<bool> = found.iter().map(Option::is_some).collect();
     /// assert_eq!(hits, [true, false, true, false, true, false, true, false]);
-    /// assert_eq!(found[2], table.lookup(keys[2].as_ref()));
+    ///
+    /// // Over more keys than one call takes, hits and misses mixed, the
+    /// // answers are those of one lookup per key (rte_hash hashing it).
+    /// let keys: Vec<Key> = (0..300u32)
+    ///     .map(|i| Key(std::array::from_fn(|b| i.to_le_bytes()[b % 4])))
+    ///     .collect();
+    /// for k in keys.iter().step_by(3) {
+    ///     table.add(k.as_ref())?;
+    /// }
+    /// let mut bulk = vec![None; keys.len()];
+    /// table.lookup_bulk(&keys, |i, pos| bulk[i] = pos);
+    /// let one_by_one: Vec<_> = keys.iter().map(|k| table.lookup(k.as_ref())).collect();
+    /// assert_eq!(bulk, one_by_one);
+    /// assert_eq!(bulk.iter().filter(|p| p.is_some()).count(), 100);
     /// # Ok::<(), dpdk::DpdkError>(())
     /// ```
     #[inline(always)]
-    pub fn lookup_bulk<K: AsRef<[u8; N]>>(&self, keys: &[K], mut each: impl FnMut(usize, Option<u32>)) {
+    pub fn lookup_bulk<K: AsRef<[u8; N]>>(&self, keys: &[K], each: impl FnMut(usize, Option<u32>)) {
+        match self.crc {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: Crc::Words is chosen only where the CPU has SSE4.2.
+            Crc::Words => unsafe { self.lookup_bulk_sse42(keys, each) },
+            Crc::Generic => self.lookup_bulk_hashed(keys, generic_crc::<N>, each),
+        }
+    }
+
+    /// [`Hash::lookup_bulk`] with the CRC32-C instructions inlined.
+    ///
+    /// # Safety
+    /// The CPU must have SSE4.2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "sse4.2")]
+    unsafe fn lookup_bulk_sse42<K: AsRef<[u8; N]>>(&self, keys: &[K], each: impl FnMut(usize, Option<u32>)) {
+        // SAFETY: the caller guarantees SSE4.2.
+        self.lookup_bulk_hashed(keys, |key| unsafe { crc32c(key, CRC_INIT) }, each);
+    }
+
+    /// [`Hash::lookup_bulk`], hashing each key with `hash`, which must be
+    /// the table's function.
+    #[inline(always)]
+    fn lookup_bulk_hashed<K: AsRef<[u8; N]>>(
+        &self,
+        keys: &[K],
+        hash: impl Fn(&[u8; N]) -> u32,
+        mut each: impl FnMut(usize, Option<u32>),
+    ) {
         let mut ptrs = [MaybeUninit::<*const c_void>::uninit(); HASH_BULK_MAX];
-        // Left uninitialised: EM looks up 8 keys per call, and clearing 64
+        // Left uninitialised: a burst has at most 32 keys, and clearing 64
         // slots each time would cost more than the call's own bookkeeping.
+        let mut sigs = [MaybeUninit::<u32>::uninit(); HASH_BULK_MAX];
         let mut positions = [MaybeUninit::<i32>::uninit(); HASH_BULK_MAX];
         for (chunk, keys) in keys.chunks(HASH_BULK_MAX).enumerate() {
             let n = keys.len();
-            for (p, k) in ptrs.iter_mut().zip(keys) {
+            for ((p, sig), k) in ptrs.iter_mut().zip(sigs.iter_mut()).zip(keys) {
                 p.write(k.as_ref().as_ptr() as *const c_void);
+                sig.write(hash(k.as_ref()));
             }
-            // SAFETY: the first n pointers are initialised and point at
-            // key_len-byte keys that live for the call (rte_hash reads only
-            // those n); positions holds n slots, which it writes; the table
-            // is only read.
+            // SAFETY: the first n pointers and hashes are initialised; the
+            // pointers point at key_len-byte keys that live for the call
+            // (rte_hash reads only those n) and the hashes are the table's
+            // own of those keys; positions holds n slots, which it writes;
+            // the table is only read.
             unsafe {
-                sys::rte_hash_lookup_bulk(
+                sys::rte_hash_lookup_with_hash_bulk(
                     self.raw.as_ptr(),
                     ptrs.as_mut_ptr() as *mut *const c_void,
+                    sigs.as_mut_ptr() as *mut u32,
                     n as u32,
                     positions.as_mut_ptr() as *mut i32,
                 )
             };
             for (i, pos) in positions[..n].iter().enumerate() {
-                // SAFETY: rte_hash_lookup_bulk wrote the first n positions.
+                // SAFETY: rte_hash_lookup_with_hash_bulk wrote the first n positions.
                 let pos = unsafe { pos.assume_init() };
                 each(chunk * HASH_BULK_MAX + i, u32::try_from(pos).ok());
             }
@@ -159,32 +217,71 @@ impl<const N: usize> Hash<N> {
 /// The signature rte_hash calls for every key it hashes.
 type HashFn = unsafe extern "C" fn(*const c_void, u32, u32) -> u32;
 
+/// Initial value of every table's CRC (rte_hash's default).
+const CRC_INIT: u32 = 0;
+
 /// CRC32-C over the key: the key-size-specialised version below where the
 /// CPU has SSE4.2 (every CPU DPDK's x86 build runs on) and the key is whole
 /// 8-byte words, DPDK's generic rte_hash_crc otherwise. Chosen once per
 /// table, so a table always hashes one way.
-fn hash_function<const N: usize>() -> HashFn {
+#[derive(Clone, Copy)]
+enum Crc {
     #[cfg(target_arch = "x86_64")]
-    if N.is_multiple_of(8) && std::arch::is_x86_feature_detected!("sse4.2") {
-        return crc32c_words::<N>;
-    }
-    sys::shim_hash_crc
+    Words,
+    Generic,
 }
 
-/// CRC32-C of an N-byte key, 8 bytes per instruction, unrolled for the key
-/// size: a fraction of the generic loop's instructions per lookup.
+impl Crc {
+    fn for_key<const N: usize>() -> Crc {
+        #[cfg(target_arch = "x86_64")]
+        if N.is_multiple_of(8) && std::arch::is_x86_feature_detected!("sse4.2") {
+            return Crc::Words;
+        }
+        Crc::Generic
+    }
+
+    /// The function rte_hash calls.
+    fn function<const N: usize>(self) -> HashFn {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            Crc::Words => crc32c_words::<N>,
+            Crc::Generic => sys::shim_hash_crc,
+        }
+    }
+}
+
+/// DPDK's generic CRC of an N-byte key.
+fn generic_crc<const N: usize>(key: &[u8; N]) -> u32 {
+    // SAFETY: key points at N readable bytes.
+    unsafe { sys::shim_hash_crc(key.as_ptr() as *const c_void, N as u32, CRC_INIT) }
+}
+
+/// [`crc32c`] as rte_hash calls it.
 ///
 /// # Safety
 /// `key` must point at N readable bytes and the CPU must have SSE4.2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "sse4.2")]
 unsafe extern "C" fn crc32c_words<const N: usize>(key: *const c_void, _len: u32, init: u32) -> u32 {
-    let words = key as *const u64;
+    // SAFETY: rte_hash passes a key of key_len = N bytes ([u8; N] has
+    // alignment 1); the caller guarantees SSE4.2.
+    unsafe { crc32c(&*(key as *const [u8; N]), init) }
+}
+
+/// CRC32-C of an N-byte key (N a multiple of 8), 8 bytes per instruction,
+/// unrolled for the key size: a fraction of the generic loop's
+/// instructions per lookup.
+///
+/// # Safety
+/// The CPU must have SSE4.2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse4.2")]
+#[inline]
+unsafe fn crc32c<const N: usize>(key: &[u8; N], init: u32) -> u32 {
     let mut crc = u64::from(init);
-    for i in 0..N / 8 {
-        // SAFETY: rte_hash passes a key of key_len = N bytes; the read is
-        // unaligned-safe and stays within them.
-        crc = std::arch::x86_64::_mm_crc32_u64(crc, unsafe { words.add(i).read_unaligned() });
+    for word in key.chunks_exact(8) {
+        let word = u64::from_ne_bytes(word.try_into().expect("8-byte chunk"));
+        crc = std::arch::x86_64::_mm_crc32_u64(crc, word);
     }
     crc as u32
 }

@@ -1,6 +1,6 @@
 //! l3fwd's exact-match (EM) mode: 5-tuple rule files, the keys DPDK 22.11's
 //! l3fwd builds from frames and rules, and the rte_hash tables mapping them
-//! to output ports, looked up 8 at a time (the default) or one by one.
+//! to output ports, looked up a burst at a time (the default) or one by one.
 //!
 //! The pieces, in the order a packet meets them:
 //! - [`rules`]: `R<dst> <src> <dst port> <src port> <proto> <port>` lines
@@ -11,9 +11,9 @@
 //!   taken straight from a frame's bytes (one masked copy); which frames
 //!   are looked up is the forwarder's parse, not this crate's;
 //! - [`EmTables`]: both families' rte_hash tables and the port of each rule;
-//!   [`EmTables::lookup_v4_multi`] looks keys up in groups of
-//!   [`EM_HASH_LOOKUP_COUNT`] (8), [`EmTables::lookup_v4_sequential`] one
-//!   by one, with the same answers.
+//!   [`EmTables::lookup_v4_multi`] looks a burst's keys up in one bulk
+//!   call, [`EmTables::lookup_v4_sequential`] one by one, with the same
+//!   answers.
 //!
 //! # Example
 //!
@@ -41,4 +41,4 @@ pub mod rules;
 mod table;
 
 pub use key::{FiveTuple, Ipv4Key, Ipv6Key};
-pub use table::{EmTables, TableError, DEFAULT_HASH_ENTRIES, EM_HASH_LOOKUP_COUNT};
+pub use table::{EmTables, TableError, DEFAULT_HASH_ENTRIES};

@@ -11,9 +11,6 @@ use dpdk::{DpdkError, Hash};
 use crate::key::{FiveTuple, Ipv4Key, Ipv6Key};
 use crate::rules::Rule;
 
-/// Keys per bulk lookup: l3fwd's `EM_HASH_LOOKUP_COUNT` on x86.
-pub const EM_HASH_LOOKUP_COUNT: usize = 8;
-
 /// l3fwd's table size (`L3FWD_HASH_ENTRIES` on 64-bit). 22.11 uses it
 /// whatever `--hash-entry-num` says ("Hash entry number will be ignored").
 pub const DEFAULT_HASH_ENTRIES: u32 = 4 * 1024 * 1024;
@@ -103,9 +100,14 @@ impl EmTables {
         })
     }
 
-    /// Output ports of IPv4 keys, looked up [`EM_HASH_LOOKUP_COUNT`] at a
-    /// time (the last group may be smaller): `each` gets the index of each
-    /// key and its port, or None when no rule routes it.
+    /// Output ports of IPv4 keys, looked up together (one bulk lookup per
+    /// [`dpdk::HASH_BULK_MAX`] keys, i.e. per burst): `each` gets the index
+    /// of each key and its port, or None when no rule routes it.
+    ///
+    /// Not in l3fwd's groups of 8 (`EM_HASH_LOOKUP_COUNT`, which C needs
+    /// to test each group's packet types): rte_hash prefetches the buckets
+    /// of all the keys of one call before it compares the first, so the
+    /// whole burst's misses overlap, and a burst costs one call, not four.
     #[inline]
     pub fn lookup_v4_multi(&self, keys: &[Ipv4Key], each: impl FnMut(usize, Option<u16>)) {
         self.v4.lookup_multi(keys, each);
@@ -214,11 +216,8 @@ impl<const N: usize> Table<N> {
 
     #[inline(always)]
     fn lookup_multi<K: AsRef<[u8; N]>>(&self, keys: &[K], mut each: impl FnMut(usize, Option<u16>)) {
-        for (group, keys) in keys.chunks(EM_HASH_LOOKUP_COUNT).enumerate() {
-            let first = group * EM_HASH_LOOKUP_COUNT;
-            self.hash
-                .lookup_bulk(keys, |i, position| each(first + i, self.port_of(position)));
-        }
+        self.hash
+            .lookup_bulk(keys, |i, position| each(i, self.port_of(position)));
     }
 
     #[inline(always)]

@@ -1,6 +1,6 @@
 //! Exact match on the 5-tuple: the keys of the burst's IPv4 and IPv6
-//! TCP/UDP packets go to rte_hash 8 at a time (one bulk lookup per group),
-//! or one by one with `sequential`. Each key is taken from the frame once
+//! TCP/UDP packets go to rte_hash together (one bulk lookup per family and
+//! burst), or one by one with `sequential`. Each key is taken from the frame once
 //! and serves both hashing and comparison.
 //!
 //! Which frames are looked up follows the sample's `em_parse_ptype`: IPv4
