@@ -8,7 +8,8 @@
 #
 # Usage:
 #   scripts/callgrind-ipp.sh [options] CONFIG...      CONFIG: c-lpm rs-lpm c-em
-#                                                     rs-em rs-em-seq io, or all
+#                                                     rs-em rs-em-seq c-acl rs-acl
+#                                                     io, or all
 # Options:
 #   -w, --window SECS     counted window (default 10)
 #   -u, --warmup SECS     uninstrumented forwarding before the window (default 5)
@@ -17,6 +18,9 @@
 #   -o, --out-dir DIR     where --keep puts them (default target/callgrind)
 #   -t, --top N           after the table, the N functions with the most self
 #                         instructions per packet, per configuration (implies -k)
+#   --acl-rules DIR       the ACL configurations' acl_v4.cfg and acl_v6.cfg
+#                         (default configs/, a few example rules; make bench
+#                         writes its generated set to target/bench/acl)
 #   --em-flows N          EM configurations on a big table instead of the
 #                         default rules and 16 flows: N IPv4 UDP rules and N
 #                         flows of 60-byte frames hitting each rule once per
@@ -50,7 +54,7 @@
 # the reads around it would be biased.)
 #
 # Reading the result:
-#   config      c-lpm/c-em: DPDK 22.11 C l3fwd (target/c-l3fwd/dpdk-l3fwd);
+#   config      c-lpm/c-em/c-acl: DPDK 22.11 C l3fwd (target/c-l3fwd/dpdk-l3fwd);
 #               rs-*: l3fwd-rs; rs-em-seq: l3fwd-rs --sequential-lookup;
 #               io: dpdk-testpmd --forward-mode=io (RX + TX, no lookup)
 #   packets     TX packets (both ports) in the window
@@ -94,7 +98,7 @@ GEN_BIN=$ROOT/target/release/l3fwd-gen
 TABLEGEN_BIN=$ROOT/target/release/l3fwd-tablegen
 C_BIN=$ROOT/target/c-l3fwd/dpdk-l3fwd
 TESTPMD=${TESTPMD:-/usr/bin/dpdk-testpmd}
-ALL_CONFIGS=(c-lpm rs-lpm c-em rs-em rs-em-seq io)
+ALL_CONFIGS=(c-lpm rs-lpm c-em rs-em rs-em-seq c-acl rs-acl io)
 FWD_LCORE=1
 FRAMES=1024
 
@@ -107,6 +111,7 @@ OUT_DIR=$ROOT/target/callgrind
 BUILD=1
 STARTUP_TIMEOUT=300
 EM_FLOWS=0
+ACL_RULES=configs
 CACHE_SIM=0
 VALGRIND_OPTS=()
 
@@ -124,6 +129,7 @@ while (($#)); do
         -o | --out-dir) OUT_DIR=${2:-}; shift 2 || die "$1 needs a value" ;;
         -t | --top) TOP=${2:-}; KEEP=1; shift 2 || die "$1 needs a value" ;;
         --em-flows) EM_FLOWS=${2:-}; shift 2 || die "$1 needs a value" ;;
+        --acl-rules) ACL_RULES=${2:-}; shift 2 || die "$1 needs a value" ;;
         --cache-sim) CACHE_SIM=1; shift ;;
         --valgrind-opt) VALGRIND_OPTS+=("${2:-}"); shift 2 || die "$1 needs a value" ;;
         --no-build) BUILD=0; shift ;;
@@ -340,7 +346,7 @@ EOF
 # --- traffic -----------------------------------------------------------------
 EM_RULES=(--rule_ipv4=configs/em_v4.cfg --rule_ipv6=configs/em_v6.cfg)
 for kind in lpm em; do
-    if [[ $kind == lpm ]] && ! needs '*lpm' && ! needs io; then continue; fi
+    if [[ $kind == lpm ]] && ! needs '*lpm' && ! needs '*acl' && ! needs io; then continue; fi
     if [[ $kind == em ]] && ! needs '*em*'; then continue; fi
     if [[ $kind == em ]] && ((EM_FLOWS)); then
         # As the sweep's cells: UDP only (C looks groups mixing TCP and UDP
@@ -367,11 +373,14 @@ done
 measure() {
     local cfg=$1 bin lcores traffic app=() eal=() stdin=/dev/null
     case $cfg in
-        c-lpm | rs-lpm | c-em | rs-em | rs-em-seq)
+        c-lpm | rs-lpm | c-em | rs-em | rs-em-seq | c-acl | rs-acl)
             [[ $cfg == c-* ]] && bin=$C_BIN || bin=$RS_BIN
             lcores=$FWD_LCORE
             app=(-p 0x3 --config "(0,0,$FWD_LCORE),(1,0,$FWD_LCORE)" --parse-ptype)
-            if [[ $cfg == *em* ]]; then
+            if [[ $cfg == *acl ]]; then
+                traffic=lpm
+                app+=(--lookup=acl --rule_ipv4="$ACL_RULES/acl_v4.cfg" --rule_ipv6="$ACL_RULES/acl_v6.cfg")
+            elif [[ $cfg == *em* ]]; then
                 traffic=em
                 app+=(-E "${EM_RULES[@]}")
             else

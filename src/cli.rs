@@ -183,7 +183,7 @@ pub struct Args {
     #[arg(long)]
     pub disable_rss: bool,
 
-    /// l3fwd-rs: look packets up one by one instead of in groups of 8
+    /// l3fwd-rs: look packets up one by one instead of in bulk (exact match)
     #[arg(long)]
     pub sequential_lookup: bool,
 

@@ -1,7 +1,7 @@
 //! Exact match through the real binary: hits go to the rule's port, misses
-//! and rules to disabled ports back to the input port, and multi-lookup (x8,
-//! the default) and `--sequential-lookup` give identical output pcaps for
-//! every burst size 1..=32 (the remainder after groups of 8 included).
+//! and rules to disabled ports back to the input port, and multi-lookup (a
+//! burst's keys in one bulk call, the default) and `--sequential-lookup`
+//! give identical output pcaps for every burst size 1..=32.
 
 mod common;
 mod frames;

@@ -1,4 +1,4 @@
-//! Multi (x8, `rte_hash_lookup_bulk`) against sequential (`rte_hash_lookup`)
+//! Multi (bulk, `rte_hash_lookup_with_hash_bulk`) against sequential (`rte_hash_lookup`)
 //! IPv4 exact-match lookups, on tables of 16 to 4M rules in the sample's
 //! 4M-entry table, keys in random order, all hitting or half missing.
 //! Each table is built once and serves its four cases.
