@@ -151,7 +151,7 @@ impl Fib {
         let raw = NonNull::new(p).ok_or_else(|| DpdkError::from_errno(format!("cannot create FIB {name}")))?;
         let tables = Dir24_8::of(raw, tbl8s);
         if tables.is_none() {
-            log::warn!("FIB {name}: DIR-24-8 tables not as in DPDK 22.11: one-address lookups call rte_fib_lookup_bulk");
+            log::warn!("FIB {name}: unknown DIR-24-8 layout, lookups go through rte_fib_lookup_bulk");
         }
         Ok(Fib {
             raw,
@@ -366,9 +366,14 @@ mod tests {
         // through a tbl8 group), and a few beside them.
         let base = u32::from_be_bytes([198, 18, 7, 131]);
         let mut routes: Vec<(u32, u8, u64)> = (1..=32).map(|d| (base, d, u64::from(d))).collect();
-        routes.extend([([10, 0, 0, 0], 8, 40), ([10, 1, 2, 0], 25, 41), ([10, 1, 2, 77], 32, 42)].map(
-            |(a, d, h)| (u32::from_be_bytes(a), d, h),
-        ));
+        routes.extend(
+            [
+                ([10, 0, 0, 0], 8, 40),
+                ([10, 1, 2, 0], 25, 41),
+                ([10, 1, 2, 77], 32, 42),
+            ]
+            .map(|(a, d, h)| (u32::from_be_bytes(a), d, h)),
+        );
         for &(ip, depth, hop) in &routes {
             fib.add(ip, depth, hop).unwrap();
         }
