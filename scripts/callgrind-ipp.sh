@@ -7,8 +7,9 @@
 # reproducible per-packet cost to compare the forwarders with.
 #
 # Usage:
-#   scripts/callgrind-ipp.sh [options] CONFIG...      CONFIG: c-lpm rs-lpm c-em
-#                                                     rs-em rs-em-seq c-acl rs-acl
+#   scripts/callgrind-ipp.sh [options] CONFIG...      CONFIG: c-lpm rs-lpm c-fib
+#                                                     rs-fib c-em rs-em rs-em-seq
+#                                                     c-acl rs-acl
 #                                                     io, or all
 # Options:
 #   -w, --window SECS     counted window (default 10)
@@ -43,7 +44,7 @@
 # starts up and sets up its tables), on one forwarding lcore (1), two pcap
 # ports replaying 1024 generated frames each forever (l3fwd-gen, seeds 1 and 2,
 # only valid IPv4/IPv6; --em traffic for the EM configurations, LPM traffic for
-# io), no tx_pcap (the PMD drops what is sent). Once the ports' TX counters
+# the LPM and FIB ones and io), no tx_pcap (the PMD drops what is sent). Once the ports' TX counters
 # move it lets it forward --warmup seconds, switches instrumentation on
 # (vgdb, as callgrind_control -i on), lets it run --settle seconds at the
 # instrumented rate (about 10x slower), zeroes the counters, waits --window
@@ -54,8 +55,10 @@
 # the reads around it would be biased.)
 #
 # Reading the result:
-#   config      c-lpm/c-em/c-acl: DPDK 22.11 C l3fwd (target/c-l3fwd/dpdk-l3fwd);
-#               rs-*: l3fwd-rs; rs-em-seq: l3fwd-rs --sequential-lookup;
+#   config      c-lpm/c-fib/c-em/c-acl: DPDK 22.11 C l3fwd (target/c-l3fwd/dpdk-l3fwd);
+#               rs-*: l3fwd-rs; *-fib: --lookup=fib on the LPM routes;
+#               *-acl: --lookup=acl on the LPM traffic (--acl-rules);
+#               rs-em-seq: l3fwd-rs --sequential-lookup;
 #               io: dpdk-testpmd --forward-mode=io (RX + TX, no lookup)
 #   packets     TX packets (both ports) in the window
 #   Ir          instructions executed in the window, all threads of the
@@ -98,7 +101,7 @@ GEN_BIN=$ROOT/target/release/l3fwd-gen
 TABLEGEN_BIN=$ROOT/target/release/l3fwd-tablegen
 C_BIN=$ROOT/target/c-l3fwd/dpdk-l3fwd
 TESTPMD=${TESTPMD:-/usr/bin/dpdk-testpmd}
-ALL_CONFIGS=(c-lpm rs-lpm c-em rs-em rs-em-seq c-acl rs-acl io)
+ALL_CONFIGS=(c-lpm rs-lpm c-fib rs-fib c-em rs-em rs-em-seq c-acl rs-acl io)
 FWD_LCORE=1
 FRAMES=1024
 
@@ -346,7 +349,7 @@ EOF
 # --- traffic -----------------------------------------------------------------
 EM_RULES=(--rule_ipv4=configs/em_v4.cfg --rule_ipv6=configs/em_v6.cfg)
 for kind in lpm em; do
-    if [[ $kind == lpm ]] && ! needs '*lpm' && ! needs '*acl' && ! needs io; then continue; fi
+    if [[ $kind == lpm ]] && ! needs '*lpm' && ! needs '*fib' && ! needs '*acl' && ! needs io; then continue; fi
     if [[ $kind == em ]] && ! needs '*em*'; then continue; fi
     if [[ $kind == em ]] && ((EM_FLOWS)); then
         # As the sweep's cells: UDP only (C looks groups mixing TCP and UDP
@@ -373,7 +376,7 @@ done
 measure() {
     local cfg=$1 bin lcores traffic app=() eal=() stdin=/dev/null
     case $cfg in
-        c-lpm | rs-lpm | c-em | rs-em | rs-em-seq | c-acl | rs-acl)
+        c-lpm | rs-lpm | c-fib | rs-fib | c-em | rs-em | rs-em-seq | c-acl | rs-acl)
             [[ $cfg == c-* ]] && bin=$C_BIN || bin=$RS_BIN
             lcores=$FWD_LCORE
             app=(-p 0x3 --config "(0,0,$FWD_LCORE),(1,0,$FWD_LCORE)" --parse-ptype)
@@ -387,6 +390,7 @@ measure() {
                 traffic=lpm
                 app+=(--rule_ipv4=configs/lpm_v4.cfg --rule_ipv6=configs/lpm_v6.cfg)
             fi
+            [[ $cfg == *fib ]] && app+=(--lookup=fib)
             [[ $cfg == rs-em-seq ]] && app+=(--sequential-lookup)
             [[ $cfg == rs-* ]] && app+=(--num-mbufs "$MBUFS")
             ;;

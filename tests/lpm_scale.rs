@@ -1,7 +1,9 @@
 //! LPM and FIB at a real router's scale, through the real binary: a generated
 //! 1M-route IPv4 table and 230K-route IPv6 table, and 100K frames to random
 //! routes (10% to no route) in on a pcap port. Every frame must leave on the
-//! port a plain longest-prefix model picks.
+//! port a plain longest-prefix model picks. The IPv4 FIB's inline lookup is
+//! also checked against the model in this process, at the edges of every
+//! route.
 
 mod common;
 
@@ -40,11 +42,14 @@ impl<A: Address> Model<A> {
         Model { by_depth }
     }
 
-    fn port(&self, addr: A) -> u8 {
+    /// The port of the longest route matching `addr`, if any.
+    fn route(&self, addr: A) -> Option<u8> {
         let mut depths = (1..self.by_depth.len()).rev();
-        depths
-            .find_map(|d| self.by_depth[d].get(&addr.network(d as u8)).copied())
-            .unwrap_or(IN_PORT)
+        depths.find_map(|d| self.by_depth[d].get(&addr.network(d as u8)).copied())
+    }
+
+    fn port(&self, addr: A) -> u8 {
+        self.route(addr).unwrap_or(IN_PORT)
     }
 }
 
@@ -59,18 +64,58 @@ fn destination(frame: &[u8]) -> u128 {
 
 #[test]
 fn large_tables_forward_as_a_longest_prefix_model() {
-    forwards_as_a_longest_prefix_model(&[], 1024);
+    forwards_as_a_longest_prefix_model(&[], 1024, |_, _, _| {});
 }
 
 /// FIB mode on the same tables and traffic.
 #[test]
 fn large_fibs_forward_as_a_longest_prefix_model() {
-    forwards_as_a_longest_prefix_model(&["--lookup=fib"], 2048);
+    forwards_as_a_longest_prefix_model(&["--lookup=fib"], 2048, fib_looks_up_as_the_model);
+}
+
+/// The IPv4 FIB l3fwd-rs builds from `v4_file` (its routes `v4`), looked
+/// up inline here at each route's first and last address and the ones
+/// just outside: 4M lookups, through tbl24 and tbl8 entries and misses.
+fn fib_looks_up_as_the_model(v4_file: &std::path::Path, v4: &[Route<u32>], model: &Model<u32>) {
+    let eal = dpdk::Eal::for_tests(2048, &[]).expect("EAL init");
+    let origin = v4_file.display().to_string();
+    let v4_routes = lpm::rules::RouteFile {
+        routes: lpm::rules::parse_v4(std::fs::read(v4_file).unwrap(), &origin).unwrap(),
+        origin,
+    };
+    let v6_routes = lpm::rules::RouteFile {
+        origin: "none".into(),
+        routes: Vec::new(),
+    };
+    let enabled = |port| ENABLED.contains(&port);
+    let (fib, _) = lpm::FibTables::build(eal, "scale", 0, &v4_routes, &v6_routes, lpm::Limits::default(), enabled)
+        .expect("FIB build");
+    let (mut misses, mut checked) = (0, 0);
+    for r in v4 {
+        let (first, last) = (r.addr, r.addr | u32::MAX.checked_shr(r.depth.into()).unwrap_or(0));
+        for addr in [first.wrapping_sub(1), first, last, last.wrapping_add(1)] {
+            let expected = model.route(addr);
+            assert_eq!(
+                fib.lookup_v4(addr),
+                expected.map(u16::from),
+                "{}",
+                std::net::Ipv4Addr::from(addr)
+            );
+            misses += usize::from(expected.is_none());
+            checked += 1;
+        }
+    }
+    assert!(misses > 0 && misses < checked / 2, "{misses} of {checked} missed");
 }
 
 /// The tables and frames, through l3fwd-rs with `mode` arguments and
-/// `memory_mb` of EAL memory, against the model.
-fn forwards_as_a_longest_prefix_model(mode: &[&str], memory_mb: u32) {
+/// `memory_mb` of EAL memory, against the model; `also` checks more with
+/// the IPv4 rule file, its routes and the model.
+fn forwards_as_a_longest_prefix_model(
+    mode: &[&str],
+    memory_mb: u32,
+    also: impl FnOnce(&std::path::Path, &[Route<u32>], &Model<u32>),
+) {
     let v4 = tables::ipv4_routes(SEED, V4_ROUTES, &ROUTE_PORTS);
     let v6 = tables::ipv6_routes(SEED, V6_ROUTES, &ROUTE_PORTS);
     let dir = TestDir::new("lpm-scale");
@@ -86,6 +131,7 @@ fn forwards_as_a_longest_prefix_model(mode: &[&str], memory_mb: u32) {
     let frames = aimed::at_routes(&aim, &v4, &v6);
 
     let (model4, model6) = (Model::new(&v4, 32), Model::new(&v6, 128));
+    also(&v4_file, &v4, &model4);
     let mut expected: Vec<Vec<u128>> = vec![Vec::new(); ENABLED.len()];
     for frame in &frames {
         let dst = destination(frame);

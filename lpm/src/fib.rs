@@ -85,9 +85,7 @@ impl FibTables {
     /// let (fib, report) = lpm::FibTables::build(eal, "doc", 0, &v4, &v6, lpm::Limits::default(), |_| true)?;
     /// assert_eq!((report.v4_added, report.v6_added), (2, 1));
     /// let dsts = [[198, 18, 7, 9], [10, 0, 0, 1]].map(u32::from_be_bytes);
-    /// let mut ports = [None; 2];
-    /// fib.lookup_v4_bulk(&dsts, |i, port| ports[i] = port);
-    /// assert_eq!(ports, [Some(2), None]);
+    /// assert_eq!(dsts.map(|dst| fib.lookup_v4(dst)), [Some(2), None]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn build(
@@ -127,16 +125,16 @@ impl FibTables {
         Ok((tables, LoadReport::of(v4, v6, v4_added, v6_added)))
     }
 
-    /// Output ports of IPv4 destinations (host order), in bulk: `each`
-    /// gets the index of each destination and its port, or None when no
-    /// route matches.
+    /// Output port of one IPv4 destination (host order), or None when no
+    /// route matches: rte_fib's lookup inlined, the fast path for IPv4
+    /// (see [`dpdk::Fib::lookup`]).
     #[inline(always)]
-    pub fn lookup_v4_bulk(&self, dsts: &[u32], mut each: impl FnMut(usize, Option<u16>)) {
-        self.v4.lookup_bulk(dsts, |i, hop| each(i, hop.map(port_of)));
+    pub fn lookup_v4(&self, dst: u32) -> Option<u16> {
+        self.v4.lookup(dst).map(port_of)
     }
 
-    /// Output ports of IPv6 destinations, in bulk, as
-    /// [`FibTables::lookup_v4_bulk`].
+    /// Output ports of IPv6 destinations, in bulk: `each` gets the index
+    /// of each destination and its port, or None when no route matches.
     #[inline(always)]
     pub fn lookup_v6_bulk(&self, dsts: &[[u8; 16]], mut each: impl FnMut(usize, Option<u16>)) {
         self.v6.lookup_bulk(dsts, |i, hop| each(i, hop.map(port_of)));

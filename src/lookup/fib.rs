@@ -1,6 +1,8 @@
 //! FIB mode (`--lookup=fib`): the LPM route files in rte_fib (IPv4) and
-//! rte_fib6 (IPv6), each family's destinations of a burst looked up in one
-//! bulk call, as C's `fib_send_packets` does. Neither library has a
+//! rte_fib6 (IPv6). IPv4 destinations are looked up as each packet is
+//! parsed, reading rte_fib's DIR-24-8 tables inline (as LPM mode reads
+//! rte_lpm's); the IPv6 destinations of a burst go to rte_fib6 in one bulk
+//! call, as C's `fib_send_packets` looks up both families. rte_fib6 has no
 //! one-address lookup, so `--sequential-lookup` changes nothing here.
 //!
 //! As in C (`fib_parse_packet`), every frame that is not IPv4 is looked up
@@ -20,10 +22,9 @@ pub struct FibLookup {
     pub tables: FibTables,
 }
 
-/// Destinations of one burst in FIB mode.
+/// IPv6 destinations of one burst in FIB mode.
 #[derive(Default)]
 pub struct FibScratch {
-    v4: Gather<u32>,
     v6: Gather<[u8; 16]>,
 }
 
@@ -33,7 +34,7 @@ impl Lookup for FibLookup {
     #[inline(always)]
     fn add(&self, scratch: &mut FibScratch, index: usize, l3: &L3, frame: &[u8]) -> Route {
         match l3 {
-            L3::Ipv4(h) => scratch.v4.push(index, h.dst),
+            L3::Ipv4(h) => return Route::from_table(self.tables.lookup_v4(h.dst)),
             L3::Ipv6(h) => scratch.v6.push(index, h.dst),
             L3::Other => match ipv6_dst_bytes(frame) {
                 Some(dst) => scratch.v6.push(index, dst),
@@ -46,9 +47,6 @@ impl Lookup for FibLookup {
 
     #[inline(always)]
     fn resolve(&self, scratch: &mut FibScratch, routes: &mut [Route; MAX_BURST]) {
-        let (dsts, from) = scratch.v4.take();
-        self.tables
-            .lookup_v4_bulk(dsts, |i, port| answer(from, routes, i, port));
         let (dsts, from) = scratch.v6.take();
         self.tables
             .lookup_v6_bulk(dsts, |i, port| answer(from, routes, i, port));
