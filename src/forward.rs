@@ -145,9 +145,8 @@ impl<L: Lookup> Lcore<L> {
             rx_burst,
         } = self;
         let counters = &stats.counters;
-        let ports: Vec<u16> = rx.iter().map(RxQueue::port).collect();
         let mut batch = MbufArray::<MAX_BURST>::new();
-        let mut work = BurstWork::<L>::default();
+        let mut work = BurstWork::<L>::new(rx.len());
         let mut last_drain = dpdk::rdtsc();
         // Start of the last round, and whether it received anything: a
         // round's cycles count as busy once the next one starts, so the
@@ -169,11 +168,10 @@ impl<L: Lookup> Lcore<L> {
             // fill by 16) cost less per packet in bigger batches. They are
             // sent burst by burst in the order received, as C sends them.
             let (mut full, mut empty) = (false, 0);
-            for (i, q) in rx.iter_mut().enumerate() {
+            for q in rx.iter_mut() {
                 if batch.len() + rx_burst > MAX_BURST {
-                    forward_batch(&mut batch, &ports, lookup.as_ref(), &mut work, &mut tx, counters);
+                    forward_batch(&mut batch, lookup.as_ref(), &mut work, &mut tx, counters);
                 }
-                let start = batch.len();
                 let n = q.recv_at_most(&mut batch, rx_burst);
                 if n == 0 {
                     empty += 1;
@@ -181,10 +179,13 @@ impl<L: Lookup> Lcore<L> {
                 }
                 full |= n == rx_burst;
                 counters.add_rx(q.port(), n as u64);
-                work.queues[start..start + n].fill(i as u16);
+                work.bursts.push(Burst {
+                    port: q.port(),
+                    end: batch.len(),
+                });
             }
             if !batch.is_empty() {
-                forward_batch(&mut batch, &ports, lookup.as_ref(), &mut work, &mut tx, counters);
+                forward_batch(&mut batch, lookup.as_ref(), &mut work, &mut tx, counters);
             }
             counters.add_polls(polls_per_round, empty);
             round_busy = empty < polls_per_round;
@@ -205,8 +206,9 @@ impl<L: Lookup> Lcore<L> {
 /// initialising them: of each packet's parse, only how to rewrite it
 /// outlives the lookups.
 struct BurstWork<L: Lookup> {
-    /// The RX queue (index in the lcore's list) each packet came from.
-    queues: [u16; MAX_BURST],
+    /// The bursts of the batch, in the order received (room for one per
+    /// RX queue, never grown).
+    bursts: Vec<Burst>,
     rewrites: [RewriteKind; MAX_BURST],
     routes: [Route; MAX_BURST],
     lookup: L::Scratch,
@@ -215,10 +217,17 @@ struct BurstWork<L: Lookup> {
     later: Vec<(Mbuf, Route, RewriteKind)>,
 }
 
-impl<L: Lookup> Default for BurstWork<L> {
-    fn default() -> Self {
+/// One RX burst of a batch: its port, and where its packets end.
+struct Burst {
+    port: u16,
+    end: usize,
+}
+
+impl<L: Lookup> BurstWork<L> {
+    /// Work space for an lcore polling `rx_queues` queues.
+    fn new(rx_queues: usize) -> Self {
         Self {
-            queues: [0; MAX_BURST],
+            bursts: Vec::with_capacity(rx_queues),
             rewrites: [RewriteKind::MacsOnly; MAX_BURST],
             routes: [Route::NoMatch; MAX_BURST],
             lookup: L::Scratch::default(),
@@ -227,20 +236,18 @@ impl<L: Lookup> Default for BurstWork<L> {
     }
 }
 
-/// Parses, looks up, rewrites and buffers the packets of `batch`, received
-/// from the RX queues whose ports `ports` lists (by the queue index of
-/// each packet in `work.queues`); leaves `batch` empty.
+/// Parses, looks up, rewrites and buffers the packets of `batch`, the
+/// bursts `work.bursts` lists; leaves both empty.
 #[inline(always)]
 fn forward_batch<L: Lookup>(
     batch: &mut MbufArray<MAX_BURST>,
-    ports: &[u16],
     lookup: &L,
     work: &mut BurstWork<L>,
     tx: &mut TxPorts,
     counters: &LcoreCounters,
 ) {
     let BurstWork {
-        queues,
+        bursts,
         rewrites,
         routes,
         lookup: scratch,
@@ -261,25 +268,23 @@ fn forward_batch<L: Lookup>(
     }
     lookup.resolve(scratch, routes);
 
-    let port_of = |queue: u16| ports.get(usize::from(queue)).copied().unwrap_or_default();
-    let mut burst_of = queues[0];
-    for (((m, &route), &kind), &queue) in batch.drain().zip(routes.iter()).zip(rewrites.iter()).zip(queues.iter()) {
-        if L::IPV4_FIRST {
-            if queue != burst_of {
-                for (m, route, kind) in later.drain(..) {
-                    send::<L>(m, route, kind, port_of(burst_of), tx, counters);
-                }
-                burst_of = queue;
-            }
-            if kind != RewriteKind::Ipv4 && later.len() < later.capacity() {
+    let mut sent = batch.drain();
+    let mut start = 0;
+    for burst in bursts.drain(..) {
+        let end = burst.end.min(MAX_BURST);
+        // The range first: zip stops on it without taking another mbuf.
+        for (i, m) in (start..end).zip(sent.by_ref()) {
+            let (route, kind) = (routes[i], rewrites[i]);
+            if L::IPV4_FIRST && kind != RewriteKind::Ipv4 && later.len() < later.capacity() {
                 later.push((m, route, kind));
-                continue;
+            } else {
+                send::<L>(m, route, kind, burst.port, tx, counters);
             }
         }
-        send::<L>(m, route, kind, port_of(queue), tx, counters);
-    }
-    for (m, route, kind) in later.drain(..) {
-        send::<L>(m, route, kind, port_of(burst_of), tx, counters);
+        for (m, route, kind) in later.drain(..) {
+            send::<L>(m, route, kind, burst.port, tx, counters);
+        }
+        start = end;
     }
 }
 
