@@ -143,3 +143,56 @@ fn acl_deny_from_subnet_9(seed: u64) -> Vec<Vec<u8>> {
         })
         .collect()
 }
+
+/// Nested and overlapping routes, IPv4 /1 to /32 and IPv6 /8 to /128 on one
+/// address each (some to a disabled port, which C skips so that a shorter
+/// route matches), and traffic to an address that matches each depth
+/// exactly: LPM and FIB mode must send every frame where C does.
+#[test]
+fn nested_routes_lpm_and_fib_output_is_identical_to_the_c_sample() {
+    let dir = common::TestDir::new("nested-routes");
+    let v4_anchor = u32::from_be_bytes([198, 18, 7, 77]);
+    let v6_anchor = u128::from_be_bytes("2001:200:0:7:0:0:4d:1".parse::<std::net::Ipv6Addr>().unwrap().octets());
+    // Port d % 2, and the disabled port 2 for a few depths.
+    let port = |d: u32| if d % 7 == 5 { 2 } else { d % 2 };
+    let mut v4 = String::new();
+    for d in 1..=32u32 {
+        let net = v4_anchor & (u32::MAX << (32 - d));
+        v4 += &format!("R{}/{d} {}\n", std::net::Ipv4Addr::from(net), port(d));
+    }
+    let mut v6 = String::new();
+    for d in (8..=128u32).step_by(4) {
+        let net = v6_anchor & (u128::MAX << (128 - d));
+        v6 += &format!("R{}/{d} {}\n", std::net::Ipv6Addr::from(net), port(d));
+    }
+    let v4_rules = format!("--rule_ipv4={}", dir.file("nested_v4.cfg", &v4));
+    let v6_rules = format!("--rule_ipv6={}", dir.file("nested_v6.cfg", &v6));
+    // An address sharing exactly d leading bits with the anchor, for every d.
+    let v4_dsts: Vec<[u8; 4]> = (0..=32u32)
+        .map(|d| (if d == 32 { v4_anchor } else { v4_anchor ^ (1 << (31 - d)) }).to_be_bytes())
+        .collect();
+    let v6_dsts: Vec<[u8; 16]> = (0..=128u32)
+        .map(|d| (if d == 128 { v6_anchor } else { v6_anchor ^ (1 << (127 - d)) }).to_be_bytes())
+        .collect();
+    let frames = |offset: usize| -> Vec<Vec<u8>> {
+        let udp = |builder: etherparse::PacketBuilderStep<etherparse::IpHeaders>, i: usize| {
+            let mut f = Vec::new();
+            builder.udp(1000 + i as u16, 2000).write(&mut f, &[i as u8; 30]).unwrap();
+            f
+        };
+        let eth = || etherparse::PacketBuilder::ethernet2([2, 0, 0, 0, 0, 9], [2, 0, 0, 0, 0, 1]);
+        let mut out = Vec::new();
+        for (i, dst) in v4_dsts.iter().enumerate().skip(offset % 2).step_by(2) {
+            out.push(udp(eth().ipv4([10, 0, 0, 1], *dst, 64), i));
+        }
+        for (i, dst) in v6_dsts.iter().enumerate().skip(offset % 2).step_by(2) {
+            out.push(udp(eth().ipv6([0x20; 16], *dst, 64), i));
+        }
+        out
+    };
+    let inputs = [frames(0), frames(1)];
+    for mode in ["--lookup=lpm", "--lookup=fib"] {
+        let sent = assert_same_as_c(&inputs, &[PORTS, &[mode, &v4_rules, &v6_rules]].concat(), 512);
+        assert_eq!(sent, inputs.iter().map(Vec::len).sum::<usize>(), "{mode}: every frame forwarded");
+    }
+}
