@@ -169,15 +169,32 @@ fn nested_routes_lpm_and_fib_output_is_identical_to_the_c_sample() {
     let v6_rules = format!("--rule_ipv6={}", dir.file("nested_v6.cfg", &v6));
     // An address sharing exactly d leading bits with the anchor, for every d.
     let v4_dsts: Vec<[u8; 4]> = (0..=32u32)
-        .map(|d| (if d == 32 { v4_anchor } else { v4_anchor ^ (1 << (31 - d)) }).to_be_bytes())
+        .map(|d| {
+            (if d == 32 {
+                v4_anchor
+            } else {
+                v4_anchor ^ (1 << (31 - d))
+            })
+            .to_be_bytes()
+        })
         .collect();
     let v6_dsts: Vec<[u8; 16]> = (0..=128u32)
-        .map(|d| (if d == 128 { v6_anchor } else { v6_anchor ^ (1 << (127 - d)) }).to_be_bytes())
+        .map(|d| {
+            (if d == 128 {
+                v6_anchor
+            } else {
+                v6_anchor ^ (1 << (127 - d))
+            })
+            .to_be_bytes()
+        })
         .collect();
     let frames = |offset: usize| -> Vec<Vec<u8>> {
         let udp = |builder: etherparse::PacketBuilderStep<etherparse::IpHeaders>, i: usize| {
             let mut f = Vec::new();
-            builder.udp(1000 + i as u16, 2000).write(&mut f, &[i as u8; 30]).unwrap();
+            builder
+                .udp(1000 + i as u16, 2000)
+                .write(&mut f, &[i as u8; 30])
+                .unwrap();
             f
         };
         let eth = || etherparse::PacketBuilder::ethernet2([2, 0, 0, 0, 0, 9], [2, 0, 0, 0, 0, 1]);
@@ -193,6 +210,10 @@ fn nested_routes_lpm_and_fib_output_is_identical_to_the_c_sample() {
     let inputs = [frames(0), frames(1)];
     for mode in ["--lookup=lpm", "--lookup=fib"] {
         let sent = assert_same_as_c(&inputs, &[PORTS, &[mode, &v4_rules, &v6_rules]].concat(), 512);
-        assert_eq!(sent, inputs.iter().map(Vec::len).sum::<usize>(), "{mode}: every frame forwarded");
+        assert_eq!(
+            sent,
+            inputs.iter().map(Vec::len).sum::<usize>(),
+            "{mode}: every frame forwarded"
+        );
     }
 }

@@ -64,6 +64,18 @@ fn rows(dir: &TestDir) -> Vec<Row> {
     );
     let em_v6 = "--rule_ipv6=configs/em_v6.cfg";
     let rule = |option: &str, path: &str| format!("--rule_ipv{option}={path}");
+    let any = "0.0.0.0/0 0 : 65535 0 : 65535 0x00/0x00";
+    let acl_port_2 = dir.file(
+        "acl_port_2.cfg",
+        &format!("R0.0.0.0/0 198.18.0.0/24 0 : 65535 0 : 65535 0/0 0\nR{any} 2\n"),
+    );
+    let acl_deny_only = dir.file("acl_deny.cfg", &format!("@{any}\n"));
+    let acl_short_v6 = dir.file(
+        "acl_short_v6.cfg",
+        "R2001:db8::/32 0:0:0:0:0:0:0:0/0 0 : 65535 0 : 65535 0/0 0\n",
+    );
+    let acl = |v4: &str, v6: &str| vec!["--lookup=acl".to_owned(), rule("4", v4), rule("6", v6)];
+    let (acl_v4, acl_v6) = ("configs/acl_v4.cfg", "configs/acl_v6.cfg");
     let (r4, r6) = (rule("4", &v4), rule("6", &v6));
     let all_ports = |mask: &'static str| vec!["-p", mask, "--config", "(0,0,0),(1,0,0)", "--parse-ptype"];
     use Expect::*;
@@ -135,10 +147,46 @@ fn rows(dir: &TestDir) -> Vec<Row> {
             BothRefuse,
         ),
         row("ambiguous abbreviation", with_ports(&["--p"]), BothRefuse),
+        row("ACL mode", [with_ports(&[]), acl(acl_v4, acl_v6)].concat(), Identical),
+        row(
+            "ACL mode, an abbreviated --alg",
+            [with_ports(&["--al=scalar"]), acl(acl_v4, acl_v6)].concat(),
+            Identical,
+        ),
+        row(
+            "ACL mode without --rule_ipv6",
+            with_ports(&["--lookup=acl", &rule("4", acl_v4)]),
+            BothRefuse,
+        ),
+        row(
+            "ACL route to a port -p does not enable",
+            [with_ports(&[]), acl(&acl_port_2, acl_v6)].concat(),
+            BothRefuse,
+        ),
+        row(
+            "ACL file of deny rules only",
+            [with_ports(&[]), acl(&acl_deny_only, acl_v6)].concat(),
+            BothRefuse,
+        ),
+        row(
+            "ACL IPv6 address with '::'",
+            [with_ports(&[]), acl(acl_v4, &acl_short_v6)].concat(),
+            BothRefuse,
+        ),
+        row(
+            "ACL --alg the CPU lacks (NEON on x86)",
+            [with_ports(&["--alg=neon"]), acl(acl_v4, acl_v6)].concat(),
+            BothRefuse,
+        ),
         row(
             "--config split by a space",
             strings(&["-p", "0x3", "--config", "(0,0,0),", "(1,0,0)", "--parse-ptype"]),
             RsRefuses("part of --config?"),
+        ),
+        row(
+            "ACL --alg name C does not know",
+            [with_ports(&["--alg=fastest"]), acl(acl_v4, acl_v6)].concat(),
+            RsRefuses("invalid ACL classify method 'fastest'"),
         ),
         row(
             "--config with junk after a tuple",
