@@ -344,6 +344,17 @@ mod tests {
 
     proptest! {
         #[test]
+        fn acl_inputs_are_the_frame_bytes_then_zeros(frame in proptest::collection::vec(any::<u8>(), 0..100)) {
+            let v4: [u8; 17] = ipv4_from_proto(&frame);
+            let v6: [u8; 40] = ipv6_from_next_header(&frame);
+            for (input, at) in [(&v4[..], IPV4_PROTO), (&v6[..], IPV6_NEXT_HEADER)] {
+                for (i, &b) in input.iter().enumerate() {
+                    prop_assert_eq!(b, frame.get(at + i).copied().unwrap_or(0));
+                }
+            }
+        }
+
+        #[test]
         fn touches_only_macs_ttl_and_checksum(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
             let mut f = bytes.clone();
             let l3 = parse(&f);
