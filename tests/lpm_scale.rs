@@ -1,13 +1,14 @@
 //! LPM and FIB at a real router's scale, through the real binary: a generated
 //! 1M-route IPv4 table and 230K-route IPv6 table, and 100K frames to random
 //! routes (10% to no route) in on a pcap port. Every frame must leave on the
-//! port a plain longest-prefix model picks. The IPv4 FIB's inline lookup is
+//! port a plain longest-prefix model picks. The FIBs' inline lookups are
 //! also checked against the model in this process, at the edges of every
 //! route.
 
 mod common;
 
 use std::collections::HashMap;
+use std::path::Path;
 use std::time::Duration;
 
 use common::{l3fwd_rs, Run, TestDir};
@@ -64,43 +65,49 @@ fn destination(frame: &[u8]) -> u128 {
 
 #[test]
 fn large_tables_forward_as_a_longest_prefix_model() {
-    forwards_as_a_longest_prefix_model(&[], 1024, |_, _, _| {});
+    forwards_as_a_longest_prefix_model(&[], 1024, |_, _| {});
 }
 
 /// FIB mode on the same tables and traffic.
 #[test]
 fn large_fibs_forward_as_a_longest_prefix_model() {
-    forwards_as_a_longest_prefix_model(&["--lookup=fib"], 2048, fib_looks_up_as_the_model);
+    forwards_as_a_longest_prefix_model(&["--lookup=fib"], 2048, fibs_look_up_as_the_model);
 }
 
-/// The IPv4 FIB l3fwd-rs builds from `v4_file` (its routes `v4`), looked
-/// up inline here at each route's first and last address and the ones
-/// just outside: 4M lookups, through tbl24 and tbl8 entries and misses.
-fn fib_looks_up_as_the_model(v4_file: &std::path::Path, v4: &[Route<u32>], model: &Model<u32>) {
+/// A generated table: its rule file, its routes and their model.
+struct Table<'a, A> {
+    file: &'a Path,
+    routes: &'a [Route<A>],
+    model: &'a Model<A>,
+}
+
+/// The FIBs l3fwd-rs builds from the tables' files, looked up inline here
+/// at each route's first and last address and the ones just outside: 4M
+/// IPv4 and 0.9M IPv6 lookups, through tbl24 and tbl8 entries and misses.
+fn fibs_look_up_as_the_model(v4: Table<u32>, v6: Table<u128>) {
     let eal = dpdk::Eal::for_tests(2048, &[]).expect("EAL init");
-    let origin = v4_file.display().to_string();
-    let v4_routes = lpm::rules::RouteFile {
-        routes: lpm::rules::parse_v4(std::fs::read(v4_file).unwrap(), &origin).unwrap(),
-        origin,
-    };
-    let v6_routes = lpm::rules::RouteFile {
-        origin: "none".into(),
-        routes: Vec::new(),
-    };
+    let (v4_file, v6_file) = (
+        lpm::rules::load_v4(v4.file).unwrap(),
+        lpm::rules::load_v6(v6.file).unwrap(),
+    );
     let enabled = |port| ENABLED.contains(&port);
-    let (fib, _) = lpm::FibTables::build(eal, "scale", 0, &v4_routes, &v6_routes, lpm::Limits::default(), enabled)
-        .expect("FIB build");
+    let (fib, _) =
+        lpm::FibTables::build(eal, "scale", 0, &v4_file, &v6_file, lpm::Limits::default(), enabled).expect("FIB build");
+    looks_up_as_the_model(&v4, |addr| fib.lookup_v4(addr));
+    looks_up_as_the_model(&v6, |addr| fib.lookup_v6(&addr.to_be_bytes()));
+}
+
+/// `lookup` against the model of `table` at the edges of its routes.
+fn looks_up_as_the_model<A: Address>(table: &Table<A>, lookup: impl Fn(A) -> Option<u16>) {
+    let space = u128::MAX >> (128 - u32::from(A::BITS));
     let (mut misses, mut checked) = (0, 0);
-    for r in v4 {
-        let (first, last) = (r.addr, r.addr | u32::MAX.checked_shr(r.depth.into()).unwrap_or(0));
-        for addr in [first.wrapping_sub(1), first, last, last.wrapping_add(1)] {
-            let expected = model.route(addr);
-            assert_eq!(
-                fib.lookup_v4(addr),
-                expected.map(u16::from),
-                "{}",
-                std::net::Ipv4Addr::from(addr)
-            );
+    for r in table.routes {
+        let first = r.addr.network(r.depth).bits();
+        let last = first | space.checked_shr(r.depth.into()).unwrap_or(0);
+        for bits in [first.wrapping_sub(1), first, last, last.wrapping_add(1)] {
+            let addr = A::from_bits(bits & space);
+            let expected = table.model.route(addr);
+            assert_eq!(lookup(addr), expected.map(u16::from), "{}", addr.ip());
             misses += usize::from(expected.is_none());
             checked += 1;
         }
@@ -110,12 +117,8 @@ fn fib_looks_up_as_the_model(v4_file: &std::path::Path, v4: &[Route<u32>], model
 
 /// The tables and frames, through l3fwd-rs with `mode` arguments and
 /// `memory_mb` of EAL memory, against the model; `also` checks more with
-/// the IPv4 rule file, its routes and the model.
-fn forwards_as_a_longest_prefix_model(
-    mode: &[&str],
-    memory_mb: u32,
-    also: impl FnOnce(&std::path::Path, &[Route<u32>], &Model<u32>),
-) {
+/// both tables.
+fn forwards_as_a_longest_prefix_model(mode: &[&str], memory_mb: u32, also: impl FnOnce(Table<u32>, Table<u128>)) {
     let v4 = tables::ipv4_routes(SEED, V4_ROUTES, &ROUTE_PORTS);
     let v6 = tables::ipv6_routes(SEED, V6_ROUTES, &ROUTE_PORTS);
     let dir = TestDir::new("lpm-scale");
@@ -131,7 +134,18 @@ fn forwards_as_a_longest_prefix_model(
     let frames = aimed::at_routes(&aim, &v4, &v6);
 
     let (model4, model6) = (Model::new(&v4, 32), Model::new(&v6, 128));
-    also(&v4_file, &v4, &model4);
+    also(
+        Table {
+            file: &v4_file,
+            routes: &v4,
+            model: &model4,
+        },
+        Table {
+            file: &v6_file,
+            routes: &v6,
+            model: &model6,
+        },
+    );
     let mut expected: Vec<Vec<u128>> = vec![Vec::new(); ENABLED.len()];
     for frame in &frames {
         let dst = destination(frame);

@@ -8,11 +8,12 @@
 //! carry, so lookups answer None on a miss. Built through `&mut self` on
 //! one thread, then shared read-only (`&self`): lookups only read.
 //!
-//! rte_fib has no one-address lookup, only bulk calls through a function
-//! pointer. [`Fib::lookup`] reads the DIR-24-8 tables itself instead, as
-//! [`crate::LpmTable::lookup`] does rte_lpm's.
+//! rte_fib and rte_fib6 have no one-address lookup, only bulk calls
+//! through a function pointer. [`Fib::lookup`] and [`Fib6::lookup`] read
+//! their tables themselves instead, as [`crate::LpmTable::lookup`] does
+//! rte_lpm's.
 
-use std::ffi::CString;
+use std::ffi::{c_void, CString};
 use std::ptr::{addr_of, NonNull};
 
 use crate::eal::Eal;
@@ -68,12 +69,40 @@ struct Dir24_8 {
 #[repr(C, align(64))]
 struct CacheAligned<T>(T);
 
-const _: () = assert!(std::mem::offset_of!(Dir24_8, tbl24) == sys::RTE_CACHE_LINE_SIZE as usize);
+/// Where tbl24 starts in both tables' heads: the cache line after their
+/// fields.
+const TBL24_OFFSET: usize = sys::RTE_CACHE_LINE_SIZE as usize;
 
-/// The ext bit of a DIR-24-8 entry.
+const _: () = assert!(std::mem::offset_of!(Dir24_8, tbl24) == TBL24_OFFSET);
+const _: () = assert!(std::mem::size_of::<Dir24_8>() == TBL24_OFFSET);
+
+/// The ext bit of a DIR-24-8 or trie entry.
 const EXT_ENT: u32 = 1;
 /// Entries of a tbl8 group.
 const TBL8_GROUP_ENTRIES: usize = 256;
+
+/// `dp` as a `T`, the mirror of its head, if `matches` accepts the head
+/// and the first tbl24 entry as read through `T`.
+///
+/// # Safety
+///
+/// `dp` is null or what `rte_fib_get_dp` / `rte_fib6_get_dp` gave for a
+/// FIB with 4-byte next hops that nobody else uses yet: one cache-aligned
+/// allocation of DPDK's head and 2^24 tbl24 entries of 4 bytes or more.
+/// `T` is a `repr(C)` struct of integers and raw pointers, of
+/// [`TBL24_OFFSET`] bytes.
+unsafe fn recognise<T>(dp: *mut c_void, matches: impl FnOnce(&T, u32) -> bool) -> Option<NonNull<T>> {
+    let dp = NonNull::new(dp.cast::<T>())?;
+    // SAFETY: whatever the head's real layout, the first cache line and
+    // the entry after it are inside the allocation, aligned for T and u32,
+    // and any bits are valid for T's integers and pointers (the caller's
+    // word). Nothing writes the new FIB meanwhile.
+    let (head, first) = unsafe {
+        let p = dp.as_ptr();
+        (p.read(), p.cast::<u8>().add(TBL24_OFFSET).cast::<u32>().read())
+    };
+    matches(&head, first).then_some(dp)
+}
 
 impl Dir24_8 {
     /// The tables of `fib`, just created with `tbl8s` groups, if their
@@ -81,25 +110,20 @@ impl Dir24_8 {
     /// multiple of 64, the slabs of its bitmap of free groups) and the
     /// first tbl24 entry is the default next hop.
     fn of(fib: NonNull<sys::rte_fib>, tbl8s: u32) -> Option<NonNull<Dir24_8>> {
-        // SAFETY: fib is alive; rte_fib_get_dp only reads it.
-        let dp = NonNull::new(unsafe { sys::rte_fib_get_dp(fib.as_ptr()) }.cast::<Dir24_8>())?;
-        // SAFETY: dp is one allocation of DPDK's head and 2^24 tbl24
-        // entries (64 MiB), so whatever the head's real layout, the first
-        // cache line and the entry after it are inside it, and any bits are
-        // valid for these integers and pointers. Nothing else touches the
-        // new FIB.
-        let (head, first) = unsafe {
-            let p = dp.as_ptr();
-            (p.read(), addr_of!((*p).tbl24).cast::<u32>().read())
-        };
-        let matches = head.number_tbl8s == tbl8s.next_multiple_of(64)
-            && (head.rsvd_tbl8s, head.cur_tbl8s) == (0, 0)
-            && head.nh_sz == sys::rte_fib_dir24_8_nh_sz_RTE_FIB_DIR24_8_4B
-            && head.def_nh == NO_ROUTE
-            && !head.tbl8.is_null()
-            && !head.tbl8_idxes.is_null()
-            && u64::from(first) == NO_ROUTE << 1;
-        matches.then_some(dp)
+        // SAFETY: fib is alive and new, made with 4-byte next hops;
+        // rte_fib_get_dp only reads it. Dir24_8 is as recognise wants it
+        // (the asserts above).
+        unsafe {
+            recognise(sys::rte_fib_get_dp(fib.as_ptr()), |head: &Dir24_8, first| {
+                head.number_tbl8s == tbl8s.next_multiple_of(64)
+                    && (head.rsvd_tbl8s, head.cur_tbl8s) == (0, 0)
+                    && head.nh_sz == sys::rte_fib_dir24_8_nh_sz_RTE_FIB_DIR24_8_4B
+                    && head.def_nh == NO_ROUTE
+                    && !head.tbl8.is_null()
+                    && !head.tbl8_idxes.is_null()
+                    && u64::from(first) == NO_ROUTE << 1
+            })
+        }
     }
 }
 
@@ -247,6 +271,53 @@ impl Drop for Fib {
     }
 }
 
+/// The head of rte_fib6's trie, what `rte_fib6_get_dp` points at: `struct
+/// rte_trie_tbl` of DPDK 22.11's private `lib/fib/trie.h` (unchanged
+/// through 22.11.11). Checked by [`Trie::of`] as [`Dir24_8`] is.
+///
+/// Entries (4 bytes here) are as in [`Dir24_8`], but the levels go on: an
+/// entry with the ext bit names a group of 256 entries in `tbl8` for the
+/// next byte of the address, down to the 16th.
+#[repr(C)]
+struct Trie {
+    number_tbl8s: u32,
+    rsvd_tbl8s: u32,
+    cur_tbl8s: u32,
+    def_nh: u64,
+    nh_sz: sys::rte_fib_trie_nh_sz,
+    /// `uint64_t *` in C, read as 4-byte entries as DPDK's 4-byte lookup
+    /// reads it.
+    tbl8: *const u32,
+    tbl8_pool: *const u32,
+    tbl8_pool_pos: u32,
+    /// 2^24 entries, one per /24, from the next cache line on (`uint64_t`
+    /// in C, read as 4-byte entries too).
+    tbl24: CacheAligned<[u32; 0]>,
+}
+
+const _: () = assert!(std::mem::offset_of!(Trie, tbl24) == TBL24_OFFSET);
+const _: () = assert!(std::mem::size_of::<Trie>() == TBL24_OFFSET);
+
+impl Trie {
+    /// The tables of `fib`, just created with `tbl8s` groups, if their
+    /// head reads back that configuration (the groups exactly, all in the
+    /// free pool) and the first tbl24 entry is the default next hop.
+    fn of(fib: NonNull<sys::rte_fib6>, tbl8s: u32) -> Option<NonNull<Trie>> {
+        // SAFETY: as in Dir24_8::of, for rte_fib6.
+        unsafe {
+            recognise(sys::rte_fib6_get_dp(fib.as_ptr()), |head: &Trie, first| {
+                head.number_tbl8s == tbl8s
+                    && (head.rsvd_tbl8s, head.cur_tbl8s, head.tbl8_pool_pos) == (0, 0, 0)
+                    && head.nh_sz == sys::rte_fib_trie_nh_sz_RTE_FIB6_TRIE_4B
+                    && head.def_nh == NO_ROUTE
+                    && !head.tbl8.is_null()
+                    && !head.tbl8_pool.is_null()
+                    && u64::from(first) == NO_ROUTE << 1
+            })
+        }
+    }
+}
+
 /// An IPv6 FIB (`RTE_FIB6_TRIE`, 4-byte next hops).
 ///
 /// ```
@@ -261,6 +332,9 @@ impl Drop for Fib {
 /// ```
 pub struct Fib6 {
     raw: NonNull<sys::rte_fib6>,
+    /// Its tables, for [`Fib6::lookup`]; None if their layout is not the
+    /// one [`Trie`] mirrors.
+    tables: Option<NonNull<Trie>>,
     _eal: Eal,
 }
 
@@ -286,12 +360,21 @@ impl Fib6 {
         // SAFETY: cname and conf are valid for the call.
         let p = unsafe { sys::rte_fib6_create(cname.as_ptr(), socket, &mut conf) };
         let raw = NonNull::new(p).ok_or_else(|| DpdkError::from_errno(format!("cannot create FIB6 {name}")))?;
-        Ok(Fib6 { raw, _eal: eal.clone() })
+        let tables = Trie::of(raw, tbl8s);
+        if tables.is_none() {
+            log::warn!("FIB6 {name}: unknown trie layout, lookups go through rte_fib6_lookup_bulk");
+        }
+        Ok(Fib6 {
+            raw,
+            tables,
+            _eal: eal.clone(),
+        })
     }
 
-    /// Adds `ip/depth -> next_hop` (`ip` in network order). Adding a
-    /// prefix again replaces its next hop. Fails when `depth` is not
-    /// 1..=128 or the FIB is out of routes or tbl8 groups.
+    /// Adds `ip/depth -> next_hop` (`ip` in network order; depth 0 is a
+    /// default route). Adding a prefix again replaces its next hop. Fails
+    /// when `depth` is above 128 or the FIB is out of routes or tbl8
+    /// groups.
     pub fn add(&mut self, ip: &[u8; 16], depth: u8, next_hop: u64) -> Result<()> {
         check_hop(next_hop)?;
         // SAFETY: ip points at 16 bytes; the FIB is alive and exclusive.
@@ -326,8 +409,44 @@ impl Fib6 {
         }
     }
 
-    /// Looks up one address.
+    /// Looks up one address: its next hop, or None on a miss.
+    ///
+    /// The lookup of rte_fib6's trie bulk functions, written here as
+    /// [`Fib::lookup`] is: the /24's entry, then while an entry has the ext
+    /// bit, one entry of its tbl8 group per further byte of the address.
+    /// Same answers as [`Fib6::lookup_bulk`] (tested equal below and in
+    /// l3fwd-rs's `lpm_scale` test); a bulk call of one address if
+    /// [`Fib6::new`] did not recognise the tables.
+    #[inline(always)]
     pub fn lookup(&self, ip: &[u8; 16]) -> Option<u64> {
+        let Some(dp) = self.tables else {
+            return self.lookup_by_dpdk(ip);
+        };
+        let dp = dp.as_ptr();
+        let index = u32::from_be_bytes([0, ip[0], ip[1], ip[2]]) as usize;
+        // SAFETY: the FIB is alive and only read (&self; rte_fib6_add needs
+        // &mut). Trie::of checked the layout: tbl24 holds 2^24 entries of
+        // 4 bytes, index is below that; an entry with the ext bit names a
+        // tbl8 group DPDK took from its pool of number_tbl8s, and tbl8
+        // holds one group more, so the group entry read is inside tbl8.
+        let entry = unsafe {
+            let mut entry = addr_of!((*dp).tbl24).cast::<u32>().add(index).read();
+            // DPDK reads on while the ext bit is set; a /128 ends at the
+            // 16th byte, whose entries never have it.
+            let mut next = 3;
+            while entry & EXT_ENT != 0 && next < ip.len() {
+                let index = (entry >> 1) as usize * TBL8_GROUP_ENTRIES + usize::from(ip[next]);
+                entry = (*dp).tbl8.add(index).read();
+                next += 1;
+            }
+            entry
+        };
+        hop(u64::from(entry >> 1))
+    }
+
+    /// [`Fib6::lookup`] through rte_fib6_lookup_bulk.
+    #[cold]
+    fn lookup_by_dpdk(&self, ip: &[u8; 16]) -> Option<u64> {
         let mut found = None;
         self.lookup_bulk(std::slice::from_ref(ip), |_, h| found = h);
         found
@@ -403,5 +522,68 @@ mod tests {
         // A default route: no more misses.
         fib.add(0, 0, 50).unwrap();
         assert_eq!(check_equal(&fib, &ips), 0);
+    }
+
+    /// As check_equal, for IPv6.
+    fn check_equal6(fib: &Fib6, ips: &[u128]) -> usize {
+        let ips: Vec<[u8; 16]> = ips.iter().map(|ip| ip.to_be_bytes()).collect();
+        let mut misses = 0;
+        fib.lookup_bulk(&ips, |i, by_dpdk| {
+            assert_eq!(fib.lookup(&ips[i]), by_dpdk, "{}", std::net::Ipv6Addr::from(ips[i]));
+            misses += usize::from(by_dpdk.is_none());
+        });
+        misses
+    }
+
+    #[test]
+    fn inline_lookup6_answers_as_rte_fib6_lookup_bulk() {
+        let eal = Eal::for_tests(512, &[]).expect("EAL init");
+        let mut fib = Fib6::new(eal, "fib6_inline", 0, 1024, 100).unwrap();
+        assert!(fib.tables.is_some(), "trie layout not recognised");
+        assert!(Trie::of(fib.raw, 101).is_none(), "another configuration recognised");
+        // Nested routes, /1 to /128, on one address (through every tbl8
+        // level), and a few beside them.
+        let base = u128::from_be_bytes([
+            0x20, 0x01, 0x0d, 0xb8, 0x85, 0xa3, 0x08, 0xd3, 0x13, 0x19, 0x8a, 0x2e, 0x03, 0x70, 0x73, 0x48,
+        ]);
+        let mut routes: Vec<(u128, u8, u64)> = (1..=128).map(|d| (base, d, u64::from(d))).collect();
+        let fd = |tail: u128| 0xfd00_u128 << 112 | tail;
+        routes.extend([
+            (fd(0), 8, 140),
+            (fd(1 << 80 | 2 << 64), 48, 141),
+            (fd(1 << 80 | 2 << 64 | 0x77), 128, 142),
+        ]);
+        for &(ip, depth, hop) in &routes {
+            fib.add(&ip.to_be_bytes(), depth, hop).unwrap();
+        }
+        // Each route's edges, and random addresses: anywhere, and in the
+        // /48 and /112 of the nested routes (xorshift; the bits do not
+        // matter).
+        let mut ips = Vec::new();
+        for &(ip, depth, _) in &routes {
+            let host = u128::MAX.checked_shr(depth.into()).unwrap_or(0);
+            let (first, last) = (ip & !host, ip | host);
+            ips.extend([first.wrapping_sub(1), first, last, last.wrapping_add(1)]);
+        }
+        let mut x = 0x2545_f491_4f6c_dd1d_u64;
+        let mut random = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            u128::from(x)
+        };
+        for _ in 0..100_000 {
+            let r = random() << 64 | random();
+            ips.extend([
+                r,
+                base & !(u128::MAX >> 48) | r >> 48,
+                base & !(u128::MAX >> 112) | r >> 112,
+            ]);
+        }
+        let misses = check_equal6(&fib, &ips);
+        assert!(misses > 0 && misses < ips.len() / 2, "{misses} misses");
+        // A default route: no more misses.
+        fib.add(&[0; 16], 0, 150).unwrap();
+        assert_eq!(check_equal6(&fib, &ips), 0);
     }
 }

@@ -86,6 +86,8 @@ impl FibTables {
     /// assert_eq!((report.v4_added, report.v6_added), (2, 1));
     /// let dsts = [[198, 18, 7, 9], [10, 0, 0, 1]].map(u32::from_be_bytes);
     /// assert_eq!(dsts.map(|dst| fib.lookup_v4(dst)), [Some(2), None]);
+    /// let host: std::net::Ipv6Addr = "2001:db8::9".parse()?;
+    /// assert_eq!(fib.lookup_v6(&host.octets()), Some(3));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn build(
@@ -133,11 +135,11 @@ impl FibTables {
         self.v4.lookup(dst).map(port_of)
     }
 
-    /// Output ports of IPv6 destinations, in bulk: `each` gets the index
-    /// of each destination and its port, or None when no route matches.
+    /// Output port of one IPv6 destination, or None when no route
+    /// matches: rte_fib6's lookup inlined (see [`dpdk::Fib6::lookup`]).
     #[inline(always)]
-    pub fn lookup_v6_bulk(&self, dsts: &[[u8; 16]], mut each: impl FnMut(usize, Option<u16>)) {
-        self.v6.lookup_bulk(dsts, |i, hop| each(i, hop.map(port_of)));
+    pub fn lookup_v6(&self, dst: &[u8; 16]) -> Option<u16> {
+        self.v6.lookup(dst).map(port_of)
     }
 }
 

@@ -1,9 +1,9 @@
 //! FIB mode (`--lookup=fib`): the LPM route files in rte_fib (IPv4) and
-//! rte_fib6 (IPv6). IPv4 destinations are looked up as each packet is
-//! parsed, reading rte_fib's DIR-24-8 tables inline (as LPM mode reads
-//! rte_lpm's); the IPv6 destinations of a burst go to rte_fib6 in one bulk
-//! call, as C's `fib_send_packets` looks up both families. rte_fib6 has no
-//! one-address lookup, so `--sequential-lookup` changes nothing here.
+//! rte_fib6 (IPv6). Both families are looked up as each packet is parsed,
+//! reading rte_fib's DIR-24-8 tables and rte_fib6's trie inline (as LPM
+//! mode reads rte_lpm's), where C's `fib_send_packets` makes a bulk call
+//! per family per burst. Lookups are one at a time already, so
+//! `--sequential-lookup` changes nothing here.
 //!
 //! As in C (`fib_parse_packet`), every frame that is not IPv4 is looked up
 //! as IPv6: a non-IP frame's bytes where an IPv6 destination would be are
@@ -13,7 +13,7 @@
 
 use lpm::FibTables;
 
-use super::{answer, Gather, Lookup, Route};
+use super::{Lookup, Route};
 use crate::packet::{ipv6_dst_bytes, L3};
 use crate::MAX_BURST;
 
@@ -22,33 +22,24 @@ pub struct FibLookup {
     pub tables: FibTables,
 }
 
-/// IPv6 destinations of one burst in FIB mode.
-#[derive(Default)]
-pub struct FibScratch {
-    v6: Gather<[u8; 16]>,
-}
-
 impl Lookup for FibLookup {
-    type Scratch = FibScratch;
+    /// Nothing is kept between `add` and `resolve`.
+    type Scratch = ();
 
     #[inline(always)]
-    fn add(&self, scratch: &mut FibScratch, index: usize, l3: &L3, frame: &[u8]) -> Route {
-        match l3 {
+    fn add(&self, _: &mut (), _: usize, l3: &L3, frame: &[u8]) -> Route {
+        let dst = match l3 {
             L3::Ipv4(h) => return Route::from_table(self.tables.lookup_v4(h.dst)),
-            L3::Ipv6(h) => scratch.v6.push(index, h.dst),
+            L3::Ipv6(h) => h.dst,
             L3::Other => match ipv6_dst_bytes(frame) {
-                Some(dst) => scratch.v6.push(index, dst),
+                Some(dst) => dst,
                 None => return Route::Runt,
             },
             L3::Runt => return Route::Runt,
-        }
-        Route::NoMatch
+        };
+        Route::from_table(self.tables.lookup_v6(&dst))
     }
 
     #[inline(always)]
-    fn resolve(&self, scratch: &mut FibScratch, routes: &mut [Route; MAX_BURST]) {
-        let (dsts, from) = scratch.v6.take();
-        self.tables
-            .lookup_v6_bulk(dsts, |i, port| answer(from, routes, i, port));
-    }
+    fn resolve(&self, _: &mut (), _: &mut [Route; MAX_BURST]) {}
 }
