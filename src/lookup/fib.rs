@@ -1,9 +1,11 @@
 //! FIB mode (`--lookup=fib`): the LPM route files in rte_fib (IPv4) and
-//! rte_fib6 (IPv6). Both families are looked up as each packet is parsed,
-//! reading rte_fib's DIR-24-8 tables and rte_fib6's trie inline (as LPM
-//! mode reads rte_lpm's), where C's `fib_send_packets` makes a bulk call
-//! per family per burst. Lookups are one at a time already, so
-//! `--sequential-lookup` changes nothing here.
+//! rte_fib6 (IPv6), read inline (as LPM mode reads rte_lpm's) where C's
+//! `fib_send_packets` makes a bulk call per family per burst. IPv4 is
+//! looked up as each packet is parsed; IPv6 destinations are gathered and
+//! looked up in one tight loop per batch: a trie walk is a chain of
+//! dependent reads (one per address byte past the third), and interleaved
+//! with parsing it measured ~5% slower than the loop, whose walks the CPU
+//! overlaps. `--sequential-lookup` changes nothing here.
 //!
 //! As in C (`fib_parse_packet`), every frame that is not IPv4 is looked up
 //! as IPv6: a non-IP frame's bytes where an IPv6 destination would be are
@@ -13,7 +15,7 @@
 
 use lpm::FibTables;
 
-use super::{Lookup, Route};
+use super::{answer, Gather, Lookup, Route};
 use crate::packet::{ipv6_dst_bytes, L3};
 use crate::MAX_BURST;
 
@@ -22,12 +24,17 @@ pub struct FibLookup {
     pub tables: FibTables,
 }
 
+/// IPv6 destinations of one batch.
+#[derive(Default)]
+pub struct FibScratch {
+    v6: Gather<[u8; 16]>,
+}
+
 impl Lookup for FibLookup {
-    /// Nothing is kept between `add` and `resolve`.
-    type Scratch = ();
+    type Scratch = FibScratch;
 
     #[inline(always)]
-    fn add(&self, _: &mut (), _: usize, l3: &L3, frame: &[u8]) -> Route {
+    fn add(&self, scratch: &mut FibScratch, index: usize, l3: &L3, frame: &[u8]) -> Route {
         let dst = match l3 {
             L3::Ipv4(h) => return Route::from_table(self.tables.lookup_v4(h.dst)),
             L3::Ipv6(h) => h.dst,
@@ -37,9 +44,15 @@ impl Lookup for FibLookup {
             },
             L3::Runt => return Route::Runt,
         };
-        Route::from_table(self.tables.lookup_v6(&dst))
+        scratch.v6.push(index, dst);
+        Route::NoMatch
     }
 
     #[inline(always)]
-    fn resolve(&self, _: &mut (), _: &mut [Route; MAX_BURST]) {}
+    fn resolve(&self, scratch: &mut FibScratch, routes: &mut [Route; MAX_BURST]) {
+        let (dsts, from) = scratch.v6.take();
+        for (i, dst) in dsts.iter().enumerate() {
+            answer(from, routes, i, self.tables.lookup_v6(dst));
+        }
+    }
 }
