@@ -80,6 +80,8 @@ pub struct Programs {
     pub c_bin: PathBuf,
     /// Rule files and logs.
     pub dir: PathBuf,
+    /// The af_xdp ports' busy_budget devarg.
+    pub busy_budget: u32,
 }
 
 /// The command line of a DPDK forwarder on the two af_xdp ports; None for
@@ -101,7 +103,13 @@ pub fn command(forwarder: Forwarder, programs: &Programs, prefix: &str) -> Optio
         mode: "lpm",
         rules: ["v4", "v6"].map(|family| programs.dir.join(format!("routes-{family}.cfg"))),
         vdevs: (0..2)
-            .map(|p| format!("--vdev=net_af_xdp{p},iface={}", netns::root_iface(p)))
+            .map(|p| {
+                let iface = netns::root_iface(p);
+                format!(
+                    "--vdev=net_af_xdp{p},iface={iface},busy_budget={}",
+                    programs.busy_budget
+                )
+            })
             .collect(),
         memory_mb: MEMORY_MB,
         rs_options: options,
@@ -203,6 +211,7 @@ mod tests {
             rs_bin: "rs".into(),
             c_bin: "c".into(),
             dir: "d".into(),
+            busy_budget: 0,
         };
         let cmd = command(forwarder, &programs, "pfx")?;
         let args: Vec<_> = cmd.get_args().map(|a| a.to_string_lossy().into_owned()).collect();
@@ -212,7 +221,7 @@ mod tests {
     #[test]
     fn the_same_command_line_for_c_and_rust_but_the_drain_option() {
         let common = "-l 1 --no-huge -m 512 --no-pci --file-prefix pfx \
-             --vdev=net_af_xdp0,iface=l3lat-r0 --vdev=net_af_xdp1,iface=l3lat-r1 -- \
+             --vdev=net_af_xdp0,iface=l3lat-r0,busy_budget=0 --vdev=net_af_xdp1,iface=l3lat-r1,busy_budget=0 -- \
              -p 0x3 --config (0,0,1),(1,0,1) --parse-ptype --lookup=lpm \
              --rule_ipv4=d/routes-v4.cfg --rule_ipv6=d/routes-v6.cfg \
              --eth-dest=0,02:0a:00:00:00:00 --eth-dest=1,02:0a:00:00:00:01";

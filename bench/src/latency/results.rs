@@ -25,6 +25,9 @@ pub struct LatencySettings {
     pub latency: String,
     pub sockperf_cpu: u32,
     pub forwarder_cpu: u32,
+    /// The af_xdp ports' busy_budget devarg.
+    #[serde(default)]
+    pub busy_budget: u32,
 }
 
 /// One sockperf client run through one forwarder.
@@ -153,6 +156,7 @@ pub mod tests {
                 latency: "one-way (RTT/2)".into(),
                 sockperf_cpu: 0,
                 forwarder_cpu: 1,
+                busy_budget: 0,
             },
             points,
         }
