@@ -129,11 +129,7 @@ pub fn command(forwarder: Forwarder, program: &Path, cell: &Cell, files: &CellFi
     };
     let run = L3fwdRun {
         program,
-        mode: if cell.table.mode() == super::grid::Mode::Em {
-            "em"
-        } else {
-            "lpm"
-        },
+        mode: cell.table.mode().id(),
         rules: files.rules.clone(),
         vdevs: command::pcap_vdevs(&files.pcaps),
         memory_mb: u32::try_from(memory_mb(mbufs)).unwrap_or(u32::MAX),

@@ -13,12 +13,24 @@ const MAX_SIZE: u32 = 1518;
 pub enum Mode {
     Lpm,
     Em,
+    /// rte_fib / rte_fib6 on the LPM tables and traffic.
+    Fib,
 }
 
 impl Mode {
     pub fn id(self) -> &'static str {
         match self {
             Mode::Lpm => "lpm",
+            Mode::Em => "em",
+            Mode::Fib => "fib",
+        }
+    }
+
+    /// Which tables and traffic it runs on (l3fwd-tablegen's mode, the
+    /// rule files' prefix): FIB mode reads the LPM route files.
+    pub fn tables(self) -> &'static str {
+        match self {
+            Mode::Lpm | Mode::Fib => "lpm",
             Mode::Em => "em",
         }
     }
@@ -27,7 +39,8 @@ impl Mode {
         match s.trim().to_ascii_lowercase().as_str() {
             "lpm" => Ok(Mode::Lpm),
             "em" => Ok(Mode::Em),
-            other => Err(format!("unknown mode '{other}': use lpm or em")),
+            "fib" => Ok(Mode::Fib),
+            other => Err(format!("unknown mode '{other}': use lpm, em or fib")),
         }
     }
 }
@@ -39,6 +52,7 @@ impl Mode {
 pub enum Table {
     Lpm { routes: usize },
     Em,
+    Fib { routes: usize },
 }
 
 impl Table {
@@ -46,6 +60,7 @@ impl Table {
         match self {
             Table::Lpm { .. } => Mode::Lpm,
             Table::Em => Mode::Em,
+            Table::Fib { .. } => Mode::Fib,
         }
     }
 
@@ -54,6 +69,7 @@ impl Table {
         match self {
             Table::Lpm { routes } => format!("lpm-{}", format_count(routes)),
             Table::Em => "em".into(),
+            Table::Fib { routes } => format!("fib-{}", format_count(routes)),
         }
     }
 
@@ -61,13 +77,14 @@ impl Table {
         match self {
             Table::Lpm { routes } => format!("LPM, {} routes", format_count(routes)),
             Table::Em => "EM, one rule per flow".into(),
+            Table::Fib { routes } => format!("FIB, {} routes", format_count(routes)),
         }
     }
 
     /// Routes or rules in the IPv4 table of a cell with `flows` flows.
     pub fn rules(self, flows: usize) -> usize {
         match self {
-            Table::Lpm { routes } => routes,
+            Table::Lpm { routes } | Table::Fib { routes } => routes,
             Table::Em => flows,
         }
     }
@@ -120,6 +137,7 @@ impl Grid {
             .iter()
             .flat_map(|mode| match mode {
                 Mode::Lpm => lpm_routes.iter().map(|&routes| Table::Lpm { routes }).collect(),
+                Mode::Fib => lpm_routes.iter().map(|&routes| Table::Fib { routes }).collect(),
                 Mode::Em => vec![Table::Em],
             })
             .collect();
@@ -243,6 +261,10 @@ mod tests {
         assert_eq!(all.cells().len(), 6 * 4 * (3 + 1));
         assert!(Grid::new(vec![64], vec![16], &[Mode::Lpm], &[]).is_err());
         assert_eq!(Mode::parse("EM"), Ok(Mode::Em));
-        assert!(Mode::parse("fib").is_err());
+        assert_eq!(Mode::parse("fib"), Ok(Mode::Fib));
+        assert!(Mode::parse("acl").is_err());
+        let fib = Grid::new(vec![64], vec![16], &[Mode::Fib], &[16]).unwrap();
+        assert_eq!(fib.cells()[0].key(), "fib-16/64B/16");
+        assert_eq!((fib.cells()[0].rules(), Mode::Fib.tables()), (16, "lpm"));
     }
 }

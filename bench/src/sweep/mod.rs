@@ -38,7 +38,8 @@ pub struct SweepArgs {
     /// Distinct flows of both ports together (each replays half); K = 1024, M = 1048576
     #[arg(long, value_delimiter = ',', value_parser = grid::parse_count, default_value = "16,1K,64K,1M")]
     flows: Vec<usize>,
-    /// Lookup modes: lpm, em (an EM table holds one rule per flow)
+    /// Lookup modes: lpm, em (an EM table holds one rule per flow), fib (on the
+    /// LPM tables; C's FIB holds 65536 IPv4 routes, so its 1M cells are C n/a)
     #[arg(long, value_delimiter = ',', value_parser = Mode::parse, default_value = "lpm,em")]
     modes: Vec<Mode>,
     /// Routes of each LPM table (a plot each); flows are spread over the routes
@@ -78,7 +79,8 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
         .iter()
         .map(|t| match t {
             Table::Lpm { routes } => *routes,
-            Table::Em => 0,
+            // C's FIB tables have fixed sizes (65536 IPv4 routes).
+            Table::Em | Table::Fib { .. } => 0,
         })
         .max()
         .unwrap_or(0);

@@ -29,7 +29,7 @@ impl Drop for CellFiles {
 /// rule file is the default one of `rules_dir` (the C sample refuses an
 /// empty file).
 pub fn generate(tablegen: &Path, rules_dir: &Path, work_dir: &Path, cell: &Cell) -> Result<CellFiles, String> {
-    let mode = cell.table.mode().id();
+    let mode = cell.table.mode().tables();
     let dir = work_dir.join(cell.key().replace('/', "-"));
     let files = CellFiles {
         rules: [
