@@ -19,7 +19,7 @@ use std::net::IpAddr;
 
 use linux::capture::{check_frames, Capture};
 use linux::forwarder::{Forwarder, ScratchDir, Summary};
-use linux::sites::{LinkCounts, Pmd, Sites};
+use linux::sites::{LinkCounts, Pmd, Site, Sites};
 use linux::traffic::{self, udp_ports};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -140,7 +140,7 @@ impl Case {
         }
 
         let frames = captures.map(Capture::stop);
-        let after = [s0.link_counts(), s1.link_counts()];
+        let after = quiet_counts(s0, s1);
         let summary = fwd.stop();
         println!("{}", summary.stdout);
         for (p, (site, peer)) in [(s0, s1), (s1, s0)].into_iter().enumerate() {
@@ -171,6 +171,23 @@ impl Case {
             }
         }
     }
+}
+
+/// Both sites' counts once neither interface has moved for 300 ms (at most
+/// 3 s): the last TCP acknowledgements may leave after the transfer
+/// returns, and would reach the forwarder after the counts were read. (A
+/// TAP device is gone once its forwarder stops: it cannot be read after.)
+fn quiet_counts(s0: &Site, s1: &Site) -> [LinkCounts; 2] {
+    let mut last = [s0.link_counts(), s1.link_counts()];
+    for _ in 0..10 {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let now = [s0.link_counts(), s1.link_counts()];
+        if now == last {
+            break;
+        }
+        last = now;
+    }
+    last
 }
 
 /// Every packet a site's interface sent reached the forwarder's port, and

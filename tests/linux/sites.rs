@@ -160,7 +160,7 @@ impl Drop for Site {
 }
 
 /// Packet counters of a site's interface.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LinkCounts {
     pub tx: u64,
     pub rx: u64,
