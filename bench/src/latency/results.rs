@@ -28,6 +28,9 @@ pub struct LatencySettings {
     /// The af_xdp ports' busy_budget devarg.
     #[serde(default)]
     pub busy_budget: u32,
+    /// Guest halt polling during the runs, ns; none without cpuidle-haltpoll.
+    #[serde(default)]
+    pub halt_poll_ns: Option<u64>,
 }
 
 /// One sockperf client run through one forwarder.
@@ -105,6 +108,15 @@ pub fn table(report: &LatencyReport) -> String {
          the server replies to one message in reply_every); dropped: replies missing\n",
         report.settings.msg_size, report.settings.secs
     );
+    let s = &report.settings;
+    let halt_poll = match s.halt_poll_ns {
+        Some(ns) => format!("{ns} ns"),
+        None => "none (no cpuidle-haltpoll)".into(),
+    };
+    out += &format!(
+        "sockperf on CPU {}, DPDK forwarders on CPU {}; af_xdp busy_budget {}; guest halt polling {halt_poll}\n",
+        s.sockperf_cpu, s.forwarder_cpu, s.busy_budget
+    );
     out
 }
 
@@ -157,6 +169,7 @@ pub mod tests {
                 sockperf_cpu: 0,
                 forwarder_cpu: 1,
                 busy_budget: 0,
+                halt_poll_ns: Some(200_000),
             },
             points,
         }
@@ -187,6 +200,10 @@ pub mod tests {
         assert_eq!(words(lines[3])[2..5], ["100000", "msg/s", "100000"]);
         assert!(lines[6].contains("Linux kernel forwarding") && lines[6].ends_with("failed: no reply"));
         assert!(t.contains("RTT/2"));
+        assert!(
+            t.ends_with("af_xdp busy_budget 0; guest halt polling 200000 ns\n"),
+            "{t}"
+        );
     }
 
     #[test]
