@@ -28,6 +28,13 @@
 #                         pass, as the rate sweep's em/64B/N cell builds them
 #                         (l3fwd-tablegen), and pools that hold the replayed
 #                         frames (a C build with a larger pool minimum)
+#   --lpm-flows N         LPM, FIB, ACL and io configurations on N flows (IPv4)
+#                         over a 16-route table instead of l3fwd-gen's
+#                         1024 frames, as the rate sweep's lpm-16/64B/N cell
+#                         builds them (l3fwd-tablegen), with pools to match
+#   --size BYTES          frame size, FCS included (64..1518, as the sweep's
+#                         --sizes), of the --em-flows and --lpm-flows traffic
+#                         (default 64)
 #   --cache-sim           also simulate the caches (valgrind --cache-sim=yes)
 #                         and report D1 and LL misses per packet
 #   --valgrind-opt OPT    pass OPT to valgrind (repeatable), e.g. --LL=...
@@ -37,6 +44,7 @@
 # Example:
 #   scripts/callgrind-ipp.sh --top 15 c-lpm rs-lpm c-em rs-em
 #   scripts/callgrind-ipp.sh --em-flows 65536 --cache-sim c-em rs-em
+#   scripts/callgrind-ipp.sh --lpm-flows 65536 --size 1518 --cache-sim io c-lpm rs-lpm
 #   callgrind_annotate --inclusive=no target/callgrind/rs-lpm.out | less
 #
 # What it does, per configuration: runs the program under
@@ -114,6 +122,8 @@ OUT_DIR=$ROOT/target/callgrind
 BUILD=1
 STARTUP_TIMEOUT=300
 EM_FLOWS=0
+LPM_FLOWS=0
+SIZE=64
 ACL_RULES=configs
 CACHE_SIM=0
 VALGRIND_OPTS=()
@@ -132,6 +142,8 @@ while (($#)); do
         -o | --out-dir) OUT_DIR=${2:-}; shift 2 || die "$1 needs a value" ;;
         -t | --top) TOP=${2:-}; KEEP=1; shift 2 || die "$1 needs a value" ;;
         --em-flows) EM_FLOWS=${2:-}; shift 2 || die "$1 needs a value" ;;
+        --lpm-flows) LPM_FLOWS=${2:-}; shift 2 || die "$1 needs a value" ;;
+        --size) SIZE=${2:-}; shift 2 || die "$1 needs a value" ;;
         --acl-rules) ACL_RULES=${2:-}; shift 2 || die "$1 needs a value" ;;
         --cache-sim) CACHE_SIM=1; shift ;;
         --valgrind-opt) VALGRIND_OPTS+=("${2:-}"); shift 2 || die "$1 needs a value" ;;
@@ -160,6 +172,8 @@ is_uint "$WARMUP" || die "--warmup: '$WARMUP' is not a number of seconds"
 is_uint "$SETTLE" || die "--settle: '$SETTLE' is not a number of seconds"
 is_uint "$TOP" || die "--top: '$TOP' is not a number"
 is_uint "$EM_FLOWS" || die "--em-flows: '$EM_FLOWS' is not a number of flows"
+is_uint "$LPM_FLOWS" || die "--lpm-flows: '$LPM_FLOWS' is not a number of flows"
+is_uint "$SIZE" && ((SIZE >= 64 && SIZE <= 1518)) || die "--size: '$SIZE' is not a frame size of 64..1518 bytes"
 is_uint "$STARTUP_TIMEOUT" || die "--startup-timeout: '$STARTUP_TIMEOUT' is not a number of seconds"
 for tool in valgrind vgdb callgrind_annotate python3; do
     command -v "$tool" >/dev/null || die "'$tool' not found in PATH"
@@ -176,8 +190,9 @@ needs() { # needs PATTERN: is any selected config matching PATTERN?
 MBUFS=8192
 MEMORY_MB=2048
 C_DIR=target/c-l3fwd
-if ((EM_FLOWS)); then
-    MBUFS=$(((2 * ((EM_FLOWS + 1) / 2) + 1024 + 8191) / 8192 * 8192))
+FLOWS=$((EM_FLOWS > LPM_FLOWS ? EM_FLOWS : LPM_FLOWS))
+if ((FLOWS)); then
+    MBUFS=$(((2 * ((FLOWS + 1) / 2) + 1024 + 8191) / 8192 * 8192))
     MEMORY_MB=$((1024 + ((MBUFS - 8192) * 6 + 1023) / 1024))
     ((MEMORY_MB > 2048)) || MEMORY_MB=2048
     C_DIR=target/c-l3fwd-mbufs-$MBUFS
@@ -193,7 +208,7 @@ if ((BUILD)); then
     fi
 fi
 [[ -x $GEN_BIN ]] || die "$GEN_BIN missing: cargo build --release -p trafficgen"
-((EM_FLOWS)) && { [[ -x $TABLEGEN_BIN ]] || die "$TABLEGEN_BIN missing: cargo build --release -p trafficgen"; }
+((FLOWS)) && { [[ -x $TABLEGEN_BIN ]] || die "$TABLEGEN_BIN missing: cargo build --release -p trafficgen"; }
 needs 'rs-*' && { [[ -x $RS_BIN ]] || die "$RS_BIN missing: cargo build --release -p l3fwd-rs"; }
 needs 'c-*' && { [[ -x $C_BIN ]] || die "$C_BIN missing: C_L3FWD_MIN_MBUFS=$MBUFS scripts/build-c-l3fwd.sh $C_DIR"; }
 needs 'io' && { [[ -x $TESTPMD ]] || die "$TESTPMD missing (apt-get install dpdk)"; }
@@ -347,20 +362,33 @@ print(f"  {total / packets:8.1f} 100.0%  total")
 EOF
 
 # --- traffic -----------------------------------------------------------------
+# cell_traffic KIND FLOWS RULES: as the sweep's cells, a table of RULES IPv4
+# rules and FLOWS flows of --size frames hitting it, each once per pass, no
+# misses; EM traffic is UDP only (C looks groups mixing TCP and UDP up one by
+# one). IPv6 keeps the default rules (C refuses an empty file). Sets
+# ${KIND}_RULES.
+cell_traffic() {
+    local kind=$1 flows=$2 rules=$3 udp=()
+    [[ $kind == em ]] && udp=(--tcp 0)
+    "$TABLEGEN_BIN" "$kind" --seed 1 --ports 0,1 --pcaps 2 --in-turn --v4 "$rules" --v6 0 \
+        --miss 0 "${udp[@]}" --frames $(((flows + 1) / 2)) --min-size $((SIZE - 4)) --max-size $((SIZE - 4)) \
+        --dir "$WORK/$kind" >/dev/null || die "l3fwd-tablegen failed"
+    mv "$WORK/$kind/${kind}_0.pcap" "$WORK/${kind}0.pcap"
+    mv "$WORK/$kind/${kind}_1.pcap" "$WORK/${kind}1.pcap"
+    local -n table=${kind^^}_RULES
+    table=(--rule_ipv4="$WORK/$kind/${kind}_v4.cfg" --rule_ipv6="configs/${kind}_v6.cfg")
+}
 EM_RULES=(--rule_ipv4=configs/em_v4.cfg --rule_ipv6=configs/em_v6.cfg)
+LPM_RULES=(--rule_ipv4=configs/lpm_v4.cfg --rule_ipv6=configs/lpm_v6.cfg)
 for kind in lpm em; do
     if [[ $kind == lpm ]] && ! needs '*lpm' && ! needs '*fib' && ! needs '*acl' && ! needs io; then continue; fi
     if [[ $kind == em ]] && ! needs '*em*'; then continue; fi
     if [[ $kind == em ]] && ((EM_FLOWS)); then
-        # As the sweep's cells: UDP only (C looks groups mixing TCP and UDP
-        # up one by one), no misses; IPv6 keeps the default rules (C refuses
-        # an empty file).
-        "$TABLEGEN_BIN" em --seed 1 --ports 0,1 --pcaps 2 --in-turn --v4 "$EM_FLOWS" --v6 0 \
-            --miss 0 --tcp 0 --frames $(((EM_FLOWS + 1) / 2)) --min-size 60 --max-size 60 \
-            --dir "$WORK/em" >/dev/null || die "l3fwd-tablegen failed"
-        mv "$WORK/em/em_0.pcap" "$WORK/em0.pcap"
-        mv "$WORK/em/em_1.pcap" "$WORK/em1.pcap"
-        EM_RULES=(--rule_ipv4="$WORK/em/em_v4.cfg" --rule_ipv6=configs/em_v6.cfg)
+        cell_traffic em "$EM_FLOWS" "$EM_FLOWS"
+        continue
+    fi
+    if [[ $kind == lpm ]] && ((LPM_FLOWS)); then
+        cell_traffic lpm "$LPM_FLOWS" 16
         continue
     fi
     flag=; [[ $kind == em ]] && flag=--em
@@ -388,7 +416,7 @@ measure() {
                 app+=(-E "${EM_RULES[@]}")
             else
                 traffic=lpm
-                app+=(--rule_ipv4=configs/lpm_v4.cfg --rule_ipv6=configs/lpm_v6.cfg)
+                app+=("${LPM_RULES[@]}")
             fi
             [[ $cfg == *fib ]] && app+=(--lookup=fib)
             [[ $cfg == rs-em-seq ]] && app+=(--sequential-lookup)
@@ -400,6 +428,7 @@ measure() {
             lcores=0,$FWD_LCORE
             traffic=lpm
             app=(--forward-mode=io --nb-cores=1 --auto-start)
+            ((FLOWS)) && app+=(--total-num-mbufs="$MBUFS")
             # Not interactive, it waits for a line on stdin and exits at EOF:
             # give it a FIFO opened read-write, which never reaches EOF.
             stdin=$WORK/io.stdin

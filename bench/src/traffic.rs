@@ -85,31 +85,47 @@ pub fn generate(
 /// Subnets of 198.18.0.0/16 (and of 2001:200::/48) given deny rules and routes.
 const ACL_SUBNETS: u16 = 256;
 
-/// ACL rules for the LPM traffic (`acl_v4.cfg`, `acl_v6.cfg` in `dir`), a
-/// few hundred per family as ACL users write them: a deny rule per source
-/// subnet for a narrow band of UDP destination ports (few packets hit
-/// one, but every rule shapes the trie), a route per destination subnet
-/// (to port 0 or 1), and a last rule that routes the rest.
-fn write_acl_rules(dir: &Path) -> Result<(), String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let v6_net = |n: u16| format!("2001:200:0:{n:x}:0:0:0:0/64");
-    let mut v4 = String::from("# l3fwd-bench: generated ACL rules for the LPM traffic\n");
-    let mut v6 = v4.clone();
+fn acl_v6_net(n: u16) -> String {
+    format!("2001:200:0:{n:x}:0:0:0:0/64")
+}
+
+/// ACL deny rules as users write them, IPv4 and IPv6, a line each: one per
+/// source subnet for a narrow band of UDP destination ports. Few packets
+/// hit one, but every rule shapes the trie a packet is classified through.
+pub fn acl_deny_rules() -> (String, String) {
+    let (mut v4, mut v6) = (String::new(), String::new());
     for n in 0..ACL_SUBNETS {
         let ports = format!("{} : {}", n * 256, n * 256 + 15);
         v4 += &format!("@198.18.{n}.0/24 0.0.0.0/0 0 : 65535 {ports} 0x11/0xff\n");
-        v6 += &format!("@{} 0:0:0:0:0:0:0:0/0 0 : 65535 {ports} 0x11/0xff\n", v6_net(n));
+        v6 += &format!("@{} 0:0:0:0:0:0:0:0/0 0 : 65535 {ports} 0x11/0xff\n", acl_v6_net(n));
     }
+    (v4, v6)
+}
+
+/// An ACL route: any source, destinations in `prefix`, any port and protocol.
+pub fn acl_route(prefix: &str, port: u16) -> String {
+    let any = if prefix.contains(':') {
+        "0:0:0:0:0:0:0:0/0"
+    } else {
+        "0.0.0.0/0"
+    };
+    format!("R{any} {prefix} 0 : 65535 0 : 65535 0x00/0x00 {port}\n")
+}
+
+/// ACL rules for the LPM traffic (`acl_v4.cfg`, `acl_v6.cfg` in `dir`), a
+/// few hundred per family: [`acl_deny_rules`], a route per destination
+/// subnet (to port 0 or 1), and a last rule that routes the rest.
+fn write_acl_rules(dir: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let header = "# l3fwd-bench: generated ACL rules for the LPM traffic\n";
+    let (deny4, deny6) = acl_deny_rules();
+    let (mut v4, mut v6) = (format!("{header}{deny4}"), format!("{header}{deny6}"));
     for n in 0..ACL_SUBNETS {
-        let port = n % 2;
-        v4 += &format!("R0.0.0.0/0 198.18.{n}.0/24 0 : 65535 0 : 65535 0x00/0x00 {port}\n");
-        v6 += &format!(
-            "R0:0:0:0:0:0:0:0/0 {} 0 : 65535 0 : 65535 0x00/0x00 {port}\n",
-            v6_net(n)
-        );
+        v4 += &acl_route(&format!("198.18.{n}.0/24"), n % 2);
+        v6 += &acl_route(&acl_v6_net(n), n % 2);
     }
-    v4 += "R0.0.0.0/0 0.0.0.0/0 0 : 65535 0 : 65535 0x00/0x00 0\n";
-    v6 += "R0:0:0:0:0:0:0:0/0 0:0:0:0:0:0:0:0/0 0 : 65535 0 : 65535 0x00/0x00 0\n";
+    v4 += &acl_route("0.0.0.0/0", 0);
+    v6 += &acl_route("0:0:0:0:0:0:0:0/0", 0);
     for (name, text) in [("acl_v4.cfg", v4), ("acl_v6.cfg", v6)] {
         let path = dir.join(name);
         std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;

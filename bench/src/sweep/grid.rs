@@ -7,6 +7,9 @@ use std::fmt;
 pub const FCS: u32 = 4;
 const MIN_SIZE: u32 = 64;
 const MAX_SIZE: u32 = 1518;
+/// The largest LPM table an ACL cell turns into rules: rte_acl's build
+/// grows with the rules, and C's l3fwd_acl holds at most 100000.
+pub const ACL_MAX_ROUTES: usize = 1 << 16;
 
 /// The lookup a cell measures.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
@@ -15,6 +18,9 @@ pub enum Mode {
     Em,
     /// rte_fib / rte_fib6 on the LPM tables and traffic.
     Fib,
+    /// rte_acl on the LPM traffic: the LPM table's routes as ACL routes,
+    /// behind deny rules the traffic misses.
+    Acl,
 }
 
 impl Mode {
@@ -23,14 +29,16 @@ impl Mode {
             Mode::Lpm => "lpm",
             Mode::Em => "em",
             Mode::Fib => "fib",
+            Mode::Acl => "acl",
         }
     }
 
     /// Which tables and traffic it runs on (l3fwd-tablegen's mode, the
-    /// rule files' prefix): FIB mode reads the LPM route files.
+    /// rule files' prefix): FIB mode reads the LPM route files, ACL mode
+    /// rules made from them.
     pub fn tables(self) -> &'static str {
         match self {
-            Mode::Lpm | Mode::Fib => "lpm",
+            Mode::Lpm | Mode::Fib | Mode::Acl => "lpm",
             Mode::Em => "em",
         }
     }
@@ -40,7 +48,8 @@ impl Mode {
             "lpm" => Ok(Mode::Lpm),
             "em" => Ok(Mode::Em),
             "fib" => Ok(Mode::Fib),
-            other => Err(format!("unknown mode '{other}': use lpm, em or fib")),
+            "acl" => Ok(Mode::Acl),
+            other => Err(format!("unknown mode '{other}': use lpm, em, fib or acl")),
         }
     }
 }
@@ -53,6 +62,7 @@ pub enum Table {
     Lpm { routes: usize },
     Em,
     Fib { routes: usize },
+    Acl { routes: usize },
 }
 
 impl Table {
@@ -61,6 +71,7 @@ impl Table {
             Table::Lpm { .. } => Mode::Lpm,
             Table::Em => Mode::Em,
             Table::Fib { .. } => Mode::Fib,
+            Table::Acl { .. } => Mode::Acl,
         }
     }
 
@@ -70,6 +81,7 @@ impl Table {
             Table::Lpm { routes } => format!("lpm-{}", format_count(routes)),
             Table::Em => "em".into(),
             Table::Fib { routes } => format!("fib-{}", format_count(routes)),
+            Table::Acl { routes } => format!("acl-{}", format_count(routes)),
         }
     }
 
@@ -78,13 +90,14 @@ impl Table {
             Table::Lpm { routes } => format!("LPM, {} routes", format_count(routes)),
             Table::Em => "EM, one rule per flow".into(),
             Table::Fib { routes } => format!("FIB, {} routes", format_count(routes)),
+            Table::Acl { routes } => format!("ACL, {} routes", format_count(routes)),
         }
     }
 
     /// Routes or rules in the IPv4 table of a cell with `flows` flows.
     pub fn rules(self, flows: usize) -> usize {
         match self {
-            Table::Lpm { routes } | Table::Fib { routes } => routes,
+            Table::Lpm { routes } | Table::Fib { routes } | Table::Acl { routes } => routes,
             Table::Em => flows,
         }
     }
@@ -138,6 +151,11 @@ impl Grid {
             .flat_map(|mode| match mode {
                 Mode::Lpm => lpm_routes.iter().map(|&routes| Table::Lpm { routes }).collect(),
                 Mode::Fib => lpm_routes.iter().map(|&routes| Table::Fib { routes }).collect(),
+                Mode::Acl => lpm_routes
+                    .iter()
+                    .filter(|&&routes| routes <= ACL_MAX_ROUTES)
+                    .map(|&routes| Table::Acl { routes })
+                    .collect(),
                 Mode::Em => vec![Table::Em],
             })
             .collect();
@@ -262,9 +280,19 @@ mod tests {
         assert!(Grid::new(vec![64], vec![16], &[Mode::Lpm], &[]).is_err());
         assert_eq!(Mode::parse("EM"), Ok(Mode::Em));
         assert_eq!(Mode::parse("fib"), Ok(Mode::Fib));
-        assert!(Mode::parse("acl").is_err());
+        assert!(Mode::parse("vpp").is_err());
         let fib = Grid::new(vec![64], vec![16], &[Mode::Fib], &[16]).unwrap();
         assert_eq!(fib.cells()[0].key(), "fib-16/64B/16");
         assert_eq!((fib.cells()[0].rules(), Mode::Fib.tables()), (16, "lpm"));
+        let acl = Grid::new(
+            vec![64],
+            vec![16],
+            &[Mode::parse("acl").unwrap()],
+            &[16, 10 << 10, 1 << 20],
+        )
+        .unwrap();
+        let keys: Vec<String> = acl.cells().iter().map(Cell::key).collect();
+        assert_eq!(keys, ["acl-16/64B/16", "acl-10K/64B/16"], "no ACL table of 1M routes");
+        assert_eq!(Mode::Acl.tables(), "lpm");
     }
 }

@@ -39,7 +39,8 @@ pub struct SweepArgs {
     #[arg(long, value_delimiter = ',', value_parser = grid::parse_count, default_value = "16,1K,64K,1M")]
     flows: Vec<usize>,
     /// Lookup modes: lpm, em (an EM table holds one rule per flow), fib (on the
-    /// LPM tables; C's FIB holds 65536 IPv4 routes, so its 1M cells are C n/a)
+    /// LPM tables; C's FIB holds 65536 IPv4 routes, so its 1M cells are C n/a),
+    /// acl (the LPM tables of up to 64K routes as ACL routes, behind 256 deny rules)
     #[arg(long, value_delimiter = ',', value_parser = Mode::parse, default_value = "lpm,em")]
     modes: Vec<Mode>,
     /// Routes of each LPM table (a plot each); flows are spread over the routes
@@ -80,7 +81,7 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
         .map(|t| match t {
             Table::Lpm { routes } => *routes,
             // C's FIB tables have fixed sizes (65536 IPv4 routes).
-            Table::Em | Table::Fib { .. } => 0,
+            Table::Em | Table::Fib { .. } | Table::Acl { .. } => 0,
         })
         .max()
         .unwrap_or(0);

@@ -1,6 +1,7 @@
 //! A cell's rule files and traffic, written by l3fwd-tablegen: an IPv4 table
 //! and two pcap files (one per port) of frames of the cell's size that hit
-//! its flows, each once per pass through the files.
+//! its flows, each once per pass through the files; for ACL cells, the LPM
+//! table rewritten as ACL rules.
 
 use super::grid::{Cell, Mode, FCS};
 use std::path::{Path, PathBuf};
@@ -31,11 +32,15 @@ impl Drop for CellFiles {
 pub fn generate(tablegen: &Path, rules_dir: &Path, work_dir: &Path, cell: &Cell) -> Result<CellFiles, String> {
     let mode = cell.table.mode().tables();
     let dir = work_dir.join(cell.key().replace('/', "-"));
-    let files = CellFiles {
-        rules: [
+    let rules = match cell.table.mode() {
+        Mode::Acl => [dir.join("acl_v4.cfg"), dir.join("acl_v6.cfg")],
+        _ => [
             dir.join(format!("{mode}_v4.cfg")),
             rules_dir.join(format!("{mode}_v6.cfg")),
         ],
+    };
+    let files = CellFiles {
+        rules,
         pcaps: [0, 1].map(|i| dir.join(format!("{mode}_{i}.pcap"))),
         dir,
     };
@@ -62,5 +67,65 @@ pub fn generate(tablegen: &Path, rules_dir: &Path, work_dir: &Path, cell: &Cell)
             stderr.trim()
         ));
     }
+    if cell.table.mode() == Mode::Acl {
+        write_acl_rules(&files.dir.join(format!("{mode}_v4.cfg")), &files.rules)?;
+    }
     Ok(files)
+}
+
+/// An ACL cell's rules: the deny rules of `make bench` (the traffic hits
+/// none), then the LPM table's routes (`R<prefix> <port>` lines) as ACL
+/// routes. The IPv6 file, for a family without traffic, holds the deny
+/// rules and a route (the C sample refuses a file without one).
+fn write_acl_rules(lpm_v4: &Path, [v4_out, v6_out]: &[PathBuf; 2]) -> Result<(), String> {
+    let text = std::fs::read_to_string(lpm_v4).map_err(|e| format!("{}: {e}", lpm_v4.display()))?;
+    let (mut v4, mut v6) = crate::traffic::acl_deny_rules();
+    for line in text.lines().filter(|l| l.starts_with('R')) {
+        let route = line[1..].split_whitespace().collect::<Vec<_>>();
+        let (Some(prefix), Some(Ok(port))) = (route.first(), route.get(1).map(|p| p.parse::<u16>())) else {
+            return Err(format!("{}: not a route: '{line}'", lpm_v4.display()));
+        };
+        v4 += &crate::traffic::acl_route(prefix, port);
+    }
+    v6 += &crate::traffic::acl_route("0:0:0:0:0:0:0:0/0", 0);
+    for (path, text) in [(v4_out, v4), (v6_out, v6)] {
+        std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn acl_rules_are_the_lpm_routes_behind_the_deny_rules() {
+        let dir = std::env::temp_dir().join(format!("sweep-acl-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let lpm = dir.join("lpm_v4.cfg");
+        std::fs::write(&lpm, "# 2 rules\nR220.144.174.0/24 0\nR204.116.132.160/29 1\n").unwrap();
+        let out = [dir.join("acl_v4.cfg"), dir.join("acl_v6.cfg")];
+        write_acl_rules(&lpm, &out).unwrap();
+        let v4 = std::fs::read_to_string(&out[0]).unwrap();
+        let lines: Vec<&str> = v4.lines().collect();
+        assert_eq!(lines.len(), 256 + 2);
+        assert!(lines[..256].iter().all(|l| l.starts_with("@198.18.")));
+        assert_eq!(
+            lines[256],
+            "R0.0.0.0/0 220.144.174.0/24 0 : 65535 0 : 65535 0x00/0x00 0"
+        );
+        assert_eq!(
+            lines[257],
+            "R0.0.0.0/0 204.116.132.160/29 0 : 65535 0 : 65535 0x00/0x00 1"
+        );
+        let v6 = std::fs::read_to_string(&out[1]).unwrap();
+        assert_eq!(
+            v6.lines().filter(|l| l.starts_with('R')).count(),
+            1,
+            "the route C needs"
+        );
+        std::fs::write(&lpm, "R10.0.0.0/8\n").unwrap();
+        assert!(write_acl_rules(&lpm, &out).unwrap_err().contains("not a route"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
