@@ -17,23 +17,82 @@ pub struct LcoreStats {
     pub counters: LcoreCounters,
 }
 
-/// Counters of one forwarding lcore.
-#[repr(align(64))]
-#[derive(Debug, Default)]
-pub struct LcoreCounters {
-    rx: AtomicU64,
-    tx: AtomicU64,
-    dropped_invalid: AtomicU64,
-    dropped_runt: AtomicU64,
-    dropped_tx_full: AtomicU64,
-    dropped_unroutable: AtomicU64,
-    dropped_denied: AtomicU64,
-    dropped_no_rule: AtomicU64,
-    busy_cycles: AtomicU64,
-    polls: AtomicU64,
-    empty_polls: AtomicU64,
-    /// By port id (none with `Default`).
-    by_port: Box<[PortCounters]>,
+/// Declares the counters once, each a line: `LcoreCounters` (an atomic
+/// each, plus the per-port counts) and `Totals` (a plain snapshot,
+/// summable across lcores), with the snapshot, difference, sum and names
+/// that telemetry, the rate lines and the summary use.
+macro_rules! counters {
+    ($($(#[$doc:meta])* $name:ident,)*) => {
+        /// Counters of one forwarding lcore.
+        #[repr(align(64))]
+        #[derive(Debug, Default)]
+        pub struct LcoreCounters {
+            $($name: AtomicU64,)*
+            /// By port id (none with `Default`).
+            by_port: Box<[PortCounters]>,
+        }
+
+        /// A plain snapshot of counters, summable across lcores.
+        #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
+        pub struct Totals {
+            $($(#[$doc])* pub $name: u64,)*
+        }
+
+        impl Totals {
+            /// The counts since `earlier` (a snapshot of the same counters).
+            pub fn since(&self, earlier: &Totals) -> Totals {
+                Totals { $($name: self.$name.saturating_sub(earlier.$name),)* }
+            }
+        }
+
+        impl std::ops::Add for Totals {
+            type Output = Totals;
+            fn add(self, o: Totals) -> Totals {
+                Totals { $($name: self.$name + o.$name,)* }
+            }
+        }
+
+        impl LcoreCounters {
+            /// The counters as name/value pairs, for telemetry.
+            pub fn named(t: &Totals) -> Vec<(String, u64)> {
+                vec![$((stringify!($name).to_owned(), t.$name),)*]
+            }
+
+            /// A snapshot, readable from any thread.
+            pub fn totals(&self) -> Totals {
+                Totals { $($name: self.$name.load(Relaxed),)* }
+            }
+        }
+    };
+}
+
+counters! {
+    /// Packets received.
+    rx,
+    /// Packets handed to a TX queue.
+    tx,
+    /// IPv4 packets dropped for an invalid header (RFC 1812 checks).
+    dropped_invalid,
+    /// Frames shorter than the headers they announce.
+    dropped_runt,
+    /// Packets a TX queue refused.
+    dropped_tx_full,
+    /// Packets routed to a port the lcore cannot send on. The tables hold
+    /// routes to enabled ports only, so this stays 0; a route is counted
+    /// here rather than trusted.
+    dropped_unroutable,
+    /// Packets an ACL deny rule matched.
+    dropped_denied,
+    /// Packets no rule matched in a mode that drops them (ACL; its
+    /// non-IP frames too).
+    dropped_no_rule,
+    /// TSC cycles of the loop rounds that received packets (VPP's and
+    /// OVS's "busy" cycles): what forwarding cost, idle polling left out.
+    busy_cycles,
+    /// RX queue polls.
+    polls,
+    /// Polls that brought nothing.
+    empty_polls,
 }
 
 /// What one lcore received from and sent to one port: the per-port
@@ -46,37 +105,6 @@ pub struct LcoreCounters {
 struct PortCounters {
     rx: AtomicU64,
     tx: AtomicU64,
-}
-
-/// A plain snapshot of counters, summable across lcores.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct Totals {
-    /// Packets received.
-    pub rx: u64,
-    /// Packets handed to a TX queue.
-    pub tx: u64,
-    /// IPv4 packets dropped for an invalid header (RFC 1812 checks).
-    pub dropped_invalid: u64,
-    /// Frames shorter than the headers they announce.
-    pub dropped_runt: u64,
-    /// Packets a TX queue refused.
-    pub dropped_tx_full: u64,
-    /// Packets routed to a port the lcore cannot send on. The tables hold
-    /// routes to enabled ports only, so this stays 0; a route is counted
-    /// here rather than trusted.
-    pub dropped_unroutable: u64,
-    /// Packets an ACL deny rule matched.
-    pub dropped_denied: u64,
-    /// Packets no rule matched in a mode that drops them (ACL; its
-    /// non-IP frames too).
-    pub dropped_no_rule: u64,
-    /// TSC cycles of the loop rounds that received packets (VPP's and
-    /// OVS's "busy" cycles): what forwarding cost, idle polling left out.
-    pub busy_cycles: u64,
-    /// RX queue polls.
-    pub polls: u64,
-    /// Polls that brought nothing.
-    pub empty_polls: u64,
 }
 
 /// How hard an lcore works, derived from its [`Totals`], as VPP's `show
@@ -92,24 +120,6 @@ pub struct Load {
 }
 
 impl Totals {
-    /// The counts since `earlier` (a snapshot of the same counters).
-    pub fn since(&self, earlier: &Totals) -> Totals {
-        let d = |a: u64, b: u64| a.saturating_sub(b);
-        Totals {
-            rx: d(self.rx, earlier.rx),
-            tx: d(self.tx, earlier.tx),
-            dropped_invalid: d(self.dropped_invalid, earlier.dropped_invalid),
-            dropped_runt: d(self.dropped_runt, earlier.dropped_runt),
-            dropped_tx_full: d(self.dropped_tx_full, earlier.dropped_tx_full),
-            dropped_unroutable: d(self.dropped_unroutable, earlier.dropped_unroutable),
-            dropped_denied: d(self.dropped_denied, earlier.dropped_denied),
-            dropped_no_rule: d(self.dropped_no_rule, earlier.dropped_no_rule),
-            busy_cycles: d(self.busy_cycles, earlier.busy_cycles),
-            polls: d(self.polls, earlier.polls),
-            empty_polls: d(self.empty_polls, earlier.empty_polls),
-        }
-    }
-
     /// The load these counts show (zeros where nothing was counted).
     pub fn load(&self) -> Load {
         let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
@@ -208,43 +218,6 @@ impl LcoreCounters {
         bump(&self.polls, polls);
         bump(&self.empty_polls, empty);
     }
-
-    /// The counters as name/value pairs, for telemetry.
-    pub fn named(t: &Totals) -> Vec<(String, u64)> {
-        [
-            ("rx", t.rx),
-            ("tx", t.tx),
-            ("dropped_invalid", t.dropped_invalid),
-            ("dropped_runt", t.dropped_runt),
-            ("dropped_tx_full", t.dropped_tx_full),
-            ("dropped_unroutable", t.dropped_unroutable),
-            ("dropped_denied", t.dropped_denied),
-            ("dropped_no_rule", t.dropped_no_rule),
-            ("busy_cycles", t.busy_cycles),
-            ("polls", t.polls),
-            ("empty_polls", t.empty_polls),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_owned(), v))
-        .collect()
-    }
-
-    /// A snapshot, readable from any thread.
-    pub fn totals(&self) -> Totals {
-        Totals {
-            rx: self.rx.load(Relaxed),
-            tx: self.tx.load(Relaxed),
-            dropped_invalid: self.dropped_invalid.load(Relaxed),
-            dropped_runt: self.dropped_runt.load(Relaxed),
-            dropped_tx_full: self.dropped_tx_full.load(Relaxed),
-            dropped_unroutable: self.dropped_unroutable.load(Relaxed),
-            dropped_denied: self.dropped_denied.load(Relaxed),
-            dropped_no_rule: self.dropped_no_rule.load(Relaxed),
-            busy_cycles: self.busy_cycles.load(Relaxed),
-            polls: self.polls.load(Relaxed),
-            empty_polls: self.empty_polls.load(Relaxed),
-        }
-    }
 }
 
 /// Serialised as a snapshot of the counters and the load they show.
@@ -262,25 +235,6 @@ impl Serialize for LcoreCounters {
             load: totals.load(),
         }
         .serialize(s)
-    }
-}
-
-impl std::ops::Add for Totals {
-    type Output = Totals;
-    fn add(self, o: Totals) -> Totals {
-        Totals {
-            rx: self.rx + o.rx,
-            tx: self.tx + o.tx,
-            dropped_invalid: self.dropped_invalid + o.dropped_invalid,
-            dropped_runt: self.dropped_runt + o.dropped_runt,
-            dropped_tx_full: self.dropped_tx_full + o.dropped_tx_full,
-            dropped_unroutable: self.dropped_unroutable + o.dropped_unroutable,
-            dropped_denied: self.dropped_denied + o.dropped_denied,
-            dropped_no_rule: self.dropped_no_rule + o.dropped_no_rule,
-            busy_cycles: self.busy_cycles + o.busy_cycles,
-            polls: self.polls + o.polls,
-            empty_polls: self.empty_polls + o.empty_polls,
-        }
     }
 }
 
