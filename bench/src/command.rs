@@ -65,15 +65,13 @@ pub fn command(config: Config, tools: &Tools, traffic: &Traffic, scale: &Scale, 
     let files = traffic.files(config);
     let memory_mb = if config.is_scale() { scale.memory_mb } else { MEMORY_MB };
     if config == Config::Io {
-        // testpmd forwards on every lcore but its main one, so it gets CPU 0 as well.
-        let mut cmd = eal(
+        let cmd = testpmd_io(
             program(config, tools),
-            &format!("0,{FWD_LCORE}"),
             memory_mb,
             prefix,
             &pcap_vdevs(&files.pcaps),
+            None,
         );
-        cmd.args(["--forward-mode=io", "--nb-cores=1", "--auto-start"]);
         return (cmd, Stop::CloseStdin);
     }
     // FIB mode reads the LPM route files.
@@ -140,6 +138,20 @@ pub fn l3fwd(run: &L3fwdRun, prefix: &str) -> Command {
     cmd.arg(format!("--rule_ipv4={}", v4.display()));
     cmd.arg(format!("--rule_ipv6={}", v6.display()));
     cmd.args(&run.rs_options);
+    cmd
+}
+
+/// testpmd forwarding each port's packets to the other untouched (io mode):
+/// the ports' RX and TX without a lookup, the floor of a forwarder's cost.
+/// `mbufs` sets its pool (its default holds ~180K). It forwards on every
+/// lcore but its main one, so it gets CPU 0 as well; it stops when its
+/// stdin closes ([`Stop::CloseStdin`]).
+pub fn testpmd_io(program: &Path, memory_mb: u32, prefix: &str, vdevs: &[String], mbufs: Option<usize>) -> Command {
+    let mut cmd = eal(program, &format!("0,{FWD_LCORE}"), memory_mb, prefix, vdevs);
+    cmd.args(["--forward-mode=io", "--nb-cores=1", "--auto-start"]);
+    if let Some(n) = mbufs {
+        cmd.arg(format!("--total-num-mbufs={n}"));
+    }
     cmd
 }
 

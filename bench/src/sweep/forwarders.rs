@@ -5,6 +5,7 @@
 use super::grid::Cell;
 use super::traffic::CellFiles;
 use crate::command::{self, L3fwdRun};
+use crate::run::Stop;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -28,16 +29,20 @@ const C_LPM_TBL8S: usize = 256;
 pub enum Forwarder {
     C,
     Rs,
+    /// testpmd io (`--io`): the same ports and traffic without a lookup,
+    /// the floor under both forwarders.
+    Io,
 }
 
 impl Forwarder {
-    /// Each round runs both, C first.
+    /// Each round runs both, C first (then testpmd io with `--io`).
     pub const BOTH: [Forwarder; 2] = [Forwarder::C, Forwarder::Rs];
 
     pub fn id(self) -> &'static str {
         match self {
             Forwarder::C => "c",
             Forwarder::Rs => "rs",
+            Forwarder::Io => "io",
         }
     }
 
@@ -45,6 +50,7 @@ impl Forwarder {
         match self {
             Forwarder::C => "C l3fwd",
             Forwarder::Rs => "l3fwd-rs",
+            Forwarder::Io => "testpmd io",
         }
     }
 }
@@ -118,24 +124,30 @@ fn build(script: &Path, root: &Path, mbufs: usize, routes: usize) -> Result<Path
     Ok(dir.join("dpdk-l3fwd"))
 }
 
-/// The command line of `forwarder` (`program`) on `cell`'s files: the same
-/// arguments for both, plus l3fwd-rs's `--num-mbufs` for the pool the C
-/// build has.
-pub fn command(forwarder: Forwarder, program: &Path, cell: &Cell, files: &CellFiles, prefix: &str) -> Command {
+/// The command line of `forwarder` (`program`) on `cell`'s files and how
+/// to stop it: the same arguments for both l3fwds, plus l3fwd-rs's
+/// `--num-mbufs` for the pool the C build has; testpmd gets that pool too.
+pub fn command(forwarder: Forwarder, program: &Path, cell: &Cell, files: &CellFiles, prefix: &str) -> (Command, Stop) {
     let mbufs = pool_mbufs(cell);
+    let memory_mb = u32::try_from(memory_mb(mbufs)).unwrap_or(u32::MAX);
+    let vdevs = command::pcap_vdevs(&files.pcaps);
     let rs_options = match forwarder {
         Forwarder::Rs => vec!["--num-mbufs".to_string(), mbufs.to_string()],
         Forwarder::C => Vec::new(),
+        Forwarder::Io => {
+            let cmd = command::testpmd_io(program, memory_mb, prefix, &vdevs, Some(mbufs));
+            return (cmd, Stop::CloseStdin);
+        }
     };
     let run = L3fwdRun {
         program,
         mode: cell.table.mode().id(),
         rules: files.rules.clone(),
-        vdevs: command::pcap_vdevs(&files.pcaps),
-        memory_mb: u32::try_from(memory_mb(mbufs)).unwrap_or(u32::MAX),
+        vdevs,
+        memory_mb,
         rs_options,
     };
-    command::l3fwd(&run, prefix)
+    (command::l3fwd(&run, prefix), Stop::Sigint)
 }
 
 #[cfg(test)]

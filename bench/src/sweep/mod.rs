@@ -49,6 +49,12 @@ pub struct SweepArgs {
     /// Where sweep.json, runs.csv, cells.csv, the plots and per-run logs go
     #[arg(long, default_value = "target/bench/sweep")]
     out_dir: PathBuf,
+    /// Also run testpmd io in every cell (the same ports and traffic, no
+    /// lookup): the floor under both forwarders' cost, in the table and files
+    #[arg(long)]
+    io: bool,
+    #[arg(long, default_value = "/usr/bin/dpdk-testpmd")]
+    testpmd: PathBuf,
     /// Builds the C sample with the pool and LPM size of a cell
     #[arg(long, default_value = "scripts/build-c-l3fwd.sh")]
     c_build_script: PathBuf,
@@ -65,6 +71,9 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
     let hint = "build it with `cargo build --release -p l3fwd-rs -p trafficgen`, or `make bench-sweep` does it";
     require(&args.common.rs_bin, hint)?;
     require(&args.common.tablegen_bin, hint)?;
+    if args.io {
+        require(&args.testpmd, "install Debian's dpdk package (make deps)")?;
+    }
     require(
         &args.c_build_script,
         "run from the workspace root or give --c-build-script",
@@ -97,10 +106,16 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
     }
 
     let rounds = args.common.rounds;
-    let total = cells.len() * rounds as usize * Forwarder::BOTH.len();
+    let mut forwarders = Forwarder::BOTH.to_vec();
+    if args.io {
+        forwarders.push(Forwarder::Io);
+    }
+    let labels: Vec<&str> = forwarders.iter().map(|f| f.label()).collect();
+    let total = cells.len() * rounds as usize * forwarders.len();
     println!(
-        "{total} runs ({} cells x {rounds} rounds x C, l3fwd-rs), about {:.0} s each plus traffic and start-up",
+        "{total} runs ({} cells x {rounds} rounds x {}), about {:.0} s each plus traffic and start-up",
         cells.len(),
+        labels.join(", "),
         args.common.warmup + args.common.window + 1.0
     );
     let settings = || SweepSettings {
@@ -116,7 +131,7 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
         let files = traffic::generate(&args.common.tablegen_bin, &args.common.rules_dir, &traffic_dir, cell);
         let c_bin = c_builds.binary(forwarders::pool_mbufs(cell));
         for round in 1..=rounds {
-            for forwarder in Forwarder::BOTH {
+            for &forwarder in &forwarders {
                 print!(
                     "[{}/{total}] {cell}, {} round {round}: ",
                     runs.len() + 1,
@@ -126,6 +141,7 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
                 let program = match forwarder {
                     Forwarder::C => c_bin.clone().map_err(|e| format!("C n/a: {e}")),
                     Forwarder::Rs => Ok(args.common.rs_bin.clone()),
+                    Forwarder::Io => Ok(args.testpmd.clone()),
                 };
                 let log = logs.join(format!(
                     "{}-{}-r{round}.log",
@@ -211,10 +227,10 @@ fn measure(
     n: usize,
 ) -> Result<run::Sample, String> {
     let prefix = format!("l3fwd-sweep-{}-{n}", std::process::id());
-    let cmd = forwarders::command(forwarder, program, cell, files, &prefix);
+    let (cmd, stop) = forwarders::command(forwarder, program, cell, files, &prefix);
     let slow = cell.rules() > SLOW_START_RULES || forwarders::pool_mbufs(cell) > SLOW_START_MBUFS;
     let timing = common.timing(if slow { SLOW_START_TIMEOUT } else { START_TIMEOUT });
-    run::measure(cmd, run::Stop::Sigint, &prefix, log, &timing)
+    run::measure(cmd, stop, &prefix, log, &timing)
 }
 
 /// Logs of successful runs keep only their end: the C sample logs every

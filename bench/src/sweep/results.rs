@@ -57,6 +57,9 @@ pub struct CellSummary {
     pub mbufs: usize,
     pub c: Rates,
     pub rs: Rates,
+    /// testpmd io, when the sweep ran it (`--io`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io: Option<Rates>,
     /// l3fwd-rs median over C median; none if either has no successful run.
     pub ratio: Option<f64>,
 }
@@ -111,7 +114,8 @@ pub fn build(
                     error: mine.iter().rev().find_map(|r| r.result.as_ref().err().cloned()),
                 }
             };
-            let (c, rs) = (rates(Forwarder::C), rates(Forwarder::Rs));
+            let (c, rs, io) = (rates(Forwarder::C), rates(Forwarder::Rs), rates(Forwarder::Io));
+            let io = (io.runs > 0).then_some(io);
             let ratio = match (rs.median_mpps, c.median_mpps) {
                 (Some(rs), Some(c)) if c > 0.0 => Some(rs / c),
                 _ => None,
@@ -126,6 +130,7 @@ pub fn build(
                 mbufs: forwarders::pool_mbufs(cell),
                 c,
                 rs,
+                io,
                 ratio,
             }
         })
@@ -184,7 +189,7 @@ pub fn runs_csv(report: &SweepReport) -> String {
 pub fn cells_csv(report: &SweepReport) -> String {
     let mut out = String::from(
         "cell,table,size,flows,rules,mbufs,c_median_mpps,c_min_mpps,c_max_mpps,c_ok_runs,\
-         rs_median_mpps,rs_min_mpps,rs_max_mpps,rs_ok_runs,rs_over_c\n",
+         rs_median_mpps,rs_min_mpps,rs_max_mpps,rs_ok_runs,rs_over_c,io_median_mpps\n",
     );
     for c in &report.cells {
         let rates = |r: &Rates| {
@@ -193,7 +198,7 @@ pub fn cells_csv(report: &SweepReport) -> String {
         };
         let _ = writeln!(
             out,
-            "{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{}",
             c.cell,
             c.table,
             c.size,
@@ -202,7 +207,8 @@ pub fn cells_csv(report: &SweepReport) -> String {
             c.mbufs,
             rates(&c.c),
             rates(&c.rs),
-            number(c.ratio, 4)
+            number(c.ratio, 4),
+            number(c.io.as_ref().and_then(|io| io.median_mpps), 4)
         );
     }
     out
@@ -225,12 +231,20 @@ fn csv_text(s: &str) -> String {
 pub fn print_table(report: &SweepReport) {
     let mut tables: Vec<&str> = report.cells.iter().map(|c| c.table.as_str()).collect();
     tables.dedup();
+    let with_io = report.cells.iter().any(|c| c.io.is_some());
     for table in tables {
         let cells: Vec<&CellSummary> = report.cells.iter().filter(|c| c.table == table).collect();
         println!("\n{}", cells[0].table_label);
         println!(
-            "{:>6} {:>6} {:>9} {:>15} {:>9} {:>15} {:>8}",
-            "size", "flows", "C Mpps", "C min..max", "rs Mpps", "rs min..max", "rs/C"
+            "{:>6} {:>6} {:>9} {:>15} {:>9} {:>15} {:>8}{}",
+            "size",
+            "flows",
+            "C Mpps",
+            "C min..max",
+            "rs Mpps",
+            "rs min..max",
+            "rs/C",
+            if with_io { "   io Mpps" } else { "" }
         );
         for c in cells {
             let ratio = match (c.ratio, &c.c.median_mpps, &c.rs.median_mpps) {
@@ -238,8 +252,13 @@ pub fn print_table(report: &SweepReport) {
                 (None, None, _) => "C n/a".into(),
                 (None, _, _) => "rs n/a".into(),
             };
+            let io = match c.io.as_ref().map(|io| io.median_mpps) {
+                Some(Some(mpps)) => format!(" {mpps:>9.2}"),
+                Some(None) => format!(" {:>9}", "n/a"),
+                None => String::new(),
+            };
             println!(
-                "{:>6} {:>6} {} {} {ratio:>8}",
+                "{:>6} {:>6} {} {} {ratio:>8}{io}",
                 c.size,
                 format_count(c.flows),
                 rate_columns(&c.c),
@@ -247,7 +266,8 @@ pub fn print_table(report: &SweepReport) {
             );
         }
         for c in report.cells.iter().filter(|c| c.table == table) {
-            for (who, rates) in [("C", &c.c), ("rs", &c.rs)] {
+            for (who, rates) in [("C", Some(&c.c)), ("rs", Some(&c.rs)), ("io", c.io.as_ref())] {
+                let Some(rates) = rates else { continue };
                 if let (true, Some(e)) = (rates.ok_runs < rates.runs, &rates.error) {
                     println!(
                         "  {} {who}: {}/{} runs failed: {e}",
@@ -260,6 +280,9 @@ pub fn print_table(report: &SweepReport) {
         }
     }
     println!("\nMpps: TX packets of both ports per second, median over rounds; rs/C: ratio of the medians.");
+    if with_io {
+        println!("io: testpmd --forward-mode=io on the same ports and traffic, no lookup: the floor under both.");
+    }
 }
 
 fn rate_columns(r: &Rates) -> String {
@@ -399,8 +422,32 @@ pub(crate) mod tests {
         let cells = cells_csv(&r);
         let lines: Vec<&str> = cells.lines().collect();
         assert_eq!(lines.len(), 1 + 3);
-        assert!(lines.iter().all(|l| l.split(',').count() == 15), "{cells}");
-        assert!(lines[2].ends_with(",2.5000,2.4000,2.6000,3,1.2500"), "{}", lines[2]);
-        assert!(lines[3].ends_with(",,,,0,5.0000,5.0000,5.0000,3,"), "{}", lines[3]);
+        assert!(lines.iter().all(|l| l.split(',').count() == 16), "{cells}");
+        assert!(lines[2].ends_with(",2.5000,2.4000,2.6000,3,1.2500,"), "{}", lines[2]);
+        assert!(lines[3].ends_with(",,,,0,5.0000,5.0000,5.0000,3,,"), "{}", lines[3]);
+    }
+
+    #[test]
+    fn testpmd_io_is_summarised_only_when_it_ran() {
+        let mut r = sample();
+        assert!(r.cells.iter().all(|c| c.io.is_none()));
+        let text = serde_json::to_string(&r).unwrap();
+        assert!(!text.contains("\"io\""), "no io key without --io");
+        let cells: Vec<Cell> = vec![cell(Table::Lpm { routes: 16 }, 64, 16)];
+        let runs: Vec<CellRun> = [20.0, 22.0, 21.0]
+            .into_iter()
+            .zip(1..)
+            .map(|(mpps, round)| CellRun {
+                cell: cells[0],
+                forwarder: Forwarder::Io,
+                round,
+                result: ok(mpps),
+            })
+            .collect();
+        r = build(r.settings, r.machine, r.timestamp, &cells, &runs);
+        let io = r.cells[0].io.as_ref().unwrap();
+        assert_eq!((io.median_mpps, io.ok_runs), (Some(21.0), 3));
+        assert_eq!(r.cells[0].ratio, None, "no l3fwd ran");
+        assert!(cells_csv(&r).lines().nth(1).unwrap().ends_with(",21.0000"));
     }
 }
