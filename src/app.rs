@@ -15,7 +15,7 @@ use crate::cli::{Args, LookupMode};
 use crate::control::{self, Control, Summary};
 use crate::counters::{LcoreCounters, LcoreStats};
 use crate::forward::{Lcore, LcoreQueues};
-use crate::lookup::{AclLookup, EmLookup, FibLookup, Lookup, LpmLookup};
+use crate::lookup::{gathers_v4, AclLookup, EmLookup, FibLookup, Lookup, LpmLookup};
 use crate::plan::{Plan, PortCaps, Topology};
 use crate::rule_files;
 use crate::setup::{self, Dataplane};
@@ -90,6 +90,7 @@ fn run_lpm(eal_args: &[String], args: &Args, quit: &Arc<AtomicBool>) -> Result<(
     let lookup = LpmLookup {
         tables,
         sequential: args.sequential_lookup,
+        gather_v4: gathers_v4(report.v4_added),
     };
     serve(&eal, ports, &plan, args, lookup, quit)
 }

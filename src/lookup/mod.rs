@@ -12,7 +12,7 @@ mod lpm;
 pub use acl::AclLookup;
 pub use em::{em_key, EmKey, EmLookup};
 pub use fib::FibLookup;
-pub use lpm::LpmLookup;
+pub use lpm::{gathers_v4, LpmLookup};
 
 use crate::packet::L3;
 use crate::MAX_BURST;
