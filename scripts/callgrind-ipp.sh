@@ -195,8 +195,10 @@ if ((FLOWS)); then
     MBUFS=$(((2 * ((FLOWS + 1) / 2) + 1024 + 8191) / 8192 * 8192))
     MEMORY_MB=$((1024 + ((MBUFS - 8192) * 6 + 1023) / 1024))
     ((MEMORY_MB > 2048)) || MEMORY_MB=2048
-    C_DIR=target/c-l3fwd-mbufs-$MBUFS
-    C_BIN=$ROOT/$C_DIR/dpdk-l3fwd
+    if ((MBUFS > 8192)); then
+        C_DIR=target/c-l3fwd-mbufs-$MBUFS
+        C_BIN=$ROOT/$C_DIR/dpdk-l3fwd
+    fi
 fi
 
 cd "$ROOT"
