@@ -131,13 +131,13 @@ pub fn command(forwarder: Forwarder, program: &Path, cell: &Cell, files: &CellFi
     let mbufs = pool_mbufs(cell);
     let memory_mb = u32::try_from(memory_mb(mbufs)).unwrap_or(u32::MAX);
     let vdevs = command::pcap_vdevs(&files.pcaps);
+    if forwarder == Forwarder::Io {
+        let cmd = command::testpmd_io(program, memory_mb, prefix, &vdevs, Some(mbufs));
+        return (cmd, Stop::CloseStdin);
+    }
     let rs_options = match forwarder {
         Forwarder::Rs => vec!["--num-mbufs".to_string(), mbufs.to_string()],
-        Forwarder::C => Vec::new(),
-        Forwarder::Io => {
-            let cmd = command::testpmd_io(program, memory_mb, prefix, &vdevs, Some(mbufs));
-            return (cmd, Stop::CloseStdin);
-        }
+        Forwarder::C | Forwarder::Io => Vec::new(),
     };
     let run = L3fwdRun {
         program,
