@@ -1,24 +1,18 @@
 //! The application: from parsed arguments to forwarding and back. Loads the
-//! rule files, starts EAL, checks the port/queue/lcore plan, builds the
-//! lookup tables, sets up the ports and runs the lcores until a signal or
-//! `--duration` stops them, then stops the ports, checks that every mbuf
-//! came back and reports.
+//! chosen mode's rule files, starts EAL, checks the port/queue/lcore plan,
+//! builds the mode's lookup tables and hands them to the dataplane model
+//! ([`poll`]), which forwards until a signal or `--duration` stops it.
 
 use std::error::Error;
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use dpdk::{Eal, Port};
 
-use crate::cli::{Args, LookupMode};
-use crate::control::{self, Control, Summary};
-use crate::counters::{LcoreCounters, LcoreStats};
-use crate::forward::{Lcore, LcoreQueues};
-use crate::lookup::{gathers_v4, AclLookup, EmLookup, FibLookup, Lookup, LpmLookup};
+use crate::cli::Args;
+use crate::mode::{self, Mode, ModeTask};
 use crate::plan::{Plan, PortCaps, Topology};
-use crate::rule_files;
-use crate::setup::{self, Dataplane};
+use crate::poll;
 
 /// Runs l3fwd-rs with EAL arguments `eal_args` (program name first) and the
 /// application's parsed `args`; returns when forwarding has stopped and the
@@ -34,11 +28,35 @@ pub fn run(eal_args: &[String], args: &Args) -> Result<(), Box<dyn Error>> {
     if let Some(path) = &args.stats_json {
         check_writable(path)?;
     }
-    match args.lookup {
-        LookupMode::Lpm => run_lpm(eal_args, args, &quit),
-        LookupMode::Em => run_em(eal_args, args, &quit),
-        LookupMode::Fib => run_fib(eal_args, args, &quit),
-        LookupMode::Acl => run_acl(eal_args, args, &quit),
+    let run = Run {
+        eal_args,
+        args,
+        quit: &quit,
+    };
+    mode::with_mode(args.lookup, run).unwrap_or_else(|| Err(format!("no lookup mode {}", args.lookup.name).into()))
+}
+
+/// A run in the chosen lookup mode, `M`.
+struct Run<'a> {
+    eal_args: &'a [String],
+    args: &'a Args,
+    quit: &'a Arc<AtomicBool>,
+}
+
+impl ModeTask for Run<'_> {
+    type Output = Result<(), Box<dyn Error>>;
+
+    /// The lookup mode and the dataplane model are separate axes: the mode
+    /// builds its [`Lookup`](crate::lookup::Lookup) here, and the model (the
+    /// poll loop today) forwards with any lookup.
+    fn run<M: Mode>(self) -> Self::Output {
+        let Run { eal_args, args, quit } = self;
+        // The rule files are read before EAL starts: a typo costs no EAL
+        // start-up.
+        let rules = M::load(args)?;
+        let (eal, ports, plan) = start(eal_args, args)?;
+        let lookup = M::build(&eal, &plan, args, rules)?;
+        poll::serve(&eal, ports, &plan, args, M::RSS_L4, lookup, quit)
     }
 }
 
@@ -60,77 +78,6 @@ fn start(eal_args: &[String], args: &Args) -> Result<(Eal, Vec<Port>, Plan), Box
     let ports = eal.take_ports()?;
     let plan = Plan::build(&args.config, args.portmask, &topology(&eal, &ports)?)?;
     Ok((eal, ports, plan))
-}
-
-/// `--lpm-max-rules` and `--lpm-tbl8s`.
-fn route_limits(args: &Args) -> lpm::Limits {
-    lpm::Limits {
-        max_rules: args.lpm_max_rules,
-        tbl8s: args.lpm_tbl8s,
-    }
-}
-
-fn log_routes(kind: &str, report: &lpm::LoadReport) {
-    log::info!(
-        "{kind}: {} IPv4 and {} IPv6 routes added, {} to disabled ports skipped",
-        report.v4_added,
-        report.v6_added,
-        report.skipped
-    );
-}
-
-fn run_lpm(eal_args: &[String], args: &Args, quit: &Arc<AtomicBool>) -> Result<(), Box<dyn Error>> {
-    // The route files (also FIB mode's) are read before EAL starts: a typo
-    // costs no EAL start-up.
-    let (v4, v6) = rule_files::lpm(args)?;
-    let (eal, ports, plan) = start(eal_args, args)?;
-    let enabled = |p: u8| plan.forwards_to(p.into());
-    let (tables, report) = lpm::LpmTables::build(&eal, "l3fwd", 0, &v4, &v6, route_limits(args), enabled)?;
-    log_routes("LPM", &report);
-    let lookup = LpmLookup {
-        tables,
-        sequential: args.sequential_lookup,
-        gather_v4: gathers_v4(report.v4_added),
-    };
-    serve(&eal, ports, &plan, args, lookup, quit)
-}
-
-fn run_fib(eal_args: &[String], args: &Args, quit: &Arc<AtomicBool>) -> Result<(), Box<dyn Error>> {
-    let (v4, v6) = rule_files::lpm(args)?;
-    let (eal, ports, plan) = start(eal_args, args)?;
-    let enabled = |p: u8| plan.forwards_to(p.into());
-    let (tables, report) = lpm::FibTables::build(&eal, "l3fwd", 0, &v4, &v6, route_limits(args), enabled)?;
-    log_routes("FIB", &report);
-    serve(&eal, ports, &plan, args, FibLookup { tables }, quit)
-}
-
-fn run_acl(eal_args: &[String], args: &Args, quit: &Arc<AtomicBool>) -> Result<(), Box<dyn Error>> {
-    let (v4, v6) = rule_files::acl(args)?;
-    let (eal, ports, plan) = start(eal_args, args)?;
-    // C checks routes against the port mask itself, not the ports found.
-    let enabled = |p: u32| u16::try_from(p).is_ok_and(|p| args.portmask.contains(p));
-    let tables = acl::AclTables::build(&eal, "l3fwd", 0, &v4, &v6, args.alg, enabled)?;
-    serve(&eal, ports, &plan, args, AclLookup { tables }, quit)
-}
-
-fn run_em(eal_args: &[String], args: &Args, quit: &Arc<AtomicBool>) -> Result<(), Box<dyn Error>> {
-    let (v4, v6) = rule_files::em(args)?;
-    let (mut v4, mut v6) = (v4.rules, v6.rules);
-    // As in the C sample, exact match populates one family only: IPv6 with
-    // --ipv6, IPv4 without; the other family's packets all miss.
-    if args.ipv6 {
-        v4.clear();
-    } else {
-        v6.clear();
-    }
-    let (eal, ports, plan) = start(eal_args, args)?;
-    let entries = args.hash_entry_num.unwrap_or(em::DEFAULT_HASH_ENTRIES);
-    let tables = em::EmTables::new(&eal, entries, 0, &v4, &v6, |p| plan.forwards_to(p.into()))?;
-    let lookup = EmLookup {
-        tables,
-        sequential: args.sequential_lookup,
-    };
-    serve(&eal, ports, &plan, args, lookup, quit)
 }
 
 /// Fails if a network `--vdev` of `eal_args` is not a port: its driver
@@ -192,226 +139,6 @@ fn topology(eal: &Eal, ports: &[Port]) -> Result<Topology, Box<dyn Error>> {
         lcores: eal.lcores(),
         main_lcore: eal.main_lcore(),
     })
-}
-
-fn setup_options(args: &Args) -> setup::Options {
-    setup::Options {
-        rx_desc: args.rx_queue_size,
-        tx_desc: args.tx_queue_size,
-        max_pkt_len: args.max_pkt_len,
-        per_port_pool: args.per_port_pool,
-        num_mbufs: args.num_mbufs,
-        no_numa: args.no_numa,
-        eth_dest: args.eth_dest.clone(),
-        mbuf_cache: args.mbcache,
-        disable_rss: args.disable_rss,
-        rss_l4: args.lookup == LookupMode::Acl,
-        tx_burst: args.tx_burst,
-        rx_burst: args.rx_burst,
-    }
-}
-
-/// Sets up the ports, forwards with `lookup` until SIGINT, SIGTERM or
-/// `--duration`, then stops the ports, checks the mbufs and reports. On an
-/// error the ports set up so far are closed as their handles drop, and
-/// nothing is left running.
-fn serve<L: Lookup>(
-    eal: &Eal,
-    ports: Vec<Port>,
-    plan: &Plan,
-    args: &Args,
-    lookup: L,
-    quit: &Arc<AtomicBool>,
-) -> Result<(), Box<dyn Error>> {
-    let mut dataplane = setup::build(eal, ports, plan, &setup_options(args))?;
-    // What the drivers hold before forwarding (a pcap port with infinite_rx
-    // keeps a copy of its file): the count to come back to.
-    let mbufs_before = dataplane.mbufs_in_use();
-    for p in &mut dataplane.ports {
-        if args.promiscuous {
-            p.enable_promiscuous()?;
-        }
-        p.start()?;
-    }
-    if !args.skip_link_wait {
-        wait_for_links(&dataplane.ports, quit)?;
-    }
-    let lcores = std::mem::take(&mut dataplane.lcores);
-    let (tasks, stats) = lcore_tasks(eal, args, lcores, Arc::new(lookup), quit);
-    let secs = forward(eal, &dataplane, tasks, &stats, args, quit)?;
-
-    let mut summary = Summary::collect(&dataplane.ports, &stats, secs);
-    summary.mbufs_in_use = [mbufs_before, stop(&mut dataplane)?];
-    for p in std::mem::take(&mut dataplane.ports) {
-        p.close()?;
-    }
-    summary.print();
-    if let Some(path) = &args.stats_json {
-        summary
-            .write_json(path)
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    }
-    Ok(())
-}
-
-/// C's `check_all_ports_link_status`: waits up to 9 s, checking every
-/// 100 ms, for every port's link to be up (a real NIC takes a moment after
-/// its start; virtual ports are up at once), then logs each link. A link
-/// still down is a warning, and forwarding starts anyway, as in C; a signal
-/// ends the wait.
-fn wait_for_links(ports: &[Port], quit: &AtomicBool) -> dpdk::Result<()> {
-    const CHECK_INTERVAL: Duration = Duration::from_millis(100);
-    const CHECKS: u32 = 90;
-    for check in 0..=CHECKS {
-        let links = ports.iter().map(Port::link).collect::<dpdk::Result<Vec<_>>>()?;
-        if links.iter().all(|l| l.up) || check == CHECKS || quit.load(Relaxed) {
-            for (p, l) in ports.iter().zip(&links) {
-                match l {
-                    l if l.up => log::info!(
-                        "port {}: link up at {} Mbps, {} duplex",
-                        p.id(),
-                        l.speed_mbps,
-                        if l.full_duplex { "full" } else { "half" }
-                    ),
-                    _ => log::warn!("port {}: link down; forwarding anyway", p.id()),
-                }
-            }
-            return Ok(());
-        }
-        std::thread::sleep(CHECK_INTERVAL);
-    }
-    Ok(())
-}
-
-/// The lcores that have RX queues, ready to run, and their stats.
-fn lcore_tasks<L: Lookup>(
-    eal: &Eal,
-    args: &Args,
-    lcores: Vec<LcoreQueues>,
-    lookup: Arc<L>,
-    quit: &Arc<AtomicBool>,
-) -> (Vec<Lcore<L>>, Vec<Arc<LcoreStats>>) {
-    let drain_ticks = eal.tsc_hz().div_ceil(1_000_000) * args.drain_us;
-    lcores
-        .into_iter()
-        .filter(|q| {
-            if q.rx.is_empty() {
-                log::info!("lcore {} has nothing to do", q.lcore);
-            }
-            !q.rx.is_empty()
-        })
-        .map(|queues| {
-            let stats = Arc::new(LcoreStats {
-                lcore: queues.lcore,
-                rx_queues: queues.rx.iter().map(|q| (q.port(), q.queue())).collect(),
-                counters: LcoreCounters::for_ports(usize::from(dpdk::MAX_PORTS)),
-            });
-            let task = Lcore {
-                queues,
-                lookup: Arc::clone(&lookup),
-                stats: Arc::clone(&stats),
-                quit: Arc::clone(quit),
-                drain_ticks,
-                drain_when_idle: !args.c_drain,
-                rx_burst: args.rx_burst,
-            };
-            (task, stats)
-        })
-        .unzip()
-}
-
-/// Forwards on every task's lcore, with telemetry and the control thread
-/// (rates, `--duration`) beside them, until `quit`; returns how long
-/// forwarding ran, once every lcore has stopped and flushed.
-fn forward<L: Lookup>(
-    eal: &Eal,
-    dataplane: &Dataplane,
-    tasks: Vec<Lcore<L>>,
-    stats: &[Arc<LcoreStats>],
-    args: &Args,
-    quit: &Arc<AtomicBool>,
-) -> Result<f64, Box<dyn Error>> {
-    // Telemetry and the control thread start before any lcore forwards, so
-    // that their failure leaves nothing to stop.
-    let telemetry_view = stats.to_vec();
-    eal.register_telemetry(
-        "/l3fwd/stats",
-        "l3fwd-rs forwarding counters, summed over lcores, then each lcore's load counters",
-        move || {
-            let mut pairs = LcoreCounters::named(&control::totals(&telemetry_view));
-            for l in &telemetry_view {
-                let t = l.counters.totals();
-                let per_lcore = [
-                    ("rx", t.rx),
-                    ("busy_cycles", t.busy_cycles),
-                    ("polls", t.polls),
-                    ("empty_polls", t.empty_polls),
-                ];
-                pairs.extend(per_lcore.map(|(k, v)| (format!("lcore{}_{k}", l.lcore), v)));
-            }
-            pairs
-        },
-    )?;
-    let control = Control {
-        ports: dataplane.ports.iter().map(Port::id).collect(),
-        lcores: stats.to_vec(),
-        quit: Arc::clone(quit),
-        interval: (args.stats_interval > 0).then(|| Duration::from_secs(args.stats_interval)),
-        duration: args.duration.map(Duration::from_secs),
-    };
-    let control_thread = eal.spawn_control_thread("l3fwd-ctrl", move || control.run())?;
-    let started = Instant::now();
-    let ran = run_lcores(eal, tasks, quit);
-    let secs = started.elapsed().as_secs_f64();
-    control_thread.join();
-    ran?;
-    Ok(secs)
-}
-
-/// Stops every port (no queue handle is left: the lcores have returned)
-/// and returns the mbufs then in use. Stopped ports hold what they held
-/// before they started: every mbuf taken since must be back in its pool,
-/// or it leaked.
-fn stop(dataplane: &mut Dataplane) -> Result<u64, Box<dyn Error>> {
-    for p in &mut dataplane.ports {
-        p.stop()?;
-    }
-    Ok(dataplane.mbufs_in_use())
-}
-
-/// Runs each task on its lcore (the main lcore's on this thread) until
-/// `quit`, and returns once every one has stopped and flushed. If a worker
-/// cannot be launched, those already running are stopped before the error
-/// is returned; `quit` is set on return either way (it also stops the
-/// control thread).
-fn run_lcores<L: Lookup>(eal: &Eal, tasks: Vec<Lcore<L>>, quit: &AtomicBool) -> dpdk::Result<()> {
-    let mut main_task = None;
-    let mut workers = Vec::new();
-    let mut launched = Ok(());
-    for task in tasks {
-        let lcore = task.stats.lcore;
-        log::info!("lcore {lcore}: forwarding");
-        if lcore == eal.main_lcore() {
-            main_task = Some(task);
-        } else if let Err(e) = eal.launch_on_lcore(lcore, move || task.run()) {
-            launched = Err(e);
-            break;
-        } else {
-            workers.push(lcore);
-        }
-    }
-    match (&launched, main_task) {
-        (Ok(()), Some(task)) => {
-            task.run();
-        }
-        (Ok(()), None) => {}
-        (Err(_), _) => quit.store(true, Relaxed),
-    }
-    for w in workers {
-        eal.wait_lcore(w);
-    }
-    quit.store(true, Relaxed);
-    launched
 }
 
 #[cfg(test)]

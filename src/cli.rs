@@ -6,13 +6,14 @@
 
 use clap::error::ErrorKind;
 use clap::parser::ValueSource;
-use clap::{Arg, ArgAction, ArgMatches, CommandFactory, FromArgMatches, Parser, ValueEnum};
+use clap::{Arg, ArgAction, ArgMatches, CommandFactory, FromArgMatches, Parser};
 use dpdk::{MAX_LCORES, MAX_PORTS, MAX_QUEUES_PER_PORT};
 use rulefile::parse_c_ulong;
 use std::fmt;
 use std::path::PathBuf;
 
 use crate::abbrev;
+use crate::mode::{self, ModeInfo, MODES};
 use crate::portmask::PortMask;
 
 /// C l3fwd's `lcore_params_array_default`, used when `--config` is absent.
@@ -27,21 +28,6 @@ const UNSUPPORTED: [(&str, bool); 6] = [
     ("event-vector-size", true),
     ("event-vector-tmo", true),
 ];
-
-/// How routes are looked up.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
-pub enum LookupMode {
-    /// Longest prefix match (rte_lpm / rte_lpm6).
-    #[default]
-    Lpm,
-    /// Exact match on the 5-tuple (rte_hash).
-    Em,
-    /// Longest prefix match in a forwarding information base (rte_fib /
-    /// rte_fib6), from the LPM route files.
-    Fib,
-    /// Access control list (rte_acl): deny and route rules on the 5-tuple.
-    Acl,
-}
 
 /// One `(port,queue,lcore)` tuple of `--config`: RX queue `queue` of `port`
 /// is polled by `lcore`.
@@ -87,21 +73,14 @@ pub struct Args {
     #[arg(long, value_name = "CONFIG", value_parser = parse_config, default_value = DEFAULT_CONFIG)]
     pub config: ::std::vec::Vec<ConfigEntry>,
 
-    /// Exact-match lookup (legacy spelling of --lookup=em)
-    #[arg(short = 'E')]
-    em_flag: bool,
-
-    /// Longest-prefix-match lookup (legacy spelling of --lookup=lpm)
-    #[arg(short = 'L')]
-    lpm_flag: bool,
-
-    /// Lookup method: lpm (default), em, fib or acl
+    /// Lookup method (the modes' names and legacy flags are added from
+    /// `mode::MODES`, with their help)
     #[arg(long = "lookup", value_name = "METHOD", value_parser = parse_lookup)]
-    lookup_arg: Vec<LookupMode>,
+    lookup_arg: Vec<&'static ModeInfo>,
 
-    /// The lookup method chosen by -E, -L or --lookup
-    #[arg(skip)]
-    pub lookup: LookupMode,
+    /// The lookup mode chosen by --lookup or a mode's legacy flag (-E, -L)
+    #[arg(skip = mode::default_mode())]
+    pub lookup: &'static ModeInfo,
 
     /// IPv4 rule file (LPM, EM or ACL rules). Default: configs/lpm_v4.cfg
     /// (em_v4.cfg with -E), built into the binary (C l3fwd's own tables).
@@ -235,7 +214,7 @@ pub struct Args {
 /// EAL's `--`. Errors are one line; `--help` also comes back as an error, to
 /// `exit()` on like any other.
 pub fn parse(app_args: &[String]) -> Result<Args, clap::Error> {
-    let command = with_unsupported(Args::command());
+    let command = command();
     let long_names: Vec<&str> = command.get_arguments().filter_map(Arg::get_long).collect();
     let app_args = abbrev::expand(app_args, &long_names).map_err(|e| error_line(ErrorKind::UnknownArgument, &e))?;
     let matches = command.clone().try_get_matches_from(app_args).map_err(one_line)?;
@@ -246,7 +225,7 @@ pub fn parse(app_args: &[String]) -> Result<Args, clap::Error> {
     let mut args = Args::from_arg_matches(&matches).map_err(one_line)?;
     check_stray(&args.stray).map_err(|message| error_line(ErrorKind::UnknownArgument, &message))?;
     args.lookup = args
-        .chosen_lookup()
+        .chosen_lookup(&matches)
         .map_err(|message| error_line(ErrorKind::ArgumentConflict, &message))?;
     Ok(args)
 }
@@ -268,17 +247,31 @@ fn one_line(error: clap::Error) -> clap::Error {
     error_line(error.kind(), message.strip_prefix("error: ").unwrap_or(&message))
 }
 
+/// The command line as clap parses it: [`Args`], the modes' legacy flags
+/// and C's options that l3fwd-rs does not implement.
+pub fn command() -> clap::Command {
+    let modes: Vec<String> = MODES.iter().map(|m| format!("{} = {}", m.name, m.about)).collect();
+    let lookup_help = format!("Lookup method: {}", modes.join("; "));
+    let command = Args::command().mut_arg("lookup_arg", |a| a.help(lookup_help));
+    let flags = MODES.iter().filter_map(|m| {
+        let flag = m.flag?;
+        let help = format!("{} (legacy spelling of --lookup={})", m.about, m.name);
+        Some(Arg::new(m.name).short(flag).action(ArgAction::SetTrue).help(help))
+    });
+    with_unsupported(command.args(flags))
+}
+
 impl Args {
-    /// C accepts one of -E, -L, --lookup, once; none means LPM.
-    fn chosen_lookup(&self) -> Result<LookupMode, String> {
-        let flags = [(self.em_flag, LookupMode::Em), (self.lpm_flag, LookupMode::Lpm)];
-        let chosen: Vec<LookupMode> = flags
-            .into_iter()
-            .filter_map(|(given, mode)| given.then_some(mode))
-            .chain(self.lookup_arg.iter().copied())
-            .collect();
+    /// C accepts one of --lookup and the legacy flags, once; none means
+    /// the default mode.
+    fn chosen_lookup(&self, matches: &ArgMatches) -> Result<&'static ModeInfo, String> {
+        let flags = MODES
+            .iter()
+            .copied()
+            .filter(|m| m.flag.is_some() && matches.get_flag(m.name));
+        let chosen: Vec<&'static ModeInfo> = flags.chain(self.lookup_arg.iter().copied()).collect();
         match chosen[..] {
-            [] => Ok(LookupMode::default()),
+            [] => Ok(mode::default_mode()),
             [mode] => Ok(mode),
             _ => Err("only one lookup mode is allowed at a time".to_owned()),
         }
@@ -366,15 +359,12 @@ fn positive(what: &'static str) -> impl Fn(&str) -> Result<u32, String> + Clone 
     }
 }
 
-/// `--lookup`: C's names.
-fn parse_lookup(text: &str) -> Result<LookupMode, String> {
-    match text {
-        "lpm" => Ok(LookupMode::Lpm),
-        "em" => Ok(LookupMode::Em),
-        "fib" => Ok(LookupMode::Fib),
-        "acl" => Ok(LookupMode::Acl),
-        _ => Err(format!("invalid lookup method '{text}' (accepted: acl, em, lpm, fib)")),
-    }
+/// `--lookup`: C's names, the modes'.
+fn parse_lookup(text: &str) -> Result<&'static ModeInfo, String> {
+    mode::by_name(text).ok_or_else(|| {
+        let names: Vec<&str> = MODES.iter().map(|m| m.name).collect();
+        format!("invalid lookup method '{text}' (accepted: {})", names.join(", "))
+    })
 }
 
 /// `--alg`: C's names. C takes a name it does not know for the default
@@ -485,6 +475,7 @@ fn parse_mac(text: &str) -> Option<[u8; 6]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mode::Mode;
 
     fn try_parse(args: &str) -> Result<Args, clap::Error> {
         let argv: Vec<String> = std::iter::once("l3fwd-rs")
@@ -512,7 +503,7 @@ mod tests {
 
     #[test]
     fn clap_definition_is_valid() {
-        with_unsupported(Args::command()).debug_assert();
+        command().debug_assert();
     }
 
     #[test]
@@ -520,7 +511,7 @@ mod tests {
         let args = ok("-p 3");
         assert_eq!(args.portmask, PortMask::from_bits(3));
         assert!(!args.promiscuous);
-        assert_eq!(args.lookup, LookupMode::Lpm);
+        assert_eq!(args.lookup, &mode::Lpm::INFO);
         assert_eq!(args.rx_queue_size, 1024);
         assert_eq!(args.tx_queue_size, 1024);
         assert_eq!(args.max_pkt_len, None);
@@ -618,10 +609,10 @@ mod tests {
 
     #[test]
     fn lookup_modes() {
-        assert_eq!(ok("-p 1 -E").lookup, LookupMode::Em);
-        assert_eq!(ok("-p 1 -L").lookup, LookupMode::Lpm);
-        assert_eq!(ok("-p 1 --lookup=em").lookup, LookupMode::Em);
-        assert_eq!(ok("-p 1 --lookup lpm").lookup, LookupMode::Lpm);
+        assert_eq!(ok("-p 1 -E").lookup, &mode::Em::INFO);
+        assert_eq!(ok("-p 1 -L").lookup, &mode::Lpm::INFO);
+        assert_eq!(ok("-p 1 --lookup=em").lookup, &mode::Em::INFO);
+        assert_eq!(ok("-p 1 --lookup lpm").lookup, &mode::Lpm::INFO);
     }
 
     #[test]
@@ -640,8 +631,8 @@ mod tests {
 
     #[test]
     fn lookup_errors() {
-        assert_eq!(ok("-p 1 --lookup=fib").lookup, LookupMode::Fib);
-        assert_eq!(ok("-p 1 --lookup=acl").lookup, LookupMode::Acl);
+        assert_eq!(ok("-p 1 --lookup=fib").lookup, &mode::Fib::INFO);
+        assert_eq!(ok("-p 1 --lookup=acl").lookup, &mode::Acl::INFO);
         assert_eq!(
             ok("-p 1 --lookup=acl --alg scalar").alg,
             Some(dpdk::ClassifyAlg::Scalar)
@@ -762,10 +753,10 @@ mod tests {
             let expected = format!("option {name} is not supported by l3fwd-rs (eventdev mode is not mirrored)");
             assert!(message.contains(&expected), "{option}: {message}");
         }
-        assert_eq!(ok("-p 1 --mode poll").lookup, LookupMode::Lpm);
+        assert_eq!(ok("-p 1 --mode poll").lookup, &mode::Lpm::INFO);
         // C's parse_mode leaves poll mode for anything but "eventdev".
-        assert_eq!(ok("-p 1 --mode=polling").lookup, LookupMode::Lpm);
-        assert_eq!(ok("-p 1 --mode=").lookup, LookupMode::Lpm);
+        assert_eq!(ok("-p 1 --mode=polling").lookup, &mode::Lpm::INFO);
+        assert_eq!(ok("-p 1 --mode=").lookup, &mode::Lpm::INFO);
     }
 
     #[test]
@@ -803,37 +794,32 @@ mod tests {
 
     #[test]
     fn help_lists_every_option() {
-        let help = Args::command().render_help().to_string();
-        for option in [
-            "-p",
-            "-P",
-            "--config",
-            "-E",
-            "-L",
-            "--lookup",
-            "--rule_ipv4",
-            "--rule_ipv6",
-            "--eth-dest",
-            "--ipv6",
-            "--parse-ptype",
-            "--per-port-pool",
-            "--no-numa",
-            "--max-pkt-len",
-            "--hash-entry-num",
-            "--lpm-max-rules",
-            "--lpm-tbl8s",
-            "--num-mbufs",
-            "--rx-queue-size",
-            "--tx-queue-size",
-            "--sequential-lookup",
-            "--stats-interval",
-            "--duration",
-            "--stats-json",
-            "--mbcache",
-            "--relax-rx-offload",
-            "--disable-rss",
-            "--help",
-        ] {
+        // What the user sees: --help through the parser, against clap's own
+        // list of the options (the modes' flags and every field of Args).
+        let help = try_parse("--help").unwrap_err().to_string();
+        let command = command();
+        let shown: Vec<String> = command
+            .get_arguments()
+            .filter(|a| !a.is_hide_set())
+            .flat_map(|a| {
+                let long = a.get_long().map(|l| format!("--{l}"));
+                let short = a.get_short().map(|c| format!("-{c}"));
+                long.into_iter().chain(short)
+            })
+            .collect();
+        assert!(shown.len() > 30, "{shown:?}");
+        for mode in MODES {
+            assert!(
+                help.contains(mode.name) && help.contains(mode.about),
+                "{} missing:\n{help}",
+                mode.name
+            );
+        }
+        for option in shown
+            .iter()
+            .map(String::as_str)
+            .chain(["-E", "-L", "--alg", "--drain-us", "--help"])
+        {
             assert!(help.contains(option), "{option} missing from help:\n{help}");
         }
         let error = try_parse("--help").unwrap_err();

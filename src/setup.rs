@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use dpdk::{Eal, EthConf, Mempool, Port, PortInfo, RxSlot};
 
-use crate::cli::EthDest;
+use crate::cli::Args;
 use crate::forward::{LcoreQueues, TxPort, TxPorts};
 use crate::packet::{default_dest_mac, eth_rewrite};
 use crate::plan::Plan;
@@ -21,33 +21,6 @@ const MIN_MBUFS: u32 = 8192;
 const ETHER_HDR_LEN: u32 = 14;
 const ETHER_CRC_LEN: u32 = 4;
 const ETHER_MTU: u32 = 1500;
-
-/// What setup takes from the command line.
-#[derive(Debug, Clone, Default)]
-pub struct Options {
-    /// RX and TX ring sizes to request (`--rx-queue-size`, `--tx-queue-size`).
-    pub rx_desc: u16,
-    pub tx_desc: u16,
-    /// `--max-pkt-len`: sets the MTU.
-    pub max_pkt_len: Option<u32>,
-    /// `--per-port-pool`: a pool per port instead of one for all.
-    pub per_port_pool: bool,
-    /// `--num-mbufs`: pool size instead of C's formula.
-    pub num_mbufs: Option<u32>,
-    /// `--no-numa`: all memory from socket 0.
-    pub no_numa: bool,
-    /// `--eth-dest`: next-hop MACs by port (the last one given wins).
-    pub eth_dest: Vec<EthDest>,
-    /// `--mbcache`: per-lcore cache size of the pools.
-    pub mbuf_cache: u32,
-    /// `--disable-rss`: no RSS even on ports with several RX queues.
-    pub disable_rss: bool,
-    /// RSS over the TCP/UDP/SCTP ports too (C's ACL mode asks for it).
-    pub rss_l4: bool,
-    /// `--rx-burst`, `--tx-burst`: packets per RX poll and per TX buffer.
-    pub rx_burst: usize,
-    pub tx_burst: usize,
-}
 
 /// Configured (not yet started) ports, their pools and the lcores' queues.
 pub struct Dataplane {
@@ -90,8 +63,8 @@ fn check_cache_fits(n: u32, cache: u32) -> Result<(), String> {
 /// several RX queues and `--disable-rss` is not given, no RX offloads (the packet checks are ours, so
 /// `--relax-rx-offload` has nothing to relax), fast mbuf free on TX when
 /// offered, multi-segment TX for jumbo frames.
-fn port_conf(info: &PortInfo, opts: &Options) -> EthConf {
-    let rss = if opts.rss_l4 {
+fn port_conf(info: &PortInfo, opts: &Args, rss_l4: bool) -> EthConf {
+    let rss = if rss_l4 {
         dpdk::rss_ip() | dpdk::rss_l4()
     } else {
         dpdk::rss_ip()
@@ -130,7 +103,8 @@ pub fn build(
     eal: &Eal,
     ports: Vec<Port>,
     plan: &Plan,
-    opts: &Options,
+    opts: &Args,
+    rss_l4: bool,
 ) -> Result<Dataplane, Box<dyn std::error::Error>> {
     let n_lcores = plan.lcores.len() as u32;
     let socket_of = |lcore: u32| if opts.no_numa { 0 } else { eal.lcore_socket(lcore) };
@@ -153,8 +127,8 @@ pub fn build(
             .and_then(Option::take)
             .ok_or_else(|| format!("port {} does not exist", pp.port))?;
         let info = port.info()?;
-        let slots = port.configure(pp.n_rx_queues, pp.n_tx_queues, &port_conf(&info, opts))?;
-        let (rxd, txd) = port.adjust_ring_sizes(opts.rx_desc, opts.tx_desc)?;
+        let slots = port.configure(pp.n_rx_queues, pp.n_tx_queues, &port_conf(&info, opts, rss_l4))?;
+        let (rxd, txd) = port.adjust_ring_sizes(opts.rx_queue_size, opts.tx_queue_size)?;
         let mac = port.mac()?;
         let dest = opts
             .eth_dest
@@ -194,12 +168,12 @@ pub fn build(
                         opts.rx_burst.max(opts.tx_burst) as u32,
                     )
                 });
-                check_cache_fits(n, opts.mbuf_cache)?;
+                check_cache_fits(n, opts.mbcache)?;
                 let pool = Mempool::create(
                     eal,
                     &format!("mbuf_pool_{key_port}_{socket}"),
                     n,
-                    opts.mbuf_cache,
+                    opts.mbcache,
                     socket as i32,
                 )?;
                 log::info!("mempool for port key {key_port} socket {socket}: {n} mbufs");
@@ -250,6 +224,7 @@ pub fn fmt_mac(m: &[u8; 6]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rule_files::tests::args;
 
     fn info(max_rx_queues: u16) -> PortInfo {
         PortInfo {
@@ -267,16 +242,12 @@ mod tests {
 
     #[test]
     fn rss_on_ports_with_several_rx_queues_unless_disabled() {
-        let opts = |disable_rss, rss_l4| Options {
-            disable_rss,
-            rss_l4,
-            ..Options::default()
-        };
-        assert_eq!(port_conf(&info(4), &opts(false, false)).rss_hash, dpdk::rss_ip());
-        assert_eq!(port_conf(&info(4), &opts(true, false)).rss_hash, 0);
-        assert_eq!(port_conf(&info(1), &opts(false, false)).rss_hash, 0);
+        let (rss, no_rss) = (args(""), args("--disable-rss"));
+        assert_eq!(port_conf(&info(4), &rss, false).rss_hash, dpdk::rss_ip());
+        assert_eq!(port_conf(&info(4), &no_rss, false).rss_hash, 0);
+        assert_eq!(port_conf(&info(1), &rss, false).rss_hash, 0);
         let acl = dpdk::rss_ip() | dpdk::rss_l4();
-        assert_eq!(port_conf(&info(4), &opts(false, true)).rss_hash, acl);
+        assert_eq!(port_conf(&info(4), &rss, true).rss_hash, acl);
     }
 
     #[test]

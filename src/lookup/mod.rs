@@ -1,18 +1,9 @@
-//! Lookup modes: given a parsed burst, where each packet goes. A mode only
-//! answers [`Route::Port`] or [`Route::NoMatch`] (or [`Route::Runt`] for a
-//! frame too short for what its lookup reads, [`Route::Denied`] for one a
-//! rule drops); what happens to a packet that matched nothing is the
-//! mode's [`Lookup::MISS`], applied once, by the forwarder.
-
-mod acl;
-mod em;
-mod fib;
-mod lpm;
-
-pub use acl::AclLookup;
-pub use em::{em_key, EmKey, EmLookup};
-pub use fib::FibLookup;
-pub use lpm::{gathers_v4, LpmLookup};
+//! What a lookup mode answers: given a parsed burst, where each packet
+//! goes. A lookup only answers [`Route::Port`] or [`Route::NoMatch`] (or
+//! [`Route::Runt`] for a frame too short for what its lookup reads,
+//! [`Route::Denied`] for one a rule drops); what happens to a packet that
+//! matched nothing is the mode's [`Lookup::MISS`], applied once, by the
+//! forwarder. The modes themselves are in [`crate::mode`].
 
 use crate::packet::L3;
 use crate::MAX_BURST;
@@ -78,7 +69,7 @@ pub trait Lookup: Send + Sync + 'static {
 
 /// Keys of one address family gathered from a burst, with the index of the
 /// packet each came from, so one bulk lookup serves them all.
-struct Gather<K: Copy> {
+pub(crate) struct Gather<K: Copy> {
     keys: [K; MAX_BURST],
     from: [u16; MAX_BURST],
     len: usize,
@@ -93,7 +84,7 @@ impl<K: Copy + Default> Default for Gather<K> {
 impl<K: Copy> Gather<K> {
     /// An empty gather whose unused keys are `blank` (for keys without
     /// `Default`, such as arrays of more than 32 bytes).
-    fn filled(blank: K) -> Self {
+    pub(crate) fn filled(blank: K) -> Self {
         Self {
             keys: [blank; MAX_BURST],
             from: [0; MAX_BURST],
@@ -103,7 +94,7 @@ impl<K: Copy> Gather<K> {
 
     /// Adds the key of packet `index` (below [`MAX_BURST`]).
     #[inline(always)]
-    fn push(&mut self, index: usize, key: K) {
+    pub(crate) fn push(&mut self, index: usize, key: K) {
         // Indices and lengths stay below MAX_BURST (a power of two), so the
         // masks cost no bounds checks here or in `answer`.
         let at = self.len & (MAX_BURST - 1);
@@ -115,7 +106,7 @@ impl<K: Copy> Gather<K> {
     /// The keys gathered since the last call, and the packet each came
     /// from (for [`answer`]); the next burst starts empty.
     #[inline(always)]
-    fn take(&mut self) -> (&[K], &[u16; MAX_BURST]) {
+    pub(crate) fn take(&mut self) -> (&[K], &[u16; MAX_BURST]) {
         let len = std::mem::take(&mut self.len).min(MAX_BURST);
         (&self.keys[..len], &self.from)
     }
@@ -124,13 +115,13 @@ impl<K: Copy> Gather<K> {
 /// Sets the route of the packet whose key was number `key` of a
 /// [`Gather`] (`from` as [`Gather::take`] gives it).
 #[inline(always)]
-fn answer(from: &[u16; MAX_BURST], routes: &mut [Route; MAX_BURST], key: usize, port: Option<u16>) {
+pub(crate) fn answer(from: &[u16; MAX_BURST], routes: &mut [Route; MAX_BURST], key: usize, port: Option<u16>) {
     answer_route(from, routes, key, Route::from_table(port));
 }
 
 /// As [`answer`], with the route itself.
 #[inline(always)]
-fn answer_route(from: &[u16; MAX_BURST], routes: &mut [Route; MAX_BURST], key: usize, route: Route) {
+pub(crate) fn answer_route(from: &[u16; MAX_BURST], routes: &mut [Route; MAX_BURST], key: usize, route: Route) {
     routes[usize::from(from[key & (MAX_BURST - 1)]) & (MAX_BURST - 1)] = route;
 }
 

@@ -5,11 +5,56 @@
 //! are dropped. rte_acl has no one-packet classify, so
 //! `--sequential-lookup` changes nothing here.
 
-use acl::{AclTables, Verdict, V4_INPUT, V6_INPUT};
+use std::error::Error;
 
-use super::{answer_route, Gather, Lookup, Miss, Route};
+use acl::{AclTables, RuleFile, Verdict, V4_INPUT, V6_INPUT};
+use dpdk::Eal;
+use ipnet::{Ipv4Net, Ipv6Net};
+
+use super::{Mode, ModeInfo, RuleFormat};
+use crate::cli::Args;
+use crate::lookup::{answer_route, Gather, Lookup, Miss, Route};
 use crate::packet::{ipv4_from_proto, ipv6_from_next_header, L3};
+use crate::plan::Plan;
 use crate::MAX_BURST;
+
+/// `--lookup=acl`.
+pub struct Acl;
+
+impl Mode for Acl {
+    const INFO: ModeInfo = ModeInfo {
+        name: "acl",
+        flag: None,
+        about: "access control list (rte_acl): deny and route rules on the 5-tuple",
+        rules: RuleFormat::Acl,
+    };
+    const RSS_L4: bool = true;
+    type Rules = (RuleFile<Ipv4Net>, RuleFile<Ipv6Net>);
+    type Lookup = AclLookup;
+
+    /// ACL mode has no built-in rules: both files are required, as C
+    /// requires them.
+    fn load(args: &Args) -> Result<Self::Rules, Box<dyn Error>> {
+        match (&args.rule_ipv4, &args.rule_ipv6) {
+            (Some(v4), Some(v6)) => Ok((acl::rules::load(v4)?, acl::rules::load(v6)?)),
+            (v4, _) => {
+                let missing = if v4.is_none() { "--rule_ipv4" } else { "--rule_ipv6" };
+                Err(format!(
+                    "ACL mode needs --rule_ipv4 and --rule_ipv6 \
+                     (it has no built-in rules; C requires both too): {missing} missing"
+                )
+                .into())
+            }
+        }
+    }
+
+    fn build(eal: &Eal, _plan: &Plan, args: &Args, (v4, v6): Self::Rules) -> Result<AclLookup, Box<dyn Error>> {
+        // C checks routes against the port mask itself, not the ports found.
+        let enabled = |p: u32| u16::try_from(p).is_ok_and(|p| args.portmask.contains(p));
+        let tables = AclTables::build(eal, "l3fwd", 0, &v4, &v6, args.alg, enabled)?;
+        Ok(AclLookup { tables })
+    }
+}
 
 /// ACL mode.
 pub struct AclLookup {

@@ -13,11 +13,44 @@
 //! of its input port). C reads those bytes past the end of a shorter
 //! frame; here such a frame is a runt.
 
+use std::error::Error;
+
+use dpdk::Eal;
 use lpm::FibTables;
 
-use super::{answer, Gather, Lookup, Route};
+use super::lpm::{log_routes, route_limits, routes, Routes};
+use super::{Mode, ModeInfo, RuleFormat};
+use crate::cli::Args;
+use crate::lookup::{answer, Gather, Lookup, Route};
 use crate::packet::{ipv6_dst_bytes, L3};
+use crate::plan::Plan;
 use crate::MAX_BURST;
+
+/// `--lookup=fib`.
+pub struct Fib;
+
+impl Mode for Fib {
+    const INFO: ModeInfo = ModeInfo {
+        name: "fib",
+        flag: None,
+        about: "longest prefix match in a forwarding information base (rte_fib / rte_fib6), \
+                from the LPM route files",
+        rules: RuleFormat::Routes,
+    };
+    type Rules = Routes;
+    type Lookup = FibLookup;
+
+    fn load(args: &Args) -> Result<Routes, Box<dyn Error>> {
+        routes(args)
+    }
+
+    fn build(eal: &Eal, plan: &Plan, args: &Args, (v4, v6): Routes) -> Result<FibLookup, Box<dyn Error>> {
+        let enabled = |p: u8| plan.forwards_to(p.into());
+        let (tables, report) = FibTables::build(eal, "l3fwd", 0, &v4, &v6, route_limits(args), enabled)?;
+        log_routes("FIB", &report);
+        Ok(FibLookup { tables })
+    }
+}
 
 /// FIB mode.
 pub struct FibLookup {

@@ -12,11 +12,113 @@
 //! nothing. Unlike the sample, no byte past the frame is read: a frame too
 //! short for the ports its key ends with is a runt.
 
+use std::error::Error;
+use std::net::{Ipv4Addr, Ipv6Addr};
+
+use dpdk::Eal;
+use em::rules::Rule;
 use em::{EmTables, Ipv4Key, Ipv6Key};
 
-use super::{answer, Gather, Lookup, Route};
+use super::{Mode, ModeInfo, RuleFormat};
+use crate::cli::Args;
+use crate::lookup::{answer, Gather, Lookup, Route};
 use crate::packet::{ipv4_tuple, ipv6_tuple, L3};
+use crate::plan::Plan;
+use crate::portmask::PortMask;
+use crate::rule_files::{self, BuiltIn};
 use crate::MAX_BURST;
+
+/// `--lookup=em` (`-E`).
+pub struct Em;
+
+impl Mode for Em {
+    const INFO: ModeInfo = ModeInfo {
+        name: "em",
+        flag: Some('E'),
+        about: "exact match on the 5-tuple (rte_hash)",
+        rules: RuleFormat::Flows,
+    };
+    type Rules = (EmFile<Ipv4Addr>, EmFile<Ipv6Addr>);
+    type Lookup = EmLookup;
+
+    fn load(args: &Args) -> Result<Self::Rules, Box<dyn Error>> {
+        let [v4, v6] = rule_files::sources(args, &DEFAULT_FLOWS);
+        fn file<A>(origin: &str, rules: Vec<Rule<A>>) -> EmFile<A> {
+            EmFile {
+                origin: origin.to_owned(),
+                rules,
+            }
+        }
+        let v4 = v4.read(
+            |p| Ok(file(&p.display().to_string(), em::rules::load_v4(p)?)),
+            |t, o| Ok::<_, em::rules::RuleError>(file(o, em::rules::parse_v4(t, o)?)),
+        )?;
+        let v6 = v6.read(
+            |p| Ok(file(&p.display().to_string(), em::rules::load_v6(p)?)),
+            |t, o| Ok::<_, em::rules::RuleError>(file(o, em::rules::parse_v6(t, o)?)),
+        )?;
+        check_em_ports(&v4, args.portmask)?;
+        check_em_ports(&v6, args.portmask)?;
+        Ok((v4, v6))
+    }
+
+    fn build(eal: &Eal, plan: &Plan, args: &Args, (v4, v6): Self::Rules) -> Result<EmLookup, Box<dyn Error>> {
+        let (mut v4, mut v6) = (v4.rules, v6.rules);
+        // As in the C sample, exact match populates one family only: IPv6
+        // with --ipv6, IPv4 without; the other family's packets all miss.
+        if args.ipv6 {
+            v4.clear();
+        } else {
+            v6.clear();
+        }
+        let entries = args.hash_entry_num.unwrap_or(em::DEFAULT_HASH_ENTRIES);
+        let tables = EmTables::new(eal, entries, 0, &v4, &v6, |p| plan.forwards_to(p.into()))?;
+        Ok(EmLookup {
+            tables,
+            sequential: args.sequential_lookup,
+        })
+    }
+}
+
+/// The flow files' defaults (IPv4, IPv6): C's built-in tables.
+pub const DEFAULT_FLOWS: [BuiltIn; 2] = [
+    BuiltIn {
+        name: "em_v4.cfg",
+        text: include_str!("../../configs/em_v4.cfg"),
+    },
+    BuiltIn {
+        name: "em_v6.cfg",
+        text: include_str!("../../configs/em_v6.cfg"),
+    },
+];
+
+/// Exact-match rules of one file, and the file's name for messages.
+pub struct EmFile<A> {
+    pub origin: String,
+    pub rules: Vec<Rule<A>>,
+}
+
+/// C tests a rule's port against the mask with `1 << port`, undefined for
+/// ports of 32 and more (x86 tests bit `port % 32`); when that bit is
+/// enabled, C goes on to query the port and exits. Such a rule is refused
+/// with its line rather than silently never matching.
+fn check_em_ports<A>(file: &EmFile<A>, portmask: PortMask) -> Result<(), String> {
+    match file
+        .rules
+        .iter()
+        .find(|r| r.port >= 32 && portmask.contains(u16::from(r.port % 32)))
+    {
+        Some(rule) => Err(format!(
+            "{}:{}: output port {} is 32 or more, which the 32-bit port mask cannot enable \
+             (C l3fwd tests bit {} instead, which -p {portmask:#x} enables, and exits)",
+            file.origin,
+            rule.line,
+            rule.port,
+            rule.port % 32
+        )),
+        None => Ok(()),
+    }
+}
 
 const IPPROTO_TCP: u8 = 6;
 const IPPROTO_UDP: u8 = 17;
@@ -105,6 +207,41 @@ impl Lookup for EmLookup {
 mod tests {
     use super::*;
     use crate::packet::parse;
+    use crate::rule_files::tests::args;
+
+    #[test]
+    fn built_in_flows_are_the_files_in_configs() {
+        for default in &DEFAULT_FLOWS {
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("configs")
+                .join(default.name);
+            assert_eq!(std::fs::read_to_string(path).unwrap(), default.text);
+        }
+        let (v4, v6) = Em::load(&args("")).unwrap();
+        assert_eq!((v4.rules.len(), v6.rules.len()), (16, 16));
+        // One file alone is ignored, as in C: it is not even read.
+        let (_, v6) = Em::load(&args("--rule_ipv6 /nonexistent.cfg")).unwrap();
+        assert_eq!(v6.origin, "built-in em_v6.cfg");
+    }
+
+    #[test]
+    fn em_rule_to_port_32_or_more_is_refused_when_c_would_test_an_enabled_bit() {
+        let file = |port| EmFile::<Ipv4Addr> {
+            origin: "em.cfg".into(),
+            rules: em::rules::parse_v4(
+                format!("R1.1.1.1 2.2.2.2 1 2 6 0\nR1.1.1.2 2.2.2.2 1 2 6 {port}\n"),
+                "em.cfg",
+            )
+            .unwrap(),
+        };
+        let mask = PortMask::from_bits(0x3);
+        let error = check_em_ports(&file(33), mask).unwrap_err();
+        assert!(error.starts_with("em.cfg:2: output port 33 is 32 or more"), "{error}");
+        assert!(error.contains("tests bit 1 instead, which -p 0x3 enables"), "{error}");
+        // Bit 34 % 32 = 2 is not enabled: C skips the rule, and so do we.
+        assert!(check_em_ports(&file(34), mask).is_ok());
+        assert!(check_em_ports(&file(31), mask).is_ok());
+    }
     use em::FiveTuple;
     use std::net::{Ipv4Addr, Ipv6Addr};
 

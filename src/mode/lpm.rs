@@ -1,0 +1,189 @@
+//! Longest-prefix match. IPv4 destinations are looked up with rte_lpm's
+//! inline lookup (one or two table reads, no call): on small tables as each
+//! packet is parsed, where the reads hit the caches; on large ones after the
+//! batch is parsed, in one tight loop, so that many reads that miss are in
+//! flight at once (C's vector path gets four from `rte_lpm_lookupx4`). The
+//! IPv6 destinations of a burst go to rte_lpm6 in one bulk call, unless
+//! `sequential` asks for one lookup per packet.
+
+use std::error::Error;
+
+use dpdk::Eal;
+use ipnet::{Ipv4Net, Ipv6Net};
+use lpm::rules::RouteFile;
+use lpm::LpmTables;
+
+use super::{Mode, ModeInfo, RuleFormat};
+use crate::cli::Args;
+use crate::lookup::{answer, Gather, Lookup, Route};
+use crate::packet::L3;
+use crate::plan::Plan;
+use crate::rule_files::{self, BuiltIn};
+use crate::MAX_BURST;
+
+/// `--lookup=lpm` (`-L`), the default.
+pub struct Lpm;
+
+impl Mode for Lpm {
+    const INFO: ModeInfo = ModeInfo {
+        name: "lpm",
+        flag: Some('L'),
+        about: "longest prefix match (rte_lpm / rte_lpm6), the default",
+        rules: RuleFormat::Routes,
+    };
+    type Rules = Routes;
+    type Lookup = LpmLookup;
+
+    fn load(args: &Args) -> Result<Routes, Box<dyn Error>> {
+        routes(args)
+    }
+
+    fn build(eal: &Eal, plan: &Plan, args: &Args, (v4, v6): Routes) -> Result<LpmLookup, Box<dyn Error>> {
+        let enabled = |p: u8| plan.forwards_to(p.into());
+        let (tables, report) = LpmTables::build(eal, "l3fwd", 0, &v4, &v6, route_limits(args), enabled)?;
+        log_routes("LPM", &report);
+        Ok(LpmLookup {
+            tables,
+            sequential: args.sequential_lookup,
+            gather_v4: gathers_v4(report.v4_added),
+        })
+    }
+}
+
+/// The IPv4 and IPv6 routes of LPM and FIB mode.
+pub(super) type Routes = (RouteFile<Ipv4Net>, RouteFile<Ipv6Net>);
+
+/// The route files' defaults (IPv4, IPv6): C's built-in tables.
+pub const DEFAULT_ROUTES: [BuiltIn; 2] = [
+    BuiltIn {
+        name: "lpm_v4.cfg",
+        text: include_str!("../../configs/lpm_v4.cfg"),
+    },
+    BuiltIn {
+        name: "lpm_v6.cfg",
+        text: include_str!("../../configs/lpm_v6.cfg"),
+    },
+];
+
+/// The routes of this run (LPM and FIB mode).
+pub(super) fn routes(args: &Args) -> Result<Routes, Box<dyn Error>> {
+    let [v4, v6] = rule_files::sources(args, &DEFAULT_ROUTES);
+    fn file<N>(origin: &str, routes: Vec<lpm::rules::Route<N>>) -> RouteFile<N> {
+        RouteFile {
+            origin: origin.to_owned(),
+            routes,
+        }
+    }
+    Ok((
+        v4.read(
+            |p| lpm::rules::load_v4(p),
+            |t, o| Ok(file(o, lpm::rules::parse_v4(t, o)?)),
+        )?,
+        v6.read(
+            |p| lpm::rules::load_v6(p),
+            |t, o| Ok(file(o, lpm::rules::parse_v6(t, o)?)),
+        )?,
+    ))
+}
+
+/// `--lpm-max-rules` and `--lpm-tbl8s` (LPM and FIB mode).
+pub(super) fn route_limits(args: &Args) -> lpm::Limits {
+    lpm::Limits {
+        max_rules: args.lpm_max_rules,
+        tbl8s: args.lpm_tbl8s,
+    }
+}
+
+pub(super) fn log_routes(kind: &str, report: &lpm::LoadReport) {
+    log::info!(
+        "{kind}: {} IPv4 and {} IPv6 routes added, {} to disabled ports skipped",
+        report.v4_added,
+        report.v6_added,
+        report.skipped
+    );
+}
+
+/// LPM mode.
+pub struct LpmLookup {
+    pub tables: LpmTables,
+    pub sequential: bool,
+    /// Look IPv4 destinations up after the batch is parsed ([`gathers_v4`]).
+    pub gather_v4: bool,
+}
+
+/// Whether a table of `routes` IPv4 routes is looked up after the batch is
+/// parsed. Past a few tens of thousands of routes, traffic spread over them
+/// reads tbl24 lines (and their 4 KB pages) no cache holds; parsing between
+/// two such reads keeps only two or three in flight. Measured at 1M routes:
+/// see the README's sweep section.
+fn gathers_v4(routes: usize) -> bool {
+    routes > 1 << 16
+}
+
+/// IPv4 (when gathered) and IPv6 destinations of one batch in LPM mode.
+#[derive(Default)]
+pub struct LpmScratch {
+    v4: Gather<u32>,
+    v6: Gather<[u8; 16]>,
+}
+
+impl Lookup for LpmLookup {
+    type Scratch = LpmScratch;
+
+    #[inline(always)]
+    fn add(&self, scratch: &mut LpmScratch, index: usize, l3: &L3, _frame: &[u8]) -> Route {
+        match l3 {
+            L3::Ipv4(h) if self.gather_v4 => {
+                scratch.v4.push(index, h.dst);
+                Route::NoMatch
+            }
+            L3::Ipv4(h) => Route::from_table(self.tables.lookup_v4(h.dst)),
+            L3::Ipv6(h) if self.sequential => Route::from_table(self.tables.lookup_v6(&h.dst)),
+            L3::Ipv6(h) => {
+                scratch.v6.push(index, h.dst);
+                Route::NoMatch
+            }
+            L3::Other => Route::NoMatch,
+            L3::Runt => Route::Runt,
+        }
+    }
+
+    #[inline(always)]
+    fn resolve(&self, scratch: &mut LpmScratch, routes: &mut [Route; MAX_BURST]) {
+        let (dsts, from) = scratch.v4.take();
+        for (i, &dst) in dsts.iter().enumerate() {
+            answer(from, routes, i, self.tables.lookup_v4(dst));
+        }
+        let (dsts, from) = scratch.v6.take();
+        self.tables
+            .lookup_v6_bulk(dsts, |i, port| answer(from, routes, i, port));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::rule_files::tests::args;
+
+    #[test]
+    fn built_in_routes_are_the_files_in_configs() {
+        for default in &DEFAULT_ROUTES {
+            let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs").join(default.name);
+            assert_eq!(std::fs::read_to_string(path).unwrap(), default.text);
+        }
+        let (v4, v6) = routes(&args("")).unwrap();
+        assert_eq!((v4.routes.len(), v6.routes.len()), (16, 16));
+        assert_eq!(v4.origin, "built-in lpm_v4.cfg");
+    }
+
+    #[test]
+    fn one_route_file_alone_is_ignored_as_in_c() {
+        // The file does not exist: it is not even read.
+        let (v4, _) = routes(&args("--rule_ipv4 /nonexistent.cfg")).unwrap();
+        assert_eq!(v4.origin, "built-in lpm_v4.cfg");
+        let error = routes(&args("--rule_ipv4 /nonexistent.cfg --rule_ipv6 /x.cfg")).unwrap_err();
+        assert!(error.to_string().contains("cannot read /nonexistent.cfg"), "{error}");
+    }
+}

@@ -1,0 +1,126 @@
+//! Lookup modes, each one descriptor: a [`Mode`] owns its names on the
+//! command line, its rule files, building its tables and the [`Lookup`]
+//! that answers for each packet (whose miss policy and send order are its
+//! own). [`MODES`] lists them once; the command line, the application, the
+//! bench, the instruction counter and the tests all take the modes from it.
+//!
+//! Adding a mode: its own file here (a `Mode` and its `Lookup`), its table
+//! crate or `dpdk/` wrapper, and one line in the `modes!` list below.
+
+mod acl;
+mod em;
+mod fib;
+mod lpm;
+
+use std::error::Error;
+
+use dpdk::Eal;
+
+pub use acl::Acl;
+pub use em::Em;
+pub use fib::Fib;
+pub use lpm::Lpm;
+
+use crate::cli::Args;
+use crate::lookup::Lookup;
+use crate::plan::Plan;
+
+/// What the rest of the program knows of a mode without building it.
+#[derive(Debug, PartialEq, Eq)]
+pub struct ModeInfo {
+    /// `--lookup=NAME`, and the mode's name in the bench's configurations
+    /// and reports.
+    pub name: &'static str,
+    /// C's legacy one-letter option for it (`-E`, `-L`), if any.
+    pub flag: Option<char>,
+    /// One line for `--help`.
+    pub about: &'static str,
+    /// The format of its `--rule_ipv4` / `--rule_ipv6` files.
+    pub rules: RuleFormat,
+}
+
+/// The rule-file formats the modes read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RuleFormat {
+    /// `R<prefix>/<depth> <port>` routes (LPM's and FIB's); built-in
+    /// defaults.
+    Routes,
+    /// `R<dst> <src> <dport> <sport> <proto> <port>` flows (exact match);
+    /// built-in defaults.
+    Flows,
+    /// ClassBench rules, `@` deny and `R` route lines (ACL); no defaults.
+    Acl,
+}
+
+/// A lookup mode: from the command line to a [`Lookup`] over built tables.
+pub trait Mode {
+    const INFO: ModeInfo;
+    /// RSS over the TCP/UDP/SCTP ports as well as the addresses (C's ACL
+    /// mode asks for it).
+    const RSS_L4: bool = false;
+
+    /// The rule files as read, before EAL starts (a typo costs no EAL
+    /// start-up).
+    type Rules;
+    type Lookup: Lookup;
+
+    /// Reads the rule files `args` names, or the built-in ones.
+    fn load(args: &Args) -> Result<Self::Rules, Box<dyn Error>>;
+
+    /// Builds the tables from `rules`, loading the routes to the ports
+    /// `plan` forwards to.
+    fn build(eal: &Eal, plan: &Plan, args: &Args, rules: Self::Rules) -> Result<Self::Lookup, Box<dyn Error>>;
+}
+
+/// Work generic over the mode, run by [`with_mode`] for the mode chosen
+/// at run time.
+pub trait ModeTask {
+    type Output;
+    fn run<M: Mode>(self) -> Self::Output;
+}
+
+macro_rules! modes {
+    ($($mode:ident),* $(,)?) => {
+        /// Every mode, in the order `--help` and the bench list them; the
+        /// first is the default.
+        pub const MODES: [&ModeInfo; [$(stringify!($mode)),*].len()] = [$(&<$mode as Mode>::INFO),*];
+
+        /// Runs `task` for the mode `info` describes (one of [`MODES`]).
+        pub fn with_mode<T: ModeTask>(info: &ModeInfo, task: T) -> Option<T::Output> {
+            $(if *info == <$mode as Mode>::INFO {
+                return Some(task.run::<$mode>());
+            })*
+            None
+        }
+    };
+}
+
+modes!(Lpm, Em, Fib, Acl);
+
+/// The default mode: LPM, as in C.
+pub fn default_mode() -> &'static ModeInfo {
+    MODES[0]
+}
+
+/// The mode `--lookup=name` selects.
+pub fn by_name(name: &str) -> Option<&'static ModeInfo> {
+    MODES.iter().copied().find(|m| m.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_flags_are_unique() {
+        for (i, a) in MODES.iter().enumerate() {
+            for b in &MODES[i + 1..] {
+                assert_ne!(a.name, b.name);
+                assert!(a.flag.is_none() || a.flag != b.flag, "{} and {}", a.name, b.name);
+            }
+        }
+        assert_eq!(default_mode().name, "lpm");
+        assert_eq!(by_name("acl").map(|m| m.rules), Some(RuleFormat::Acl));
+        assert_eq!(by_name("hash"), None);
+    }
+}

@@ -1,0 +1,223 @@
+//! The poll-mode dataplane, C l3fwd's default model: each lcore polls its
+//! RX queues, looks the packets up and sends them on (see [`crate::forward`]).
+//! Sets the ports up, runs the lcores until a signal or `--duration`, then
+//! stops the ports, checks that every mbuf came back and reports.
+
+use std::error::Error;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use dpdk::{Eal, Port};
+
+use crate::cli::Args;
+use crate::control::{self, Control, Summary};
+use crate::counters::{LcoreCounters, LcoreStats};
+use crate::forward::{Lcore, LcoreQueues};
+use crate::lookup::Lookup;
+use crate::plan::Plan;
+use crate::setup::{self, Dataplane};
+
+/// Sets up the ports, forwards with `lookup` until SIGINT, SIGTERM or
+/// `--duration`, then stops the ports, checks the mbufs and reports. On an
+/// error the ports set up so far are closed as their handles drop, and
+/// nothing is left running.
+pub fn serve<L: Lookup>(
+    eal: &Eal,
+    ports: Vec<Port>,
+    plan: &Plan,
+    args: &Args,
+    rss_l4: bool,
+    lookup: L,
+    quit: &Arc<AtomicBool>,
+) -> Result<(), Box<dyn Error>> {
+    let mut dataplane = setup::build(eal, ports, plan, args, rss_l4)?;
+    // What the drivers hold before forwarding (a pcap port with infinite_rx
+    // keeps a copy of its file): the count to come back to.
+    let mbufs_before = dataplane.mbufs_in_use();
+    for p in &mut dataplane.ports {
+        if args.promiscuous {
+            p.enable_promiscuous()?;
+        }
+        p.start()?;
+    }
+    if !args.skip_link_wait {
+        wait_for_links(&dataplane.ports, quit)?;
+    }
+    let lcores = std::mem::take(&mut dataplane.lcores);
+    let (tasks, stats) = lcore_tasks(eal, args, lcores, Arc::new(lookup), quit);
+    let secs = forward(eal, &dataplane, tasks, &stats, args, quit)?;
+
+    let mut summary = Summary::collect(&dataplane.ports, &stats, secs);
+    summary.mbufs_in_use = [mbufs_before, stop(&mut dataplane)?];
+    for p in std::mem::take(&mut dataplane.ports) {
+        p.close()?;
+    }
+    summary.print();
+    if let Some(path) = &args.stats_json {
+        summary
+            .write_json(path)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// C's `check_all_ports_link_status`: waits up to 9 s, checking every
+/// 100 ms, for every port's link to be up (a real NIC takes a moment after
+/// its start; virtual ports are up at once), then logs each link. A link
+/// still down is a warning, and forwarding starts anyway, as in C; a signal
+/// ends the wait.
+fn wait_for_links(ports: &[Port], quit: &AtomicBool) -> dpdk::Result<()> {
+    const CHECK_INTERVAL: Duration = Duration::from_millis(100);
+    const CHECKS: u32 = 90;
+    for check in 0..=CHECKS {
+        let links = ports.iter().map(Port::link).collect::<dpdk::Result<Vec<_>>>()?;
+        if links.iter().all(|l| l.up) || check == CHECKS || quit.load(Relaxed) {
+            for (p, l) in ports.iter().zip(&links) {
+                match l {
+                    l if l.up => log::info!(
+                        "port {}: link up at {} Mbps, {} duplex",
+                        p.id(),
+                        l.speed_mbps,
+                        if l.full_duplex { "full" } else { "half" }
+                    ),
+                    _ => log::warn!("port {}: link down; forwarding anyway", p.id()),
+                }
+            }
+            return Ok(());
+        }
+        std::thread::sleep(CHECK_INTERVAL);
+    }
+    Ok(())
+}
+
+/// The lcores that have RX queues, ready to run, and their stats.
+fn lcore_tasks<L: Lookup>(
+    eal: &Eal,
+    args: &Args,
+    lcores: Vec<LcoreQueues>,
+    lookup: Arc<L>,
+    quit: &Arc<AtomicBool>,
+) -> (Vec<Lcore<L>>, Vec<Arc<LcoreStats>>) {
+    let drain_ticks = eal.tsc_hz().div_ceil(1_000_000) * args.drain_us;
+    lcores
+        .into_iter()
+        .filter(|q| {
+            if q.rx.is_empty() {
+                log::info!("lcore {} has nothing to do", q.lcore);
+            }
+            !q.rx.is_empty()
+        })
+        .map(|queues| {
+            let stats = Arc::new(LcoreStats {
+                lcore: queues.lcore,
+                rx_queues: queues.rx.iter().map(|q| (q.port(), q.queue())).collect(),
+                counters: LcoreCounters::for_ports(usize::from(dpdk::MAX_PORTS)),
+            });
+            let task = Lcore {
+                queues,
+                lookup: Arc::clone(&lookup),
+                stats: Arc::clone(&stats),
+                quit: Arc::clone(quit),
+                drain_ticks,
+                drain_when_idle: !args.c_drain,
+                rx_burst: args.rx_burst,
+            };
+            (task, stats)
+        })
+        .unzip()
+}
+
+/// Forwards on every task's lcore, with telemetry and the control thread
+/// (rates, `--duration`) beside them, until `quit`; returns how long
+/// forwarding ran, once every lcore has stopped and flushed.
+fn forward<L: Lookup>(
+    eal: &Eal,
+    dataplane: &Dataplane,
+    tasks: Vec<Lcore<L>>,
+    stats: &[Arc<LcoreStats>],
+    args: &Args,
+    quit: &Arc<AtomicBool>,
+) -> Result<f64, Box<dyn Error>> {
+    // Telemetry and the control thread start before any lcore forwards, so
+    // that their failure leaves nothing to stop.
+    let telemetry_view = stats.to_vec();
+    eal.register_telemetry(
+        "/l3fwd/stats",
+        "l3fwd-rs forwarding counters, summed over lcores, then each lcore's load counters",
+        move || {
+            let mut pairs = LcoreCounters::named(&control::totals(&telemetry_view));
+            for l in &telemetry_view {
+                let t = l.counters.totals();
+                let per_lcore = [
+                    ("rx", t.rx),
+                    ("busy_cycles", t.busy_cycles),
+                    ("polls", t.polls),
+                    ("empty_polls", t.empty_polls),
+                ];
+                pairs.extend(per_lcore.map(|(k, v)| (format!("lcore{}_{k}", l.lcore), v)));
+            }
+            pairs
+        },
+    )?;
+    let control = Control {
+        ports: dataplane.ports.iter().map(Port::id).collect(),
+        lcores: stats.to_vec(),
+        quit: Arc::clone(quit),
+        interval: (args.stats_interval > 0).then(|| Duration::from_secs(args.stats_interval)),
+        duration: args.duration.map(Duration::from_secs),
+    };
+    let control_thread = eal.spawn_control_thread("l3fwd-ctrl", move || control.run())?;
+    let started = Instant::now();
+    let ran = run_lcores(eal, tasks, quit);
+    let secs = started.elapsed().as_secs_f64();
+    control_thread.join();
+    ran?;
+    Ok(secs)
+}
+
+/// Stops every port (no queue handle is left: the lcores have returned)
+/// and returns the mbufs then in use. Stopped ports hold what they held
+/// before they started: every mbuf taken since must be back in its pool,
+/// or it leaked.
+fn stop(dataplane: &mut Dataplane) -> Result<u64, Box<dyn Error>> {
+    for p in &mut dataplane.ports {
+        p.stop()?;
+    }
+    Ok(dataplane.mbufs_in_use())
+}
+
+/// Runs each task on its lcore (the main lcore's on this thread) until
+/// `quit`, and returns once every one has stopped and flushed. If a worker
+/// cannot be launched, those already running are stopped before the error
+/// is returned; `quit` is set on return either way (it also stops the
+/// control thread).
+fn run_lcores<L: Lookup>(eal: &Eal, tasks: Vec<Lcore<L>>, quit: &AtomicBool) -> dpdk::Result<()> {
+    let mut main_task = None;
+    let mut workers = Vec::new();
+    let mut launched = Ok(());
+    for task in tasks {
+        let lcore = task.stats.lcore;
+        log::info!("lcore {lcore}: forwarding");
+        if lcore == eal.main_lcore() {
+            main_task = Some(task);
+        } else if let Err(e) = eal.launch_on_lcore(lcore, move || task.run()) {
+            launched = Err(e);
+            break;
+        } else {
+            workers.push(lcore);
+        }
+    }
+    match (&launched, main_task) {
+        (Ok(()), Some(task)) => {
+            task.run();
+        }
+        (Ok(()), None) => {}
+        (Err(_), _) => quit.store(true, Relaxed),
+    }
+    for w in workers {
+        eal.wait_lcore(w);
+    }
+    quit.store(true, Relaxed);
+    launched
+}
