@@ -12,7 +12,8 @@ use std::time::Duration;
 
 use common::{l3fwd_rs, Outcome, Run};
 use frames::*;
-use oracle::{check, Decision, Mode};
+use l3fwd_rs::mode::{Em, Lpm, Mode, ModeInfo};
+use oracle::{check, Decision};
 use serde_json::Value;
 use trafficgen::{generate, GenOpts, Mix};
 
@@ -99,7 +100,7 @@ fn small_traffic(seed: u64) -> Vec<Vec<u8>> {
     generate(seed, 500, &mix, &opts)
 }
 
-fn count(frames: &[Vec<Vec<u8>>], mode: Mode, decision: Decision) -> u64 {
+fn count(frames: &[Vec<Vec<u8>>], mode: &ModeInfo, decision: Decision) -> u64 {
     frames.iter().flatten().filter(|f| check(f, mode) == decision).count() as u64
 }
 
@@ -168,14 +169,14 @@ fn frames_written(out: &Outcome) -> u64 {
 /// gets the oracle's decision (forwarded, or dropped and counted under the
 /// right name), every forwarded frame is in an output file, and the mbufs
 /// in use are back to their count before forwarding.
-fn assert_malformed_traffic_accounted(mode: Mode) {
-    let em = mode == Mode::Em;
+fn assert_malformed_traffic_accounted(mode: &ModeInfo) {
+    let em = *mode == Em::INFO;
     let inputs = [mixed_traffic(1, em), mixed_traffic(2, em)];
-    let mode_args: &[&str] = if em { &["-E"] } else { &[] };
+    let mode_args = ["--lookup", mode.name];
     let out = Run::new(l3fwd_rs())
         .port(inputs[0].clone())
         .port(inputs[1].clone())
-        .args(&[TWO_PORTS, mode_args].concat())
+        .args(&[TWO_PORTS, &mode_args].concat())
         .stats_json()
         .run();
     let s = stats(&out);
@@ -235,12 +236,12 @@ fn malformed_traffic_acl_every_packet_counted_under_its_drop() {
 
 #[test]
 fn malformed_traffic_lpm_every_packet_and_mbuf_accounted() {
-    assert_malformed_traffic_accounted(Mode::Lpm);
+    assert_malformed_traffic_accounted(&Lpm::INFO);
 }
 
 #[test]
 fn malformed_traffic_em_every_packet_and_mbuf_accounted() {
-    assert_malformed_traffic_accounted(Mode::Em);
+    assert_malformed_traffic_accounted(&Em::INFO);
 }
 
 /// A net_ring port sends into a ring of 1023 slots that loops back to its

@@ -13,6 +13,7 @@ use ipnet::{Ipv4Net, Ipv6Net};
 
 use super::{Mode, ModeInfo, RuleFormat};
 use crate::cli::Args;
+use crate::counters::DropReason;
 use crate::lookup::{answer_route, Gather, Lookup, Miss, Route};
 use crate::packet::{ipv4_from_proto, ipv6_from_next_header, L3};
 use crate::plan::Plan;
@@ -80,7 +81,7 @@ impl Default for AclScratch {
 fn route(verdict: Verdict) -> Route {
     match verdict {
         Verdict::Forward(port) => Route::Port(port),
-        Verdict::Deny => Route::Denied,
+        Verdict::Deny => Route::Drop(DropReason::Denied),
         Verdict::NoMatch => Route::NoMatch,
     }
 }
@@ -96,7 +97,7 @@ impl Lookup for AclLookup {
             L3::Ipv4(_) => scratch.v4.push(index, ipv4_from_proto(frame)),
             L3::Ipv6(_) => scratch.v6.push(index, ipv6_from_next_header(frame)),
             L3::Other => {}
-            L3::Runt => return Route::Runt,
+            L3::Runt => return Route::Drop(DropReason::Runt),
         }
         Route::NoMatch
     }

@@ -17,7 +17,7 @@ use std::error::Error;
 use dpdk::Eal;
 
 pub use acl::Acl;
-pub use em::Em;
+pub use em::{em_key, Em, EmKey};
 pub use fib::Fib;
 pub use lpm::Lpm;
 
