@@ -309,7 +309,8 @@ fn send<L: Lookup, T: Transmit>(
         (Route::Port(port), _) => port,
         (Route::NoMatch, Miss::InputPort) => in_port,
         (Route::NoMatch, Miss::Drop) => return counters.add_drop(DropReason::NoRule, 1),
-        (Route::Drop(reason), _) => return counters.add_drop(reason, 1),
+        (Route::Runt, _) => return counters.add_drop(DropReason::Runt, 1),
+        (Route::Denied, _) => return counters.add_drop(DropReason::Denied, 1),
     };
     let Some(out) = tx.get_mut(port) else {
         return counters.add_drop(DropReason::Unroutable, 1);

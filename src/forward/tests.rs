@@ -175,7 +175,7 @@ impl<const DROP_MISS: bool, const IPV4_FIRST: bool> Lookup for ByLastByte<DROP_M
                 Route::NoMatch
             }
             L3::Other => Route::NoMatch,
-            L3::Runt => Route::Drop(DropReason::Runt),
+            L3::Runt => Route::Runt,
         }
     }
 

@@ -1,11 +1,10 @@
 //! What a lookup mode answers: given a parsed burst, where each packet
 //! goes. A lookup only answers [`Route::Port`] or [`Route::NoMatch`] (or
-//! [`Route::Drop`] for a frame too short for what its lookup reads, or one
-//! a rule denies); what happens to a packet that
+//! [`Route::Runt`] for a frame too short for what its lookup reads,
+//! [`Route::Denied`] for one a rule drops); what happens to a packet that
 //! matched nothing is the mode's [`Lookup::MISS`], applied once, by the
 //! forwarder. The modes themselves are in [`crate::mode`].
 
-use crate::counters::DropReason;
 use crate::packet::L3;
 use crate::MAX_BURST;
 
@@ -17,10 +16,11 @@ pub enum Route {
     /// No rule matched, or the mode looks nothing up for this kind of
     /// frame (non-IP): the forwarder's miss policy applies.
     NoMatch,
-    /// Dropped and counted: shorter than what the lookup reads
-    /// ([`DropReason::Runt`]), or a deny rule matched
-    /// ([`DropReason::Denied`]).
-    Drop(DropReason),
+    /// Shorter than what the lookup reads: dropped, counted as
+    /// [`DropReason::Runt`](crate::counters::DropReason::Runt).
+    Runt,
+    /// A deny rule matched: dropped, counted as [`DropReason::Denied`](crate::counters::DropReason::Denied).
+    Denied,
 }
 
 /// What happens to a packet that matched no rule.

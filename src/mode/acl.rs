@@ -13,7 +13,6 @@ use ipnet::{Ipv4Net, Ipv6Net};
 
 use super::{Mode, ModeInfo, RuleFormat};
 use crate::cli::Args;
-use crate::counters::DropReason;
 use crate::lookup::{answer_route, Gather, Lookup, Miss, Route};
 use crate::packet::{ipv4_from_proto, ipv6_from_next_header, L3};
 use crate::plan::Plan;
@@ -81,7 +80,7 @@ impl Default for AclScratch {
 fn route(verdict: Verdict) -> Route {
     match verdict {
         Verdict::Forward(port) => Route::Port(port),
-        Verdict::Deny => Route::Drop(DropReason::Denied),
+        Verdict::Deny => Route::Denied,
         Verdict::NoMatch => Route::NoMatch,
     }
 }
@@ -97,7 +96,7 @@ impl Lookup for AclLookup {
             L3::Ipv4(_) => scratch.v4.push(index, ipv4_from_proto(frame)),
             L3::Ipv6(_) => scratch.v6.push(index, ipv6_from_next_header(frame)),
             L3::Other => {}
-            L3::Runt => return Route::Drop(DropReason::Runt),
+            L3::Runt => return Route::Runt,
         }
         Route::NoMatch
     }

@@ -21,7 +21,6 @@ use em::{EmTables, Ipv4Key, Ipv6Key};
 
 use super::{Mode, ModeInfo, RuleFormat};
 use crate::cli::Args;
-use crate::counters::DropReason;
 use crate::lookup::{answer, Gather, Lookup, Route};
 use crate::packet::{ipv4_tuple, ipv6_tuple, L3};
 use crate::plan::Plan;
@@ -179,7 +178,7 @@ impl Lookup for EmLookup {
             EmKey::V4(k) => scratch.v4.push(index, k),
             EmKey::V6(k) => scratch.v6.push(index, k),
             EmKey::NotEligible => {}
-            EmKey::Runt => return Route::Drop(DropReason::Runt),
+            EmKey::Runt => return Route::Runt,
         }
         Route::NoMatch
     }

@@ -21,7 +21,6 @@ use lpm::FibTables;
 use super::lpm::{log_routes, route_limits, routes, Routes};
 use super::{Mode, ModeInfo, RuleFormat};
 use crate::cli::Args;
-use crate::counters::DropReason;
 use crate::lookup::{answer, Gather, Lookup, Route};
 use crate::packet::{ipv6_dst_bytes, L3};
 use crate::plan::Plan;
@@ -74,9 +73,9 @@ impl Lookup for FibLookup {
             L3::Ipv6(h) => h.dst,
             L3::Other => match ipv6_dst_bytes(frame) {
                 Some(dst) => dst,
-                None => return Route::Drop(DropReason::Runt),
+                None => return Route::Runt,
             },
-            L3::Runt => return Route::Drop(DropReason::Runt),
+            L3::Runt => return Route::Runt,
         };
         scratch.v6.push(index, dst);
         Route::NoMatch

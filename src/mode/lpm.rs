@@ -15,7 +15,6 @@ use lpm::LpmTables;
 
 use super::{Mode, ModeInfo, RuleFormat};
 use crate::cli::Args;
-use crate::counters::DropReason;
 use crate::lookup::{answer, Gather, Lookup, Route};
 use crate::packet::L3;
 use crate::plan::Plan;
@@ -145,7 +144,7 @@ impl Lookup for LpmLookup {
                 Route::NoMatch
             }
             L3::Other => Route::NoMatch,
-            L3::Runt => Route::Drop(DropReason::Runt),
+            L3::Runt => Route::Runt,
         }
     }
 
