@@ -11,6 +11,7 @@
 //! not starting with `R`, is refused by name. Unlike C l3fwd, Windows line
 //! endings are accepted.
 
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 use std::borrow::Cow;
