@@ -21,7 +21,7 @@ use std::ops::RangeInclusive;
 use std::path::Path;
 
 use ipnet::{Ipv4Net, Ipv6Net};
-use rulefile::{parse_c_ulong, Line};
+use rulefile::{number, parse_c_ulong, Line, NumberError};
 
 /// What a matching packet gets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -230,16 +230,14 @@ fn port_range(f: &[&str; FIELDS.len()], at: usize) -> Result<RangeInclusive<u16>
     Ok(low..=high)
 }
 
-/// `GET_CB_FIELD(text, value, 0, max, 0)`.
-fn number(text: &str, field: &'static str, max: u64) -> Result<u64, LineProblem> {
-    let value = parse_c_ulong(text, 0).ok_or_else(|| LineProblem::BadField {
-        field,
-        text: text.to_owned(),
-    })?;
-    if value > max {
-        return Err(LineProblem::OutOfRange { field, value, max });
+/// A numeric field [`number`] refused, in this parser's words.
+impl From<NumberError> for LineProblem {
+    fn from(e: NumberError) -> Self {
+        match e {
+            NumberError::NotANumber { field, text } => Self::BadField { field, text },
+            NumberError::OutOfRange { field, value, max } => Self::OutOfRange { field, value, max },
+        }
     }
-    Ok(value)
 }
 
 #[cfg(test)]

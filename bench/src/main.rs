@@ -4,6 +4,8 @@
 //! `l3fwd-bench latency`: one-way latency (sockperf) through l3fwd-rs, C l3fwd
 //! and the kernel's forwarding between two network namespaces.
 
+#![forbid(unsafe_code)]
+
 mod baseline;
 mod command;
 mod configs;

@@ -18,15 +18,13 @@ use std::ptr::{addr_of, NonNull};
 
 use crate::eal::Eal;
 use crate::error::{DpdkError, Result};
+use crate::lpm::in_chunks;
 use crate::sys;
 
 /// The next hop a lookup answers when no route matches: the largest a
 /// 4-byte next hop can be (one bit of each entry is the library's), above
 /// any next hop [`Fib::add`] and [`Fib6::add`] take.
 const NO_ROUTE: u64 = (1 << 31) - 1;
-
-/// Most addresses one bulk call takes here (a stack buffer of results).
-const BULK: usize = 64;
 
 fn c_name(name: &str) -> Result<CString> {
     CString::new(name).map_err(|_| DpdkError::invalid("FIB name", "contains a NUL byte"))
@@ -202,24 +200,23 @@ impl Fib {
     /// a miss.
     #[inline(always)]
     pub fn lookup_bulk(&self, ips: &[u32], mut each: impl FnMut(usize, Option<u64>)) {
-        let mut raw = [0u64; BULK];
-        for (chunk, ips) in ips.chunks(BULK).enumerate() {
-            let raw = &mut raw[..ips.len()];
-            // SAFETY: ips and raw hold ips.len() elements; rte_fib reads the
-            // addresses without writing them despite the non-const pointer;
-            // the FIB is alive and only read.
-            unsafe {
-                sys::rte_fib_lookup_bulk(
-                    self.raw.as_ptr(),
-                    ips.as_ptr() as *mut u32,
-                    raw.as_mut_ptr(),
-                    ips.len() as i32,
-                )
-            };
-            for (i, &h) in raw.iter().enumerate() {
-                each(chunk * BULK + i, hop(h));
-            }
-        }
+        in_chunks(
+            ips,
+            |ips, raw: &mut [u64]| {
+                // SAFETY: ips and raw hold ips.len() elements (in_chunks);
+                // rte_fib reads the addresses without writing them despite
+                // the non-const pointer; the FIB is alive and only read.
+                unsafe {
+                    sys::rte_fib_lookup_bulk(
+                        self.raw.as_ptr(),
+                        ips.as_ptr() as *mut u32,
+                        raw.as_mut_ptr(),
+                        ips.len() as i32,
+                    )
+                };
+            },
+            |i, h| each(i, hop(h)),
+        );
     }
 
     /// Looks up one address (host order): its next hop, or None on a miss.
@@ -389,24 +386,23 @@ impl Fib6 {
     /// [`Fib::lookup_bulk`].
     #[inline(always)]
     pub fn lookup_bulk(&self, ips: &[[u8; 16]], mut each: impl FnMut(usize, Option<u64>)) {
-        let mut raw = [0u64; BULK];
-        for (chunk, ips) in ips.chunks(BULK).enumerate() {
-            let raw = &mut raw[..ips.len()];
-            // SAFETY: ips and raw hold ips.len() elements; rte_fib6 reads the
-            // addresses without writing them despite the non-const pointer;
-            // the FIB is alive and only read.
-            unsafe {
-                sys::rte_fib6_lookup_bulk(
-                    self.raw.as_ptr(),
-                    ips.as_ptr() as *mut [u8; 16],
-                    raw.as_mut_ptr(),
-                    ips.len() as i32,
-                )
-            };
-            for (i, &h) in raw.iter().enumerate() {
-                each(chunk * BULK + i, hop(h));
-            }
-        }
+        in_chunks(
+            ips,
+            |ips, raw: &mut [u64]| {
+                // SAFETY: ips and raw hold ips.len() elements (in_chunks);
+                // rte_fib6 reads the addresses without writing them despite
+                // the non-const pointer; the FIB is alive and only read.
+                unsafe {
+                    sys::rte_fib6_lookup_bulk(
+                        self.raw.as_ptr(),
+                        ips.as_ptr() as *mut [u8; 16],
+                        raw.as_mut_ptr(),
+                        ips.len() as i32,
+                    )
+                };
+            },
+            |i, h| each(i, hop(h)),
+        );
     }
 
     /// Looks up one address: its next hop, or None on a miss.

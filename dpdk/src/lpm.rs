@@ -24,9 +24,29 @@ const LPM_NEXT_HOP_MASK: u32 = 0x00ff_ffff;
 /// Valid and group bits of an rte_lpm entry: it refers to a tbl8 group.
 const LPM_VALID_GROUP: u32 = 0x0300_0000;
 
-/// Most results one rte_lpm / rte_lpm6 bulk call writes here: bulk lookups
-/// go through a stack buffer of this many.
+/// Most results one bulk call (rte_lpm, rte_lpm6, rte_fib, rte_fib6)
+/// writes here: bulk lookups go through a stack buffer of this many.
 const BULK: usize = 64;
+
+/// The loop of every bulk lookup here: `call` looks up one chunk of at
+/// most [`BULK`] `items`, writing one raw result per item into a slice
+/// exactly as long as the chunk (the length its unsafe call relies on);
+/// `each` then gets each item's index in `items` and its raw result.
+#[inline(always)]
+pub(crate) fn in_chunks<T, R: Copy + Default>(
+    items: &[T],
+    mut call: impl FnMut(&[T], &mut [R]),
+    mut each: impl FnMut(usize, R),
+) {
+    let mut raw = [R::default(); BULK];
+    for (chunk, items) in items.chunks(BULK).enumerate() {
+        let raw = &mut raw[..items.len()];
+        call(items, raw);
+        for (i, &r) in raw.iter().enumerate() {
+            each(chunk * BULK + i, r);
+        }
+    }
+}
 
 /// The lookups of an IPv4 LPM table, shared by [`Lpm`] (built route by
 /// route) and [`FrozenLpm`] (written whole, lookups only), which both
@@ -82,17 +102,17 @@ impl LpmTable {
     /// ```
     #[inline(always)]
     pub fn lookup_bulk(&self, ips: &[u32], mut each: impl FnMut(usize, Option<u32>)) {
-        let mut raw = [0u32; BULK];
-        for (chunk, ips) in ips.chunks(BULK).enumerate() {
-            let raw = &mut raw[..ips.len()];
-            // SAFETY: ips and raw hold ips.len() elements; the table is
-            // alive and only read.
-            unsafe { sys::shim_lpm_lookup_bulk(self.raw.as_ptr(), ips.as_ptr(), raw.as_mut_ptr(), ips.len() as u32) };
-            for (i, &h) in raw.iter().enumerate() {
-                let hop = (h & LPM_LOOKUP_SUCCESS != 0).then_some(h & LPM_NEXT_HOP_MASK);
-                each(chunk * BULK + i, hop);
-            }
-        }
+        in_chunks(
+            ips,
+            |ips, raw: &mut [u32]| {
+                // SAFETY: ips and raw hold ips.len() elements (in_chunks);
+                // the table is alive and only read.
+                unsafe {
+                    sys::shim_lpm_lookup_bulk(self.raw.as_ptr(), ips.as_ptr(), raw.as_mut_ptr(), ips.len() as u32)
+                };
+            },
+            |i, h| each(i, (h & LPM_LOOKUP_SUCCESS != 0).then_some(h & LPM_NEXT_HOP_MASK)),
+        );
     }
 
     /// Looks up one address (host order): its next hop, or None on a miss.
@@ -371,25 +391,25 @@ impl Lpm6 {
     /// [`LpmTable::lookup_bulk`] does.
     #[inline(always)]
     pub fn lookup_bulk(&self, ips: &[[u8; 16]], mut each: impl FnMut(usize, Option<u32>)) {
-        // rte_lpm6 writes -1 for a miss.
-        let mut raw = [0i32; BULK];
-        for (chunk, ips) in ips.chunks(BULK).enumerate() {
-            let raw = &mut raw[..ips.len()];
-            // SAFETY: ips and raw hold ips.len() elements; rte_lpm6 reads
-            // the addresses without writing them despite the non-const
-            // pointer type; the table is alive and only read.
-            unsafe {
-                sys::rte_lpm6_lookup_bulk_func(
-                    self.raw.as_ptr(),
-                    ips.as_ptr() as *mut [u8; 16],
-                    raw.as_mut_ptr(),
-                    ips.len() as u32,
-                )
-            };
-            for (i, &h) in raw.iter().enumerate() {
-                each(chunk * BULK + i, u32::try_from(h).ok());
-            }
-        }
+        in_chunks(
+            ips,
+            |ips, raw: &mut [i32]| {
+                // SAFETY: ips and raw hold ips.len() elements (in_chunks);
+                // rte_lpm6 reads the addresses without writing them despite
+                // the non-const pointer type; the table is alive and only
+                // read.
+                unsafe {
+                    sys::rte_lpm6_lookup_bulk_func(
+                        self.raw.as_ptr(),
+                        ips.as_ptr() as *mut [u8; 16],
+                        raw.as_mut_ptr(),
+                        ips.len() as u32,
+                    )
+                };
+            },
+            // rte_lpm6 writes -1 for a miss.
+            |i, h| each(i, u32::try_from(h).ok()),
+        );
     }
 
     /// Looks up one address: its next hop, or None on a miss.

@@ -3,6 +3,8 @@
 //! 4M-entry table, keys in random order, all hitting or half missing.
 //! Each table is built once and serves its four cases.
 
+#![forbid(unsafe_code)]
+
 use std::hint::black_box;
 use std::net::Ipv4Addr;
 use std::time::Duration;

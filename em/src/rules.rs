@@ -17,7 +17,7 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 use std::path::Path;
 use std::str::FromStr;
 
-use rulefile::{parse_c_ulong, Line};
+use rulefile::{number, Line, NumberError};
 
 use crate::key::FiveTuple;
 
@@ -59,22 +59,9 @@ pub enum LineProblem {
         /// The field as written.
         text: String,
     },
-    /// A port, protocol or output port that is not a number.
-    BadNumber {
-        /// Which field.
-        field: &'static str,
-        /// The field as written.
-        text: String,
-    },
-    /// A number larger than its field allows.
-    OutOfRange {
-        /// Which field.
-        field: &'static str,
-        /// The value read.
-        value: u64,
-        /// The field's largest value.
-        max: u64,
-    },
+    /// A port, protocol or output port that is not a number, or larger
+    /// than its field allows.
+    Number(NumberError),
 }
 
 impl fmt::Display for LineProblem {
@@ -86,8 +73,7 @@ impl fmt::Display for LineProblem {
                 "expected 6 fields 'R<dst> <src> <dst port> <src port> <proto> <port>', found {found}"
             ),
             Self::BadAddress { field, text } => write!(f, "{field} '{text}' is not a valid address"),
-            Self::BadNumber { field, text } => write!(f, "{field} '{text}' is not a number"),
-            Self::OutOfRange { field, value, max } => write!(f, "{field} {value} out of range 0..={max}"),
+            Self::Number(e) => write!(f, "{e}"),
         }
     }
 }
@@ -149,16 +135,10 @@ fn address<A: FromStr>(text: &str, field: &'static str) -> Result<A, LineProblem
     })
 }
 
-/// `GET_CB_FIELD(text, value, 0, max, 0)`.
-fn number(text: &str, field: &'static str, max: u64) -> Result<u64, LineProblem> {
-    let value = parse_c_ulong(text, 0).ok_or_else(|| LineProblem::BadNumber {
-        field,
-        text: text.to_owned(),
-    })?;
-    if value > max {
-        return Err(LineProblem::OutOfRange { field, value, max });
+impl From<NumberError> for LineProblem {
+    fn from(e: NumberError) -> Self {
+        Self::Number(e)
     }
-    Ok(value)
 }
 
 #[cfg(test)]

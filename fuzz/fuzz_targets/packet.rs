@@ -6,6 +6,7 @@
 //! past the frame, a rewrite of MACs/TTL/checksum only.
 //! `make fuzz` runs it for a fixed time.
 #![no_main]
+#![forbid(unsafe_code)]
 
 use libfuzzer_sys::fuzz_target;
 

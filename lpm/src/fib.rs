@@ -6,7 +6,7 @@ use ipnet::{Ipv4Net, Ipv6Net};
 
 use crate::rules::{Route, RouteFile};
 use crate::sizing::Size;
-use crate::table::{load, LoadReport, Loaded, LpmError};
+use crate::table::{load_both, port_of, LoadReport, Loaded, LpmError};
 use crate::Limits;
 
 /// IPv4 and IPv6 FIBs, read-only once built.
@@ -34,11 +34,6 @@ fn fib4(eal: &dpdk::Eal, name: &str, socket: i32, size: Size, routes: &[&Route<I
     Ok(fib)
 }
 
-/// The port a next hop names: the FIBs hold routes' ports (`u8`) only.
-fn port_of(hop: u64) -> u16 {
-    hop as u16
-}
-
 /// An IPv6 FIB of `size` holding `routes`.
 fn fib6(eal: &dpdk::Eal, name: &str, socket: i32, size: Size, routes: &[&Route<Ipv6Net>]) -> Loaded<dpdk::Fib6> {
     let mut fib = dpdk::Fib6::new(eal, name, socket, size.rules, size.tbl8s).map_err(|e| (None, e))?;
@@ -47,6 +42,30 @@ fn fib6(eal: &dpdk::Eal, name: &str, socket: i32, size: Size, routes: &[&Route<I
         fib.add(&addr, depth, hop(r)).map_err(|e| (Some(r.line), e))?;
     }
     Ok(fib)
+}
+
+/// An IPv6 FIB holding `routes`, of `size` or, where rte_fib6 needs more
+/// tbl8 groups than rte_lpm6 would, of twice as many (up to
+/// [`MAX_GROWTH`] times), unless `--lpm-tbl8s` fixed the number.
+fn fib6_growing(
+    eal: &dpdk::Eal,
+    name: &str,
+    socket: i32,
+    mut size: Size,
+    limits: Limits,
+    routes: &[&Route<Ipv6Net>],
+) -> Loaded<dpdk::Fib6> {
+    let mut grown = 0;
+    loop {
+        match fib6(eal, name, socket, size, routes) {
+            Err((Some(_), e)) if e.is_out_of_space() && limits.tbl8s.is_none() && grown < MAX_GROWTH => {
+                grown += 1;
+                size.tbl8s = size.tbl8s.saturating_mul(2);
+                log::info!("FIB: IPv6: out of tbl8 groups, building again with {}", size.tbl8s);
+            }
+            built => return built,
+        }
+    }
 }
 
 /// C's FIB sizes (`setup_fib`): routes and tbl8 groups of each table.
@@ -100,31 +119,15 @@ impl FibTables {
         enabled: impl Fn(u8) -> bool,
     ) -> Result<(FibTables, LoadReport), LpmError> {
         let (v4_name, v6_name) = (format!("{name}_fib4"), format!("{name}_fib6"));
-        let (v4_table, v4_added) = load("FIB", v4, limits, &enabled, |size: Size, routes| {
-            fib4(eal, &v4_name, socket, fib_size(size, limits), routes)
-        })?;
-        let (v6_table, v6_added) = load("FIB", v6, limits, &enabled, |size: Size, routes| {
-            let mut size = fib_size(size, limits);
-            let mut grown = 0;
-            loop {
-                match fib6(eal, &v6_name, socket, size, routes) {
-                    // rte_fib6 may need more tbl8 groups than rte_lpm6
-                    // would: grow and build again, unless --lpm-tbl8s
-                    // fixed the number.
-                    Err((Some(_), e)) if e.is_out_of_space() && limits.tbl8s.is_none() && grown < MAX_GROWTH => {
-                        grown += 1;
-                        size.tbl8s = size.tbl8s.saturating_mul(2);
-                        log::info!("FIB: IPv6: out of tbl8 groups, building again with {}", size.tbl8s);
-                    }
-                    built => return built,
-                }
-            }
-        })?;
-        let tables = FibTables {
-            v4: v4_table,
-            v6: v6_table,
-        };
-        Ok((tables, LoadReport::of(v4, v6, v4_added, v6_added)))
+        let ((v4, v6), report) = load_both(
+            "FIB",
+            (v4, v6),
+            limits,
+            enabled,
+            |size, routes| fib4(eal, &v4_name, socket, fib_size(size, limits), routes),
+            |size, routes| fib6_growing(eal, &v6_name, socket, fib_size(size, limits), limits, routes),
+        )?;
+        Ok((FibTables { v4, v6 }, report))
     }
 
     /// Output port of one IPv4 destination (host order), or None when no

@@ -10,10 +10,9 @@
 //! unlike C, Windows line endings are accepted. The file is read as bytes
 //! (see the `rulefile` crate: comments may hold any byte, a NUL ends a line).
 
-use ipnet::PrefixLenError;
 /// The prefix types of IPv4 and IPv6 routes.
 pub use ipnet::{Ipv4Net, Ipv6Net};
-use rulefile::{parse_c_ulong, Line};
+use rulefile::{number, Line, NumberError};
 use std::fmt;
 use std::net::{Ipv4Addr, Ipv6Addr};
 use std::path::Path;
@@ -51,19 +50,9 @@ pub enum LineProblem {
     MissingDepth,
     /// The address does not parse as an address of the file's family.
     BadAddress(String),
-    /// The depth is not a number.
-    BadDepth(String),
-    /// The depth is larger than the family's address length.
-    DepthOutOfRange {
-        /// The depth as written.
-        depth: u64,
-        /// The family's address length in bits: 32 or 128.
-        max: u8,
-    },
-    /// The port is not a number.
-    BadPort(String),
-    /// The port does not fit in a `u8` (l3fwd's `if_out`).
-    PortOutOfRange(u64),
+    /// The depth or the port is not a number, or too large: the depth for
+    /// the family's address length, the port for a `u8` (l3fwd's `if_out`).
+    Number(NumberError),
 }
 
 impl fmt::Display for LineProblem {
@@ -73,13 +62,14 @@ impl fmt::Display for LineProblem {
             Self::MissingField => write!(f, "expected 'R<prefix>/<depth> <port>'"),
             Self::MissingDepth => write!(f, "prefix has no '/<depth>'"),
             Self::BadAddress(addr) => write!(f, "'{addr}' is not a valid address"),
-            Self::BadDepth(depth) => write!(f, "depth '{depth}' is not a number"),
-            Self::DepthOutOfRange { depth, max } => {
-                write!(f, "depth {depth} out of range 0..={max}")
-            }
-            Self::BadPort(port) => write!(f, "port '{port}' is not a number"),
-            Self::PortOutOfRange(port) => write!(f, "port {port} out of range 0..=255"),
+            Self::Number(e) => write!(f, "{e}"),
         }
+    }
+}
+
+impl From<NumberError> for LineProblem {
+    fn from(e: NumberError) -> Self {
+        Self::Number(e)
     }
 }
 
@@ -93,24 +83,25 @@ impl rulefile::Problem for LineProblem {
 /// What the parser needs to know about one address family.
 trait Prefix: Sized {
     type Addr: FromStr;
-    /// Largest depth, for the out-of-range message.
+    /// Largest depth: the address length in bits.
     const MAX_DEPTH: u8;
-    fn new(addr: Self::Addr, depth: u8) -> Result<Self, PrefixLenError>;
+    /// The prefix of `depth` bits (at most [`Prefix::MAX_DEPTH`]) of `addr`.
+    fn new(addr: Self::Addr, depth: u8) -> Self;
 }
 
 impl Prefix for Ipv4Net {
     type Addr = Ipv4Addr;
     const MAX_DEPTH: u8 = 32;
-    fn new(addr: Ipv4Addr, depth: u8) -> Result<Self, PrefixLenError> {
-        Ipv4Net::new(addr, depth)
+    fn new(addr: Ipv4Addr, depth: u8) -> Self {
+        Ipv4Net::new_assert(addr, depth)
     }
 }
 
 impl Prefix for Ipv6Net {
     type Addr = Ipv6Addr;
     const MAX_DEPTH: u8 = 128;
-    fn new(addr: Ipv6Addr, depth: u8) -> Result<Self, PrefixLenError> {
-        Ipv6Net::new(addr, depth)
+    fn new(addr: Ipv6Addr, depth: u8) -> Self {
+        Ipv6Net::new_assert(addr, depth)
     }
 }
 
@@ -174,18 +165,12 @@ fn route<N: Prefix>(line: Line<'_>) -> Result<Route<N>, LineProblem> {
 fn parse_prefix<N: Prefix>(net: &str) -> Result<N, LineProblem> {
     let (addr, depth) = net.split_once('/').ok_or(LineProblem::MissingDepth)?;
     let addr = addr.parse().map_err(|_| LineProblem::BadAddress(addr.to_owned()))?;
-    let depth = parse_c_ulong(depth, 0).ok_or_else(|| LineProblem::BadDepth(depth.to_owned()))?;
-    let out_of_range = LineProblem::DepthOutOfRange {
-        depth,
-        max: N::MAX_DEPTH,
-    };
-    let depth = u8::try_from(depth).map_err(|_| out_of_range.clone())?;
-    N::new(addr, depth).map_err(|_| out_of_range)
+    let depth = number(depth, "depth", N::MAX_DEPTH.into())?;
+    Ok(N::new(addr, depth as u8))
 }
 
 fn parse_port(port: &str) -> Result<u8, LineProblem> {
-    let value = parse_c_ulong(port, 0).ok_or_else(|| LineProblem::BadPort(port.to_owned()))?;
-    u8::try_from(value).map_err(|_| LineProblem::PortOutOfRange(value))
+    Ok(number(port, "port", u8::MAX.into())? as u8)
 }
 
 #[cfg(test)]

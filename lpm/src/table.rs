@@ -168,20 +168,15 @@ impl LpmTables {
         enabled: impl Fn(u8) -> bool,
     ) -> Result<(LpmTables, LoadReport), LpmError> {
         let (v4_name, v6_name) = (format!("{name}_v4"), format!("{name}_v6"));
-        let (v4_table, v4_added) = load("LPM", v4, limits, &enabled, |size, routes| {
-            Ipv4Net::load(eal, &v4_name, socket, size, routes)
-        })?;
-        let (v6_table, v6_added) = load("LPM", v6, limits, &enabled, |size, routes| {
-            Ipv6Net::load(eal, &v6_name, socket, size, routes)
-        })?;
-        let report = LoadReport::of(v4, v6, v4_added, v6_added);
-        Ok((
-            LpmTables {
-                v4: v4_table,
-                v6: v6_table,
-            },
-            report,
-        ))
+        let ((v4, v6), report) = load_both(
+            "LPM",
+            (v4, v6),
+            limits,
+            enabled,
+            |size, routes| Ipv4Net::load(eal, &v4_name, socket, size, routes),
+            |size, routes| Ipv6Net::load(eal, &v6_name, socket, size, routes),
+        )?;
+        Ok((LpmTables { v4, v6 }, report))
     }
 
     /// Output ports of IPv6 destinations, looked up in bulk: `each` gets
@@ -206,22 +201,11 @@ impl LpmTables {
     }
 }
 
-/// The port a next hop names: the tables hold routes' ports (`u8`) only.
+/// The port a next hop names: the LPM and FIB tables hold routes' ports
+/// (`u8`) only, as `u32` or `u64` next hops.
 #[inline(always)]
-fn port_of(hop: u32) -> u16 {
-    hop as u16
-}
-
-impl LoadReport {
-    /// The report of `v4_added` and `v6_added` routes loaded from `v4` and
-    /// `v6`, the rest skipped.
-    pub(crate) fn of(v4: &RouteFile<Ipv4Net>, v6: &RouteFile<Ipv6Net>, v4_added: usize, v6_added: usize) -> Self {
-        LoadReport {
-            v4_added,
-            v6_added,
-            skipped: v4.routes.len() + v6.routes.len() - v4_added - v6_added,
-        }
-    }
+pub(crate) fn port_of(hop: impl Into<u64>) -> u16 {
+    hop.into() as u16
 }
 
 /// A loaded table, or why not: DPDK's error and the line of the route it
@@ -264,10 +248,32 @@ impl Library for Ipv6Net {
     }
 }
 
+/// Both families' `kind` tables (`"LPM"`, `"FIB"`) from `files` (IPv4,
+/// IPv6), each made by its `make` as [`load`] describes, and how many
+/// routes went in.
+pub(crate) fn load_both<T4, T6>(
+    kind: &'static str,
+    files: (&RouteFile<Ipv4Net>, &RouteFile<Ipv6Net>),
+    limits: Limits,
+    enabled: impl Fn(u8) -> bool,
+    make_v4: impl FnOnce(Size, &[&Route<Ipv4Net>]) -> Loaded<T4>,
+    make_v6: impl FnOnce(Size, &[&Route<Ipv6Net>]) -> Loaded<T6>,
+) -> Result<((T4, T6), LoadReport), LpmError> {
+    let (v4, v6) = files;
+    let (v4_table, v4_added) = load(kind, v4, limits, &enabled, make_v4)?;
+    let (v6_table, v6_added) = load(kind, v6, limits, &enabled, make_v6)?;
+    let report = LoadReport {
+        v4_added,
+        v6_added,
+        skipped: v4.routes.len() + v6.routes.len() - v4_added - v6_added,
+    };
+    Ok(((v4_table, v6_table), report))
+}
+
 /// One family's `kind` table (`"LPM"`, `"FIB"`), made by `make` for the
 /// routes of `file` to enabled ports and the size they need; also returns
 /// how many routes it holds.
-pub(crate) fn load<N: Library, T>(
+fn load<N: Library, T>(
     kind: &'static str,
     file: &RouteFile<N>,
     limits: Limits,

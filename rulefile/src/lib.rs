@@ -11,6 +11,7 @@
 //! not starting with `R`, is refused by name. Unlike C l3fwd, Windows line
 //! endings are accepted.
 
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 use std::borrow::Cow;
@@ -50,6 +51,57 @@ pub fn parse_c_ulong(s: &str, base: u32) -> Option<u64> {
         return None;
     }
     u64::from_str_radix(digits, radix).ok()
+}
+
+/// A numeric field of a rule that is not what its field takes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NumberError {
+    /// Not a number as `strtoul` reads one.
+    NotANumber {
+        /// Which field.
+        field: &'static str,
+        /// The field as written.
+        text: String,
+    },
+    /// A number larger than its field allows.
+    OutOfRange {
+        /// Which field.
+        field: &'static str,
+        /// The value read.
+        value: u64,
+        /// The field's largest value.
+        max: u64,
+    },
+}
+
+impl fmt::Display for NumberError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NotANumber { field, text } => write!(f, "{field} '{text}' is not a number"),
+            Self::OutOfRange { field, value, max } => write!(f, "{field} {value} out of range 0..={max}"),
+        }
+    }
+}
+
+/// A rule's numeric `field`, read as C's `strtoul(text, NULL, 0)` reads it,
+/// and at most `max` (C's `GET_CB_FIELD(text, value, 0, max, 0)`).
+///
+/// ```
+/// use rulefile::{number, NumberError};
+///
+/// assert_eq!(number("0x10", "port", 255), Ok(16));
+/// assert_eq!(number("256", "port", 255), Err(NumberError::OutOfRange { field: "port", value: 256, max: 255 }));
+/// assert_eq!(number("1x", "port", 255).unwrap_err().to_string(), "port '1x' is not a number");
+/// ```
+pub fn number(text: &str, field: &'static str, max: u64) -> Result<u64, NumberError> {
+    let value = parse_c_ulong(text, 0).ok_or_else(|| NumberError::NotANumber {
+        field,
+        text: text.to_owned(),
+    })?;
+    if value > max {
+        return Err(NumberError::OutOfRange { field, value, max });
+    }
+    Ok(value)
 }
 
 /// One rule line of a file: neither a comment nor blank.

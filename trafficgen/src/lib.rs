@@ -12,6 +12,8 @@
 //! [`tables`] generates rule tables of a real router's size instead, and
 //! [`aimed`] traffic that touches many of their entries.
 
+#![forbid(unsafe_code)]
+
 use std::net::IpAddr;
 use std::ops::Range;
 

@@ -1,5 +1,7 @@
 //! `l3fwd-gen`: writes seeded l3fwd test/demo traffic to a pcap file.
 
+#![forbid(unsafe_code)]
+
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -2,6 +2,8 @@
 //! routes with the Internet's prefix-length mix, or exact-match 5-tuples) and
 //! pcap files of traffic aimed at them.
 
+#![forbid(unsafe_code)]
+
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
