@@ -132,7 +132,7 @@ pub use eal::{current_lcore, rdtsc, Eal};
 pub use error::{DpdkError, Result};
 pub use fib::{Fib, Fib6};
 pub use hash::{Hash, HASH_BULK_MAX};
-pub use launch::ControlThread;
+pub use launch::{ControlThread, MainLcore};
 pub use lpm::{FrozenLpm, Lpm, Lpm6, LpmTable, Tbl24};
 pub use mbuf::{prefetch, Drain, Mbuf, MbufArray};
 pub use mempool::Mempool;
