@@ -107,7 +107,8 @@ pub fn build(
     rss_l4: bool,
 ) -> Result<Dataplane, Box<dyn std::error::Error>> {
     let n_lcores = plan.lcores.len() as u32;
-    let socket_of = |lcore: u32| if opts.no_numa { 0 } else { eal.lcore_socket(lcore) };
+    // Plan lcores are enabled lcores, below MAX_LCORES: they have a socket.
+    let socket_of = |lcore: u32| if opts.no_numa { 0 } else { eal.lcore_socket(lcore).unwrap_or(0) };
     let mut pools: BTreeMap<(u16, u32), Mempool> = BTreeMap::new();
     let mut configured = Vec::new();
     let mut lcores: Vec<LcoreQueues> = plan
@@ -123,7 +124,8 @@ pub fn build(
 
     for pp in &plan.ports {
         let mut port = ports
-            .get_mut(usize::from(pp.port))
+            .iter_mut()
+            .find(|p| p.as_ref().is_some_and(|p| p.id() == pp.port))
             .and_then(Option::take)
             .ok_or_else(|| format!("port {} does not exist", pp.port))?;
         let info = port.info()?;

@@ -105,15 +105,39 @@ impl Eal {
         Eal::init_shared(&args)
     }
 
-    /// Hands out every port EAL created (vdevs and probed devices), in id
-    /// order: the only way to get a [`Port`], so each port has one owner.
-    /// Fails if the ports were handed out before.
+    /// Hands out every port EAL created (vdevs and probed devices) that no
+    /// one owns, in id order, and takes ownership of each
+    /// (`rte_eth_dev_owner_set`): the only way to get a [`Port`], so each
+    /// port has one owner. Walks the ports as `RTE_ETH_FOREACH_DEV` does:
+    /// ids can have gaps, and a port another driver owns (a fail-safe
+    /// port's sub-devices) is not handed out. Fails if the ports were
+    /// handed out before.
     ///
     /// ```
     /// let eal = dpdk::Eal::for_tests(256, &["--vdev=net_null0"])?;
     /// let ports = eal.take_ports()?;
     /// assert_eq!(ports.len(), 1);
     /// assert!(eal.take_ports().is_err()); // never twice
+    /// # Ok::<(), dpdk::DpdkError>(())
+    /// ```
+    ///
+    /// A fail-safe port owns its sub-device, which is not handed out: here
+    /// the ports are `net_null0` (0), the fail-safe port (1), its
+    /// sub-device `net_null1` (2) and `net_null2` (3).
+    ///
+    /// ```
+    /// let eal = dpdk::Eal::for_tests(256, &[
+    ///     "--vdev=net_null0",
+    ///     "--vdev=net_failsafe0,dev(net_null1)",
+    ///     "--vdev=net_null2",
+    /// ])?;
+    /// let sub = eal.port_id_by_name("net_null1").expect("the sub-device is a port");
+    /// let ids: Vec<u16> = eal.take_ports()?.iter().map(|p| p.id()).collect();
+    /// assert!(!ids.contains(&sub), "{ids:?} includes {sub}, which net_failsafe0 owns");
+    /// for name in ["net_null0", "net_failsafe0", "net_null2"] {
+    ///     assert!(ids.contains(&eal.port_id_by_name(name).unwrap()), "{name} missing from {ids:?}");
+    /// }
+    /// assert_eq!(ids.len(), 3);
     /// # Ok::<(), dpdk::DpdkError>(())
     /// ```
     ///
@@ -128,9 +152,35 @@ impl Eal {
         if self.0.ports_taken.swap(true, Ordering::AcqRel) {
             return Err(DpdkError::invalid("ports", "already handed out"));
         }
-        // SAFETY: reads the ethdev port table.
-        let count = unsafe { sys::rte_eth_dev_count_avail() };
-        Ok((0..count).map(|id| Port::owned(self.clone(), id)).collect())
+        let mut owner = sys::rte_eth_dev_owner::default();
+        // SAFETY: owner.id is a valid out-parameter.
+        let ret = unsafe { sys::rte_eth_dev_owner_new(&mut owner.id) };
+        if ret != 0 {
+            return Err(DpdkError::from_code("cannot make a port owner", ret));
+        }
+        for (to, from) in owner.name.iter_mut().zip(b"dpdk-rs") {
+            *to = *from as c_char;
+        }
+        let no_owner = u64::from(sys::RTE_ETH_DEV_NO_OWNER);
+        let mut ports = Vec::new();
+        // SAFETY: walks the ethdev port table from id 0; ids at or past
+        // RTE_MAX_ETHPORTS end the walk.
+        let mut next = unsafe { sys::rte_eth_find_next_owned_by(0, no_owner) };
+        while next < u64::from(sys::RTE_MAX_ETHPORTS) {
+            let id = next as u16;
+            // SAFETY: owner is a valid, NUL-terminated owner from
+            // rte_eth_dev_owner_new; DPDK checks the port id.
+            let ret = unsafe { sys::rte_eth_dev_owner_set(id, &owner) };
+            if ret == 0 {
+                ports.push(Port::owned(self.clone(), id));
+            } else {
+                // Someone else took it since the walk found it.
+                log::warn!("port {id}: owned by another entity, not used");
+            }
+            // SAFETY: as above, from the next id (at most RTE_MAX_ETHPORTS).
+            next = unsafe { sys::rte_eth_find_next_owned_by(id + 1, no_owner) };
+        }
+        Ok(ports)
     }
 
     /// The id of the port named `name` (e.g. `net_pcap0`), if it exists.
@@ -163,11 +213,24 @@ impl Eal {
         unsafe { sys::rte_get_main_lcore() }
     }
 
-    /// NUMA socket of an lcore.
-    pub fn lcore_socket(&self, lcore: u32) -> u32 {
-        // SAFETY: a read of EAL's lcore table; out-of-range ids return
-        // SOCKET_ID_ANY rather than reading out of bounds.
-        unsafe { sys::rte_lcore_to_socket_id(lcore) }
+    /// NUMA socket of an lcore; `None` if `lcore` is not below
+    /// [`MAX_LCORES`](crate::MAX_LCORES) (`rte_lcore_to_socket_id` indexes
+    /// EAL's lcore table with the id unchecked).
+    ///
+    /// ```
+    /// let eal = dpdk::Eal::for_tests(256, &[])?;
+    /// assert_eq!(eal.lcore_socket(0), Some(0));
+    /// assert_eq!(eal.lcore_socket(dpdk::MAX_LCORES), None);
+    /// assert_eq!(eal.lcore_socket(u32::MAX), None);
+    /// # Ok::<(), dpdk::DpdkError>(())
+    /// ```
+    pub fn lcore_socket(&self, lcore: u32) -> Option<u32> {
+        if lcore >= sys::RTE_MAX_LCORE {
+            return None;
+        }
+        // SAFETY: lcore is below RTE_MAX_LCORE (checked above), the size of
+        // the lcore table the call reads; EAL filled it at init.
+        Some(unsafe { sys::rte_lcore_to_socket_id(lcore) })
     }
 
     /// TSC ticks per second, as EAL measured them.
