@@ -48,6 +48,11 @@ uint32_t shim_hash_crc(const void *data, uint32_t len, uint32_t init)
 	return rte_hash_crc(data, len, init);
 }
 
+const char *shim_mempool_ops_name(const struct rte_mempool *mp)
+{
+	return rte_mempool_get_ops(mp->ops_index)->name;
+}
+
 struct rte_mbuf *shim_pktmbuf_alloc(struct rte_mempool *mp)
 {
 	return rte_pktmbuf_alloc(mp);

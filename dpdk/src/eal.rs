@@ -2,7 +2,7 @@
 
 use std::ffi::{c_char, CString};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::error::{DpdkError, Result};
 use crate::port::Port;
@@ -32,7 +32,16 @@ pub struct Eal(Arc<EalState>);
 struct EalState {
     /// Whether [`Eal::take_ports`] has handed the ports out.
     ports_taken: AtomicBool,
+    /// Pools whose last handle went while a job could still be returning
+    /// mbufs to them: freed after every lcore is waited for, at cleanup.
+    deferred_pools: Mutex<Vec<DeferredPool>>,
 }
+
+/// A pool to free at EAL cleanup (see [`Eal::defer_pool_free`]).
+struct DeferredPool(std::ptr::NonNull<sys::rte_mempool>);
+
+// SAFETY: a pointer nobody uses until the cleanup frees it, on the main lcore.
+unsafe impl Send for DeferredPool {}
 
 impl Eal {
     /// Initialises EAL with `args` (program name first, then EAL arguments:
@@ -66,6 +75,7 @@ impl Eal {
         }
         Ok(Eal(Arc::new(EalState {
             ports_taken: AtomicBool::new(false),
+            deferred_pools: Mutex::new(Vec::new()),
         })))
     }
 
@@ -233,6 +243,40 @@ impl Eal {
         Some(unsafe { sys::rte_lcore_to_socket_id(lcore) })
     }
 
+    /// Whether a pool may be freed now: this is the main lcore and every
+    /// worker lcore has been waited for, so no job is running that could be
+    /// returning an mbuf into the pool's per-lcore cache (which lives in
+    /// the pool's memory) as the pool goes.
+    pub(crate) fn all_lcores_idle(&self) -> bool {
+        // SAFETY: reads EAL's configuration, set by init.
+        let main = unsafe { sys::rte_get_main_lcore() };
+        if current_lcore() != main {
+            // The main lcore may be running, returning mbufs into its cache.
+            return false;
+        }
+        // Only the main lcore launches (crate::MainLcore is !Send), and it is
+        // busy here: a worker seen idle stays idle until this returns.
+        let idle = self.lcores().into_iter().filter(|&l| l != main).all(|l| {
+            // SAFETY: l is an enabled lcore, below RTE_MAX_LCORE.
+            let state = unsafe { sys::rte_eal_get_lcore_state(l) };
+            state == sys::rte_lcore_state_t_WAIT
+        });
+        // What the workers did before they went idle happens before what
+        // the caller does next (the pairing release is EAL's state store).
+        std::sync::atomic::fence(Ordering::Acquire);
+        idle
+    }
+
+    /// Keeps `pool` (every mbuf back in it) until EAL's cleanup, which frees
+    /// it after waiting for every lcore.
+    pub(crate) fn defer_pool_free(&self, pool: std::ptr::NonNull<sys::rte_mempool>) {
+        self.0
+            .deferred_pools
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(DeferredPool(pool));
+    }
+
     /// TSC ticks per second, as EAL measured them.
     pub fn tsc_hz(&self) -> u64 {
         // SAFETY: reads a value EAL computed at init.
@@ -249,11 +293,19 @@ impl Drop for EalState {
         if current_lcore() != unsafe { sys::rte_get_main_lcore() } {
             return;
         }
-        // SAFETY: no object of this EAL is left (each holds a handle); the
-        // wait lets worker lcores finish their jobs (which own their DPDK
-        // objects, so none is left once they return) before the cleanup.
+        // SAFETY: on the main lcore (checked above). The wait lets worker
+        // lcores finish their jobs, which own their DPDK objects.
+        unsafe { sys::rte_eal_mp_wait_lcore() };
+        let deferred = std::mem::take(self.deferred_pools.get_mut().unwrap_or_else(|e| e.into_inner()));
+        for pool in deferred {
+            // SAFETY: every lcore has been waited for, so no job can be
+            // returning mbufs to the pool; its last handle is gone (so none
+            // can be taken) and all were back in it when it went.
+            unsafe { sys::rte_mempool_free(pool.0.as_ptr()) }
+        }
+        // SAFETY: no object of this EAL is left (each holds a handle) and
+        // every lcore has been waited for.
         unsafe {
-            sys::rte_eal_mp_wait_lcore();
             sys::rte_eal_cleanup();
         }
     }
