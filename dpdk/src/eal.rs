@@ -32,9 +32,25 @@ pub struct Eal(Arc<EalState>);
 struct EalState {
     /// Whether [`Eal::take_ports`] has handed the ports out.
     ports_taken: AtomicBool,
+    /// The pools RX queues fill from, for MBUF_FAST_FREE's rule.
+    rx_pools: Mutex<RxPools>,
     /// Pools whose last handle went while a job could still be returning
     /// mbufs to them: freed after every lcore is waited for, at cleanup.
     deferred_pools: Mutex<Vec<DeferredPool>>,
+}
+
+/// Which pools the RX queues of this EAL have filled from. Mbufs enter the
+/// process only through RX queues, so when one pool fills every RX queue,
+/// every mbuf any TX queue sees comes from it: MBUF_FAST_FREE's condition.
+#[derive(Default)]
+struct RxPools {
+    /// The first pool an RX queue was set up with (its address).
+    first: Option<usize>,
+    /// An RX queue was set up with another pool than `first`.
+    several: bool,
+    /// [`Eal::single_rx_pool`] was granted: no second pool may fill an RX
+    /// queue from now on.
+    single: bool,
 }
 
 /// A pool to free at EAL cleanup (see [`Eal::defer_pool_free`]).
@@ -42,6 +58,15 @@ struct DeferredPool(std::ptr::NonNull<sys::rte_mempool>);
 
 // SAFETY: a pointer nobody uses until the cleanup frees it, on the main lcore.
 unsafe impl Send for DeferredPool {}
+
+/// The proof that one mempool fills every RX queue of this process, which
+/// [`EthConf::fast_free`](crate::EthConf::fast_free) requires for
+/// `RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE`: with it a driver frees sent mbufs in
+/// bulk into the pool of the first one, so mbufs of a second pool on one TX
+/// queue would end up in the wrong pool (its counts wrong, and the other
+/// pool freed while its mbufs live on). Made by [`Eal::single_rx_pool`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SingleRxPool(());
 
 impl Eal {
     /// Initialises EAL with `args` (program name first, then EAL arguments:
@@ -75,6 +100,7 @@ impl Eal {
         }
         Ok(Eal(Arc::new(EalState {
             ports_taken: AtomicBool::new(false),
+            rx_pools: Mutex::new(RxPools::default()),
             deferred_pools: Mutex::new(Vec::new()),
         })))
     }
@@ -241,6 +267,42 @@ impl Eal {
         // SAFETY: lcore is below RTE_MAX_LCORE (checked above), the size of
         // the lcore table the call reads; EAL filled it at init.
         Some(unsafe { sys::rte_lcore_to_socket_id(lcore) })
+    }
+
+    /// The proof MBUF_FAST_FREE needs ([`SingleRxPool`]): from now on, every
+    /// RX queue of this process fills from one pool, the one the RX queues
+    /// set up so far used (or, if there are none yet, the first to come).
+    /// Fails if RX queues were set up with two pools already; once granted,
+    /// setting an RX queue up with a second pool fails.
+    pub fn single_rx_pool(&self) -> Result<SingleRxPool> {
+        let mut rx = self.0.rx_pools.lock().unwrap_or_else(|e| e.into_inner());
+        if rx.several {
+            return Err(DpdkError::invalid(
+                "MBUF_FAST_FREE",
+                "RX queues fill from several mempools, whose mbufs one TX queue would free into one pool",
+            ));
+        }
+        rx.single = true;
+        Ok(SingleRxPool(()))
+    }
+
+    /// Records that an RX queue fills from `pool`; refused if that breaks
+    /// a [`SingleRxPool`] granted before.
+    pub(crate) fn note_rx_pool(&self, pool: *const sys::rte_mempool) -> Result<()> {
+        let mut rx = self.0.rx_pools.lock().unwrap_or_else(|e| e.into_inner());
+        let pool = pool as usize;
+        match rx.first {
+            None => rx.first = Some(pool),
+            Some(first) if first == pool => {}
+            Some(_) if rx.single => {
+                return Err(DpdkError::invalid(
+                    "RX queue with a second mempool",
+                    "MBUF_FAST_FREE is on (Eal::single_rx_pool): every RX queue must fill from one pool",
+                ))
+            }
+            Some(_) => rx.several = true,
+        }
+        Ok(())
     }
 
     /// Whether a pool may be freed now: this is the main lcore and every
