@@ -128,7 +128,13 @@ pub fn build(
 ) -> Result<Dataplane, Box<dyn std::error::Error>> {
     let n_lcores = plan.lcores.len() as u32;
     // Plan lcores are enabled lcores, below MAX_LCORES: they have a socket.
-    let socket_of = |lcore: u32| if opts.no_numa { 0 } else { eal.lcore_socket(lcore).unwrap_or(0) };
+    let socket_of = |lcore: u32| {
+        if opts.no_numa {
+            0
+        } else {
+            eal.lcore_socket(lcore).unwrap_or(0)
+        }
+    };
     let mut pools: BTreeMap<(u16, u32), Mempool> = BTreeMap::new();
     let sockets: std::collections::BTreeSet<u32> = plan.lcores.iter().map(|l| socket_of(l.lcore)).collect();
     // The proof the safe layer asks for MBUF_FAST_FREE; none if RX queues

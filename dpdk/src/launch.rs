@@ -212,7 +212,7 @@ impl MainLcore {
 }
 
 unsafe extern "C" fn run_lcore_job(arg: *mut c_void) -> c_int {
-    // SAFETY: `arg` came from Box::into_raw in launch_on_lcore and is
+    // SAFETY: `arg` came from Box::into_raw in MainLcore::launch and is
     // reclaimed only here.
     let job = unsafe { Box::from_raw(arg as *mut LcoreJob) };
     job()
