@@ -4,6 +4,8 @@
 //! `l3fwd-bench latency`: one-way latency (sockperf) through l3fwd-rs, C l3fwd
 //! and the kernel's forwarding between two network namespaces.
 
+#![forbid(unsafe_code)]
+
 mod baseline;
 mod command;
 mod configs;
@@ -17,7 +19,7 @@ mod telemetry;
 mod traffic;
 
 use clap::{Parser, Subcommand};
-use command::{Scale, Tools};
+use command::{Pool, Tools};
 use configs::Config;
 use report::{Report, Run, ScaleSettings, Settings};
 use std::io::Write;
@@ -186,13 +188,13 @@ fn bench(args: Args) -> Result<ExitCode, String> {
         &args.common.tablegen_bin,
         "build it with `cargo build --release -p trafficgen`",
     )?;
-    let scale = Scale {
-        mbufs: args.scale_mbufs,
+    let scale = Pool {
+        mbufs: Some(args.scale_mbufs),
         memory_mb: args.scale_memory,
     };
     for (config, sequential) in [(Config::CEmScale, false), (Config::CEmSeqScale, true)] {
         if selected.contains(&config) {
-            check_c_variant(command::program(config, &tools), scale.mbufs, sequential)?;
+            check_c_variant(command::program(config, &tools), args.scale_mbufs, sequential)?;
         }
     }
 
@@ -213,10 +215,10 @@ fn bench(args: Args) -> Result<ExitCode, String> {
     let needed = |scale: bool, em: bool| selected.iter().any(|c| c.is_scale() == scale && c.is_em() == em);
     let traffic = traffic::generate(&generators, &args.work_dir, frames, &sizes, needed)?;
     let any_scale = selected.iter().any(|c| c.is_scale());
-    if any_scale && 2 * args.scale_frames + POOL_HEADROOM > scale.mbufs as usize {
+    if any_scale && 2 * args.scale_frames + POOL_HEADROOM > args.scale_mbufs as usize {
         println!(
             "note: --scale-frames {}: the two infinite_rx ports need more than --scale-mbufs {}",
-            args.scale_frames, scale.mbufs
+            args.scale_frames, args.scale_mbufs
         );
     }
     if selected.iter().any(|&c| c != Config::Io && !c.is_scale()) && 2 * frames + POOL_HEADROOM > POOL_MBUFS {
@@ -250,7 +252,9 @@ fn bench(args: Args) -> Result<ExitCode, String> {
             let _ = std::io::stdout().flush();
             let prefix = format!("l3fwd-bench-{}-{}", std::process::id(), runs.len());
             let log = logs.join(format!("{}-r{round}.log", config.id()));
-            let (cmd, stop) = command::command(config, &tools, &traffic, &scale, &prefix);
+            let pool = if config.is_scale() { &scale } else { &Pool::DEFAULT };
+            let program = command::program(config, &tools);
+            let (cmd, stop) = command::command(config, program, traffic.files(config), pool, &prefix);
             let result = run::measure(cmd, stop, &prefix, &log, &timing(config));
             match &result {
                 Ok(s) => println!(
@@ -274,7 +278,7 @@ fn bench(args: Args) -> Result<ExitCode, String> {
             v4_routes: sizes.v4_routes,
             v6_routes: sizes.v6_routes,
             frames: sizes.frames,
-            mbufs: scale.mbufs,
+            mbufs: args.scale_mbufs,
         }),
     };
     let report = report::build(
