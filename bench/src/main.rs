@@ -2,13 +2,16 @@
 //! run alternately on the same virtual ports and traffic, compared as ratios;
 //! `l3fwd-bench sweep`: C l3fwd and l3fwd-rs over frame sizes x flow counts;
 //! `l3fwd-bench latency`: one-way latency (sockperf) through l3fwd-rs, C l3fwd
-//! and the kernel's forwarding between two network namespaces.
+//! and the kernel's forwarding between two network namespaces;
+//! `l3fwd-bench callgrind`: instructions per packet of each, under valgrind.
 
 #![forbid(unsafe_code)]
 
 mod baseline;
+mod callgrind;
 mod command;
 mod configs;
+mod interrupt;
 mod latency;
 mod machine;
 mod report;
@@ -54,6 +57,9 @@ struct Cli {
 enum Sub {
     /// C l3fwd and l3fwd-rs over frame sizes x flow counts, per lookup mode: table, CSV, JSON, plots
     Sweep(sweep::SweepArgs),
+    /// Instructions per forwarded packet under valgrind's callgrind (replaces scripts/callgrind-ipp.sh);
+    /// --baseline exits 2 if one rose by more than 1%
+    Callgrind(callgrind::CallgrindArgs),
     /// One-way latency (sockperf) through l3fwd-rs, C l3fwd and the kernel between two namespaces (root)
     Latency(latency::LatencyArgs),
 }
@@ -158,6 +164,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Some(Sub::Sweep(args)) => sweep::sweep(args),
         Some(Sub::Latency(args)) => latency::latency(args),
+        Some(Sub::Callgrind(args)) => callgrind::callgrind(args),
         None => bench(cli.bench),
     };
     match result {

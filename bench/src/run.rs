@@ -123,6 +123,13 @@ impl Forwarding {
         Ok(run)
     }
 
+    /// See [`Telemetry::set_timeout`].
+    pub fn set_telemetry_timeout(&self, timeout: Duration) -> Result<(), String> {
+        self.telemetry
+            .set_timeout(timeout)
+            .map_err(|e| format!("telemetry: {e}"))
+    }
+
     pub fn pid(&self) -> u32 {
         self.proc.child.id()
     }

@@ -157,7 +157,7 @@ impl Running {
             if ping() {
                 return Ok(());
             }
-            if netns::interrupted() {
+            if crate::interrupt::interrupted() {
                 return Err("interrupted".into());
             }
             if Instant::now() > deadline {

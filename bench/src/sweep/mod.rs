@@ -5,11 +5,11 @@
 //! optionally a cell-by-cell comparison with an earlier sweep.
 
 mod compare;
-mod forwarders;
-mod grid;
+pub(crate) mod forwarders;
+pub(crate) mod grid;
 pub(crate) mod plot;
 mod results;
-mod traffic;
+pub(crate) mod traffic;
 
 use crate::{machine, require, run, Common, START_TIMEOUT};
 use forwarders::{CBuilds, Forwarder};
