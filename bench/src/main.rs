@@ -57,7 +57,7 @@ struct Cli {
 enum Sub {
     /// C l3fwd and l3fwd-rs over frame sizes x flow counts, per lookup mode: table, CSV, JSON, plots
     Sweep(sweep::SweepArgs),
-    /// Instructions per forwarded packet under valgrind's callgrind (replaces scripts/callgrind-ipp.sh);
+    /// Instructions per forwarded packet under valgrind's callgrind (C l3fwd, l3fwd-rs, testpmd io);
     /// --baseline exits 2 if one rose by more than 1%
     Callgrind(callgrind::CallgrindArgs),
     /// One-way latency (sockperf) through l3fwd-rs, C l3fwd and the kernel between two namespaces (root)
