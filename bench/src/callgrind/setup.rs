@@ -6,7 +6,7 @@
 use crate::command::{Files, Pool};
 use crate::configs::{self, Config};
 use crate::sweep::forwarders::{self, C_BINARY};
-use crate::sweep::grid::{Cell, Table};
+use crate::sweep::grid::{Cell, Mode, Table};
 use crate::sweep::traffic::{self as cells, CellFiles};
 use crate::traffic;
 use std::path::{Path, PathBuf};
@@ -207,10 +207,10 @@ fn default_kind(tools: &Tools, em: bool, work: &Path) -> Result<Kind, String> {
 /// The sweep's cell of `flows` flows of `size`-byte frames: its table,
 /// traffic, pool and C build.
 fn cell_kind(tools: &Tools, em: bool, flows: usize, size: u32, work: &Path) -> Result<Kind, String> {
-    let table = if em {
-        Table::Em
-    } else {
-        Table::Lpm { routes: CELL_ROUTES }
+    // Plain LPM or EM cells: ACL runs on the LPM cell with --acl-rules.
+    let table = Table {
+        mode: Mode::parse(if em { "em" } else { "lpm" })?,
+        routes: (!em).then_some(CELL_ROUTES),
     };
     let cell = Cell { table, size, flows };
     crate::require(

@@ -151,7 +151,7 @@ pub fn command(forwarder: Forwarder, program: &Path, cell: &Cell, files: &CellFi
     };
     let run = L3fwdRun {
         program,
-        mode: cell.table.mode().id(),
+        mode: cell.table.mode.id(),
         rules: files.rules.clone(),
         vdevs,
         memory_mb,
@@ -162,12 +162,16 @@ pub fn command(forwarder: Forwarder, program: &Path, cell: &Cell, files: &CellFi
 
 #[cfg(test)]
 mod tests {
+    use super::super::grid::tests::mode;
     use super::super::grid::Table;
     use super::*;
 
     fn cell(flows: usize) -> Cell {
         Cell {
-            table: Table::Em,
+            table: Table {
+                mode: mode("em"),
+                routes: None,
+            },
             size: 64,
             flows,
         }
