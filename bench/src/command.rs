@@ -1,7 +1,8 @@
 //! The command line of each configuration: same EAL setup, ports and traffic for all.
 
-use crate::configs::Config;
+use crate::configs::{Config, Forwarder};
 use crate::run::Stop;
+use l3fwd_rs::mode::RuleFormat;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -45,7 +46,7 @@ impl Traffic {
     /// FIB mode runs on the LPM route files and traffic.
     pub fn files(&self, config: Config) -> &Files {
         match (config.is_scale(), config.is_em()) {
-            _ if config.mode() == "acl" => &self.acl,
+            _ if config.mode.rules() == RuleFormat::Acl => &self.acl,
             (false, false) => &self.lpm,
             (false, true) => &self.em,
             (true, false) => &self.lpm_scale,
@@ -75,7 +76,7 @@ impl Pool {
 /// with `pool`, EAL file prefix `prefix` (unique per run), and how to stop it.
 pub fn command(config: Config, program: &Path, files: &Files, pool: &Pool, prefix: &str) -> (Command, Stop) {
     let vdevs = pcap_vdevs(&files.pcaps);
-    if config == Config::Io {
+    if config.forwarder == Forwarder::Io {
         let mbufs = pool.mbufs.map(|n| n as usize);
         return (
             testpmd_io(program, pool.memory_mb, prefix, &vdevs, mbufs),
@@ -190,18 +191,19 @@ pub fn pcap_vdevs(pcaps: &[PathBuf; 2]) -> Vec<String> {
 
 /// The program each configuration needs, to check before spending minutes on runs.
 pub fn program(config: Config, tools: &Tools) -> &Path {
-    match config {
-        Config::CLpm | Config::CEm | Config::CFib | Config::CAcl => &tools.c_bin,
-        Config::CEmScale => &tools.c_scale_bin,
-        Config::CEmSeqScale => &tools.c_scale_seq_bin,
-        Config::Io => &tools.testpmd,
-        _ => &tools.rs_bin,
+    match (config.forwarder, config.is_scale(), config.is_sequential()) {
+        (Forwarder::C, false, _) => &tools.c_bin,
+        (Forwarder::C, true, false) => &tools.c_scale_bin,
+        (Forwarder::C, true, true) => &tools.c_scale_seq_bin,
+        (Forwarder::Io, ..) => &tools.testpmd,
+        (Forwarder::Rs, ..) => &tools.rs_bin,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::configs::tests::config;
 
     fn args(config: Config) -> Vec<String> {
         let tools = Tools {
@@ -274,35 +276,41 @@ mod tests {
                 .chain(rules)
                 .collect::<Vec<_>>()
         };
-        assert_eq!(args(Config::CLpm), [eal("c", "1", "1024"), l3fwd("lpm", "d")].concat());
+        assert_eq!(
+            args(config("c-lpm")),
+            [eal("c", "1", "1024"), l3fwd("lpm", "d")].concat()
+        );
         let c_drain = vec!["--c-drain".to_string()];
         assert_eq!(
-            args(Config::RsLpmCDrain),
+            args(config("rs-lpm-c-drain")),
             [eal("rs", "1", "1024"), l3fwd("lpm", "d"), c_drain].concat()
         );
         assert_eq!(
-            args(Config::CFib),
+            args(config("c-fib")),
             [eal("c", "1", "1024"), l3fwd("fib", "d")]
                 .concat()
                 .into_iter()
                 .map(|a| a.replace("fib_v", "lpm_v"))
                 .collect::<Vec<_>>()
         );
-        assert_eq!(args(Config::CAcl), [eal("c", "1", "1024"), l3fwd("acl", "a")].concat());
-        assert_eq!(args(Config::RsAcl)[0], "rs");
+        assert_eq!(
+            args(config("c-acl")),
+            [eal("c", "1", "1024"), l3fwd("acl", "a")].concat()
+        );
+        assert_eq!(args(config("rs-acl"))[0], "rs");
         let seq = vec!["--sequential-lookup".to_string()];
         assert_eq!(
-            args(Config::RsEmSeq),
+            args(config("rs-em-seq")),
             [eal("rs", "1", "1024"), l3fwd("em", "d"), seq.clone()].concat()
         );
         let pool = ["--num-mbufs", "1048576"].map(String::from).to_vec();
         assert_eq!(
-            args(Config::RsEmSeqScale),
+            args(config("rs-em-seq-1m")),
             [eal("rs", "1", "8192"), l3fwd("em", "s"), seq, pool].concat()
         );
         let io = ["--forward-mode=io", "--nb-cores=1", "--auto-start"]
             .map(String::from)
             .to_vec();
-        assert_eq!(args(Config::Io), [eal("testpmd", "0,1", "1024"), io].concat());
+        assert_eq!(args(config("io")), [eal("testpmd", "0,1", "1024"), io].concat());
     }
 }

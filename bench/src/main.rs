@@ -14,6 +14,7 @@ mod configs;
 mod interrupt;
 mod latency;
 mod machine;
+mod mode;
 mod report;
 mod run;
 mod stats;
@@ -23,7 +24,7 @@ mod traffic;
 
 use clap::{Parser, Subcommand};
 use command::{Pool, Tools};
-use configs::Config;
+use configs::{Config, Forwarder};
 use report::{Report, Run, ScaleSettings, Settings};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -199,10 +200,8 @@ fn bench(args: Args) -> Result<ExitCode, String> {
         mbufs: Some(args.scale_mbufs),
         memory_mb: args.scale_memory,
     };
-    for (config, sequential) in [(Config::CEmScale, false), (Config::CEmSeqScale, true)] {
-        if selected.contains(&config) {
-            check_c_variant(command::program(config, &tools), args.scale_mbufs, sequential)?;
-        }
+    for &c in selected.iter().filter(|c| c.is_scale() && c.forwarder == Forwarder::C) {
+        check_c_variant(command::program(c, &tools), args.scale_mbufs, c.is_sequential())?;
     }
 
     let frames = args.frames as usize;
@@ -228,7 +227,8 @@ fn bench(args: Args) -> Result<ExitCode, String> {
             args.scale_frames, args.scale_mbufs
         );
     }
-    if selected.iter().any(|&c| c != Config::Io && !c.is_scale()) && 2 * frames + POOL_HEADROOM > POOL_MBUFS {
+    if selected.iter().any(|c| c.forwarder != Forwarder::Io && !c.is_scale()) && 2 * frames + POOL_HEADROOM > POOL_MBUFS
+    {
         println!(
             "note: --frames {frames}: the two infinite_rx ports hold {} of the forwarders' {POOL_MBUFS} mbufs; \
              l3fwd runs may fail or forward nothing (the C sample cannot grow its pool; l3fwd-rs can with \
@@ -279,7 +279,7 @@ fn bench(args: Args) -> Result<ExitCode, String> {
         warmup_secs: args.common.warmup,
         window_secs: args.common.window,
         frames,
-        selected: selected.iter().map(|c| c.id().to_string()).collect(),
+        selected: selected.iter().map(|c| c.id()).collect(),
         scale: any_scale.then_some(ScaleSettings {
             em_rules: sizes.em_rules,
             v4_routes: sizes.v4_routes,

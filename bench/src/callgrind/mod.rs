@@ -196,9 +196,9 @@ pub fn callgrind(args: CallgrindArgs) -> Result<ExitCode, String> {
         if keep {
             let kept = args.out_dir.join(format!("{id}.out"));
             std::fs::copy(&dump, &kept).map_err(|e| format!("{}: {e}", kept.display()))?;
-            dumps.push((id, kept, count.packets));
+            dumps.push((id.clone(), kept, count.packets));
         }
-        report.counts.insert(id.to_string(), count);
+        report.counts.insert(id, count);
     }
 
     println!("\n{}", report::table(&report));

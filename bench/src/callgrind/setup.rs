@@ -4,7 +4,7 @@
 //! and for --lpm-flows/--em-flows the sweep's cells, pools and C builds.
 
 use crate::command::{Files, Pool};
-use crate::configs::{self, Config};
+use crate::configs::{self, Config, Forwarder};
 use crate::sweep::forwarders::{self, C_BINARY};
 use crate::sweep::grid::{Cell, Mode, Table};
 use crate::sweep::traffic::{self as cells, CellFiles};
@@ -25,11 +25,11 @@ pub fn select(items: &[String]) -> Result<Vec<Config>, String> {
     let mut chosen = Vec::new();
     for item in items.iter().map(|s| s.trim()).filter(|s| !s.is_empty()) {
         let group = match item {
-            "all" => configs::ALL.to_vec(),
-            id => match configs::ALL.iter().find(|c| c.id() == id) {
-                Some(&c) => vec![c],
+            "all" => configs::all(),
+            id => match configs::all().into_iter().find(|c| c.id() == id) {
+                Some(c) => vec![c],
                 None => {
-                    let ids: Vec<_> = configs::ALL.iter().map(|c| c.id()).collect();
+                    let ids: Vec<String> = configs::all().into_iter().map(Config::id).collect();
                     return Err(format!(
                         "unknown configuration '{id}' (one of: {}, all)",
                         ids.join(", ")
@@ -95,11 +95,7 @@ impl Plan {
     /// are there, writes the traffic into `work`.
     pub fn new(configs: &[Config], tools: &Tools, flows: &Flows, build: bool, work: &Path) -> Result<Plan, String> {
         let needs = |em: bool| configs.iter().any(|c| c.is_em() == em);
-        let needs_c = |em: bool| {
-            configs
-                .iter()
-                .any(|c| c.is_em() == em && !c.is_rs() && *c != Config::Io)
-        };
+        let needs_c = |em: bool| configs.iter().any(|c| c.is_em() == em && c.forwarder == Forwarder::C);
         if build {
             cargo_build()?;
         }
@@ -146,10 +142,10 @@ impl Plan {
 
     /// The program of `config`.
     pub fn program(&self, config: Config) -> PathBuf {
-        match config {
-            Config::Io => self.testpmd.clone(),
-            c if c.is_rs() => self.rs_bin.clone(),
-            c => self.kind(c).c_dir.join(C_BINARY),
+        match config.forwarder {
+            Forwarder::Io => self.testpmd.clone(),
+            Forwarder::Rs => self.rs_bin.clone(),
+            Forwarder::C => self.kind(config).c_dir.join(C_BINARY),
         }
     }
 
@@ -238,9 +234,9 @@ fn cell_kind(tools: &Tools, em: bool, flows: usize, size: u32, work: &Path) -> R
 mod tests {
     use super::*;
 
-    fn sel(items: &[&str]) -> Result<Vec<&'static str>, String> {
+    fn sel(items: &[&str]) -> Result<Vec<String>, String> {
         let items: Vec<String> = items.iter().map(|s| s.to_string()).collect();
-        Ok(select(&items)?.iter().map(|c| c.id()).collect())
+        Ok(select(&items)?.into_iter().map(Config::id).collect())
     }
 
     #[test]
@@ -251,9 +247,12 @@ mod tests {
         );
         let all = sel(&["io", "all"]).unwrap();
         assert_eq!(all[0], "io");
-        assert_eq!(all.len(), configs::ALL.len());
+        assert_eq!(all.len(), configs::all().len());
         for id in ["c-lpm", "rs-fib", "c-em", "rs-em-seq", "c-acl", "rs-acl"] {
-            assert!(all.contains(&id), "{id}: the script's configurations are in all");
+            assert!(
+                all.iter().any(|c| c == id),
+                "{id}: the script's configurations are in all"
+            );
         }
         assert!(sel(&["rs-em-1m"])
             .unwrap_err()

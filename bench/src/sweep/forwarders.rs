@@ -5,6 +5,7 @@
 use super::grid::Cell;
 use super::traffic::CellFiles;
 use crate::command::{self, L3fwdRun};
+pub use crate::configs::Forwarder;
 use crate::run::Stop;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -26,36 +27,6 @@ const C_LPM_RULES: usize = 1024;
 const C_LPM_TBL8S: usize = 256;
 /// What scripts/build-c-l3fwd.sh builds in its directory.
 pub const C_BINARY: &str = "dpdk-l3fwd";
-
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
-pub enum Forwarder {
-    C,
-    Rs,
-    /// testpmd io (`--io`): the same ports and traffic without a lookup,
-    /// the floor under both forwarders.
-    Io,
-}
-
-impl Forwarder {
-    /// Each round runs both, C first (then testpmd io with `--io`).
-    pub const BOTH: [Forwarder; 2] = [Forwarder::C, Forwarder::Rs];
-
-    pub fn id(self) -> &'static str {
-        match self {
-            Forwarder::C => "c",
-            Forwarder::Rs => "rs",
-            Forwarder::Io => "io",
-        }
-    }
-
-    pub fn label(self) -> &'static str {
-        match self {
-            Forwarder::C => "C l3fwd",
-            Forwarder::Rs => "l3fwd-rs",
-            Forwarder::Io => "testpmd io",
-        }
-    }
-}
 
 /// mbufs per pool, both forwarders: a pcap port with infinite_rx holds one
 /// mbuf per frame of its file. In steps of the smallest pool, so that cells

@@ -1,7 +1,8 @@
 //! What a sweep covers: lookup tables x packet sizes x flow counts, the
 //! cells of that grid, and how a user writes them (`64,1518`, `16,1K,1M`).
 
-use l3fwd_rs::mode::{self, ModeInfo, RuleFormat, MODES};
+pub use crate::mode::Mode;
+use l3fwd_rs::mode::RuleFormat;
 use std::fmt;
 
 /// Ethernet's frame check sequence: counted in a frame's size, absent from pcap files.
@@ -11,64 +12,6 @@ const MAX_SIZE: u32 = 1518;
 /// The largest LPM table an ACL cell turns into rules: rte_acl's build
 /// grows with the rules, and C's l3fwd_acl holds at most 100000.
 pub const ACL_MAX_ROUTES: usize = 1 << 16;
-
-/// The lookup a cell measures: one of l3fwd-rs's modes ([`MODES`]), in
-/// their order.
-#[derive(Clone, Copy, Debug)]
-pub struct Mode(&'static ModeInfo);
-
-impl Mode {
-    pub fn id(self) -> &'static str {
-        self.0.name
-    }
-
-    /// The format of its rule files, which says what tables it runs on.
-    pub fn rules(self) -> RuleFormat {
-        self.0.rules
-    }
-
-    /// Which tables and traffic it runs on (l3fwd-tablegen's mode, the
-    /// rule files' prefix): route modes on the LPM tables, ACL on rules
-    /// made from them, exact match on its own.
-    pub fn tables(self) -> &'static str {
-        match self.rules() {
-            RuleFormat::Routes | RuleFormat::Acl => "lpm",
-            RuleFormat::Flows => "em",
-        }
-    }
-
-    pub fn parse(s: &str) -> Result<Mode, String> {
-        let name = s.trim().to_ascii_lowercase();
-        mode::by_name(&name).map(Mode).ok_or_else(|| {
-            let names: Vec<&str> = MODES.iter().map(|m| m.name).collect();
-            format!("unknown mode '{name}': use {}", names.join(", "))
-        })
-    }
-
-    fn rank(self) -> usize {
-        MODES.iter().position(|&m| m == self.0).unwrap_or(MODES.len())
-    }
-}
-
-impl PartialEq for Mode {
-    fn eq(&self, other: &Mode) -> bool {
-        self.0 == other.0
-    }
-}
-
-impl Eq for Mode {}
-
-impl Ord for Mode {
-    fn cmp(&self, other: &Mode) -> std::cmp::Ordering {
-        self.rank().cmp(&other.rank())
-    }
-}
-
-impl PartialOrd for Mode {
-    fn partial_cmp(&self, other: &Mode) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
 
 /// The table traffic is forwarded through: one plot and one heat map each.
 /// A route table has a fixed number of routes, whatever the flows; an
@@ -91,7 +34,7 @@ impl Table {
     }
 
     pub fn label(self) -> String {
-        let mode = self.mode.id().to_ascii_uppercase();
+        let mode = self.mode.label();
         match self.routes {
             Some(routes) => format!("{mode}, {} routes", format_count(routes)),
             None => format!("{mode}, one rule per flow"),
@@ -259,9 +202,7 @@ pub mod tests {
         assert!(parse_size("big").is_err());
     }
 
-    pub fn mode(name: &str) -> Mode {
-        Mode::parse(name).unwrap()
-    }
+    pub use crate::mode::tests::mode;
 
     #[test]
     fn grid_cells_and_keys() {
@@ -294,7 +235,7 @@ pub mod tests {
         let fib = Grid::new(vec![64], vec![16], &[mode("fib")], &[16]).unwrap();
         assert_eq!(fib.cells()[0].key(), "fib-16/64B/16");
         assert_eq!(fib.cells()[0].to_string(), "FIB, 16 routes, 64 B, 16 flows");
-        assert_eq!((fib.cells()[0].rules(), mode("fib").tables()), (16, "lpm"));
+        assert_eq!(fib.cells()[0].rules(), 16);
         let acl = Grid::new(
             vec![64],
             vec![16],
@@ -304,8 +245,6 @@ pub mod tests {
         .unwrap();
         let keys: Vec<String> = acl.cells().iter().map(Cell::key).collect();
         assert_eq!(keys, ["acl-16/64B/16", "acl-10K/64B/16"], "no ACL table of 1M routes");
-        assert_eq!(mode("acl").tables(), "lpm");
-        assert_eq!(mode("em").tables(), "em");
         assert_eq!(all.tables[3].label(), "EM, one rule per flow");
     }
 }
