@@ -3,7 +3,8 @@
 //! its flows, each once per pass through the files; for ACL cells, the LPM
 //! table rewritten as ACL rules.
 
-use super::grid::{Cell, Mode, FCS};
+use super::grid::{Cell, FCS};
+use l3fwd_rs::mode::RuleFormat;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -30,10 +31,10 @@ impl Drop for CellFiles {
 /// rule file is the default one of `rules_dir` (the C sample refuses an
 /// empty file).
 pub fn generate(tablegen: &Path, rules_dir: &Path, work_dir: &Path, cell: &Cell) -> Result<CellFiles, String> {
-    let mode = cell.table.mode().tables();
+    let mode = cell.table.mode.tables();
     let dir = work_dir.join(cell.key().replace('/', "-"));
-    let rules = match cell.table.mode() {
-        Mode::Acl => [dir.join("acl_v4.cfg"), dir.join("acl_v6.cfg")],
+    let rules = match cell.table.mode.rules() {
+        RuleFormat::Acl => [dir.join("acl_v4.cfg"), dir.join("acl_v6.cfg")],
         _ => [
             dir.join(format!("{mode}_v4.cfg")),
             rules_dir.join(format!("{mode}_v6.cfg")),
@@ -52,7 +53,7 @@ pub fn generate(tablegen: &Path, rules_dir: &Path, work_dir: &Path, cell: &Cell)
         .args(["--min-size", &frame, "--max-size", &frame])
         .arg("--dir")
         .arg(&files.dir);
-    if cell.table.mode() == Mode::Em {
+    if cell.table.mode.rules() == RuleFormat::Flows {
         cmd.args(["--tcp", "0"]);
     }
     let out = cmd
@@ -67,7 +68,7 @@ pub fn generate(tablegen: &Path, rules_dir: &Path, work_dir: &Path, cell: &Cell)
             stderr.trim()
         ));
     }
-    if cell.table.mode() == Mode::Acl {
+    if cell.table.mode.rules() == RuleFormat::Acl {
         write_acl_rules(&files.dir.join(format!("{mode}_v4.cfg")), &files.rules)?;
     }
     Ok(files)
