@@ -134,7 +134,7 @@ impl Plan {
         for &c in configs {
             crate::require(&plan.program(c), "build it, or drop --no-build")?;
         }
-        if configs.iter().any(|c| c.mode() == "acl") {
+        if configs.iter().any(|c| c.mode.rules() == RuleFormat::Acl) {
             for rules in &plan.acl_rules {
                 crate::require(rules, "give --acl-rules DIR")?;
             }
@@ -161,9 +161,9 @@ impl Plan {
     /// with the --acl-rules rules.
     pub fn files(&self, config: Config) -> Files {
         let files = &self.kind(config).files;
-        let rules = match config.mode() {
-            "acl" => self.acl_rules.clone(),
-            _ => files.rules.clone(),
+        let rules = match config.mode.rules() {
+            RuleFormat::Acl => self.acl_rules.clone(),
+            RuleFormat::Routes | RuleFormat::Flows => files.rules.clone(),
         };
         Files {
             rules,
