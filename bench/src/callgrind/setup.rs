@@ -219,18 +219,10 @@ fn cell_kind(tools: &Tools, mode: Mode, flows: usize, size: u32, work: &Path) ->
         "build it with `cargo build --release -p trafficgen`",
     )?;
     let files = cells::generate(&tools.tablegen_bin, &tools.rules_dir, work, &cell)?;
-    let mbufs = forwarders::pool_mbufs(&cell);
-    let memory_mb = forwarders::memory_mb(mbufs);
     Ok(Kind {
-        files: Files {
-            rules: files.rules.clone(),
-            pcaps: files.pcaps.clone(),
-        },
-        pool: Pool {
-            mbufs: Some(u32::try_from(mbufs).map_err(|_| format!("{flows} flows: too many"))?),
-            memory_mb: u32::try_from(memory_mb).unwrap_or(u32::MAX),
-        },
-        c_dir: forwarders::build_dir(&tools.c_build_dir, mbufs, CELL_ROUTES),
+        files: files.files.clone(),
+        pool: forwarders::pool(&cell),
+        c_dir: forwarders::build_dir(&tools.c_build_dir, forwarders::pool_mbufs(&cell), CELL_ROUTES),
         _cell: Some(files),
     })
 }
