@@ -27,6 +27,7 @@ pub struct Tools {
 
 /// The IPv4 and IPv6 rule files and the two pcap files (one per port) of
 /// one kind of run.
+#[derive(Clone)]
 pub struct Files {
     pub rules: [PathBuf; 2],
     pub pcaps: [PathBuf; 2],

@@ -86,7 +86,7 @@ pub struct Config {
 }
 
 impl Config {
-    const fn new(forwarder: Forwarder, mode: Mode, variant: Variant, scale: bool) -> Config {
+    pub fn new(forwarder: Forwarder, mode: Mode, variant: Variant, scale: bool) -> Config {
         Config {
             forwarder,
             mode,

@@ -5,10 +5,12 @@
 
 use crate::command::{Files, Pool};
 use crate::configs::{self, Config, Forwarder};
+use crate::mode::Mode;
 use crate::sweep::forwarders::{self, C_BINARY};
-use crate::sweep::grid::{Cell, Mode, Table};
+use crate::sweep::grid::{Cell, Table};
 use crate::sweep::traffic::{self as cells, CellFiles};
 use crate::traffic;
+use l3fwd_rs::mode::RuleFormat;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -103,8 +105,14 @@ impl Plan {
             if !needs(em) {
                 return Ok(None);
             }
+            // The cell of the exact-match configurations' mode, or a plain
+            // LPM cell (ACL runs on it with --acl-rules).
+            let mode = match configs.iter().find(|c| c.is_em() && em) {
+                Some(c) => c.mode,
+                None => Mode::default_mode(),
+            };
             let kind = match flows_of {
-                Some(n) => cell_kind(tools, em, n, flows.size, work)?,
+                Some(n) => cell_kind(tools, mode, n, flows.size, work)?,
                 None => default_kind(tools, em, work)?,
             };
             if needs_c(em) {
@@ -126,7 +134,7 @@ impl Plan {
         for &c in configs {
             crate::require(&plan.program(c), "build it, or drop --no-build")?;
         }
-        if configs.iter().any(|c| c.mode() == "acl") {
+        if configs.iter().any(|c| c.mode.rules() == RuleFormat::Acl) {
             for rules in &plan.acl_rules {
                 crate::require(rules, "give --acl-rules DIR")?;
             }
@@ -153,9 +161,9 @@ impl Plan {
     /// with the --acl-rules rules.
     pub fn files(&self, config: Config) -> Files {
         let files = &self.kind(config).files;
-        let rules = match config.mode() {
-            "acl" => self.acl_rules.clone(),
-            _ => files.rules.clone(),
+        let rules = match config.mode.rules() {
+            RuleFormat::Acl => self.acl_rules.clone(),
+            RuleFormat::Routes | RuleFormat::Flows => files.rules.clone(),
         };
         Files {
             rules,
@@ -202,30 +210,19 @@ fn default_kind(tools: &Tools, em: bool, work: &Path) -> Result<Kind, String> {
 
 /// The sweep's cell of `flows` flows of `size`-byte frames: its table,
 /// traffic, pool and C build.
-fn cell_kind(tools: &Tools, em: bool, flows: usize, size: u32, work: &Path) -> Result<Kind, String> {
-    // Plain LPM or EM cells: ACL runs on the LPM cell with --acl-rules.
-    let table = Table {
-        mode: Mode::parse(if em { "em" } else { "lpm" })?,
-        routes: (!em).then_some(CELL_ROUTES),
-    };
+fn cell_kind(tools: &Tools, mode: Mode, flows: usize, size: u32, work: &Path) -> Result<Kind, String> {
+    let routes = (mode.rules() != RuleFormat::Flows).then_some(CELL_ROUTES);
+    let table = Table { mode, routes };
     let cell = Cell { table, size, flows };
     crate::require(
         &tools.tablegen_bin,
         "build it with `cargo build --release -p trafficgen`",
     )?;
     let files = cells::generate(&tools.tablegen_bin, &tools.rules_dir, work, &cell)?;
-    let mbufs = forwarders::pool_mbufs(&cell);
-    let memory_mb = forwarders::memory_mb(mbufs);
     Ok(Kind {
-        files: Files {
-            rules: files.rules.clone(),
-            pcaps: files.pcaps.clone(),
-        },
-        pool: Pool {
-            mbufs: Some(u32::try_from(mbufs).map_err(|_| format!("{flows} flows: too many"))?),
-            memory_mb: u32::try_from(memory_mb).unwrap_or(u32::MAX),
-        },
-        c_dir: forwarders::build_dir(&tools.c_build_dir, mbufs, CELL_ROUTES),
+        files: files.files.clone(),
+        pool: forwarders::pool(&cell),
+        c_dir: forwarders::build_dir(&tools.c_build_dir, forwarders::pool_mbufs(&cell), CELL_ROUTES),
         _cell: Some(files),
     })
 }

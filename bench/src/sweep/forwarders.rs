@@ -4,8 +4,9 @@
 
 use super::grid::Cell;
 use super::traffic::CellFiles;
-use crate::command::{self, L3fwdRun};
+use crate::command::{self, Pool};
 pub use crate::configs::Forwarder;
+use crate::configs::{Config, Variant};
 use crate::run::Stop;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -105,30 +106,21 @@ pub fn build(script: &Path, dir: &Path, mbufs: usize, routes: usize) -> Result<P
     Ok(dir.join(C_BINARY))
 }
 
-/// The command line of `forwarder` (`program`) on `cell`'s files and how
-/// to stop it: the same arguments for both l3fwds, plus l3fwd-rs's
-/// `--num-mbufs` for the pool the C build has; testpmd gets that pool too.
-pub fn command(forwarder: Forwarder, program: &Path, cell: &Cell, files: &CellFiles, prefix: &str) -> (Command, Stop) {
+/// The pool and EAL memory of both forwarders (and testpmd) in `cell`.
+pub fn pool(cell: &Cell) -> Pool {
     let mbufs = pool_mbufs(cell);
-    let memory_mb = u32::try_from(memory_mb(mbufs)).unwrap_or(u32::MAX);
-    let vdevs = command::pcap_vdevs(&files.pcaps);
-    if forwarder == Forwarder::Io {
-        let cmd = command::testpmd_io(program, memory_mb, prefix, &vdevs, Some(mbufs));
-        return (cmd, Stop::CloseStdin);
+    Pool {
+        mbufs: Some(u32::try_from(mbufs).unwrap_or(u32::MAX)),
+        memory_mb: u32::try_from(memory_mb(mbufs)).unwrap_or(u32::MAX),
     }
-    let rs_options = match forwarder {
-        Forwarder::Rs => vec!["--num-mbufs".to_string(), mbufs.to_string()],
-        Forwarder::C | Forwarder::Io => Vec::new(),
-    };
-    let run = L3fwdRun {
-        program,
-        mode: cell.table.mode.id(),
-        rules: files.rules.clone(),
-        vdevs,
-        memory_mb,
-        rs_options,
-    };
-    (command::l3fwd(&run, prefix), Stop::Sigint)
+}
+
+/// The command line of `forwarder` (`program`) on `cell`'s files and how
+/// to stop it: make bench's, on the cell's mode, with the cell's [`pool`]
+/// (the C build has it).
+pub fn command(forwarder: Forwarder, program: &Path, cell: &Cell, files: &CellFiles, prefix: &str) -> (Command, Stop) {
+    let config = Config::new(forwarder, cell.table.mode, Variant::Default, false);
+    command::command(config, program, &files.files, &pool(cell), prefix)
 }
 
 #[cfg(test)]
@@ -157,6 +149,8 @@ mod tests {
         assert_eq!(pool_mbufs(&cell(1 << 16)), (1 << 16) + 8192);
         assert_eq!(pool_mbufs(&cell(1 << 20)), (1 << 20) + 8192);
         assert_eq!(memory_mb(8192), 1024, "as make bench");
+        let big = pool(&cell(1 << 20));
+        assert_eq!((big.mbufs, big.memory_mb), (Some((1 << 20) + 8192), 1024 + 6144));
         assert_eq!(memory_mb((1 << 20) + 8192), 1024 + 6144);
     }
 

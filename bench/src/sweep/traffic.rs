@@ -4,6 +4,7 @@
 //! table rewritten as ACL rules.
 
 use super::grid::{Cell, FCS};
+use crate::command::Files;
 use l3fwd_rs::mode::RuleFormat;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -14,9 +15,7 @@ const SEED: &str = "1";
 /// A cell's files, removed when dropped (a million 1518-byte frames take 1.6 GB).
 pub struct CellFiles {
     dir: PathBuf,
-    /// IPv4 and IPv6 rule files.
-    pub rules: [PathBuf; 2],
-    pub pcaps: [PathBuf; 2],
+    pub files: Files,
 }
 
 impl Drop for CellFiles {
@@ -41,8 +40,10 @@ pub fn generate(tablegen: &Path, rules_dir: &Path, work_dir: &Path, cell: &Cell)
         ],
     };
     let files = CellFiles {
-        rules,
-        pcaps: [0, 1].map(|i| dir.join(format!("{mode}_{i}.pcap"))),
+        files: Files {
+            rules,
+            pcaps: [0, 1].map(|i| dir.join(format!("{mode}_{i}.pcap"))),
+        },
         dir,
     };
     let frame = (cell.size - FCS).to_string();
@@ -69,7 +70,7 @@ pub fn generate(tablegen: &Path, rules_dir: &Path, work_dir: &Path, cell: &Cell)
         ));
     }
     if cell.table.mode.rules() == RuleFormat::Acl {
-        write_acl_rules(&files.dir.join(format!("{mode}_v4.cfg")), &files.rules)?;
+        write_acl_rules(&files.dir.join(format!("{mode}_v4.cfg")), &files.files.rules)?;
     }
     Ok(files)
 }
