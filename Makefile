@@ -21,7 +21,7 @@ all: build
 # dpdk-doc), libclang for bindgen, libpcap for the pcap PMD, DejaVu Sans for
 # the text of bench-sweep's plots; iproute2, iputils-ping, ethtool, tcpdump
 # and iperf3 for the tests and the demo on network namespaces; sockperf for
-# bench-latency.
+# bench-latency; valgrind for bench-callgrind.
 deps:
 	@missing=$$(for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
