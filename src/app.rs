@@ -14,6 +14,18 @@ use crate::mode::{self, Mode, ModeTask};
 use crate::plan::{Plan, PortCaps, Topology};
 use crate::poll;
 
+/// The signals that stop l3fwd-rs as Ctrl-C does (flush, summary,
+/// `--stats-json`, EAL cleanup): every one whose default would kill it
+/// silently, SIGHUP (a closed terminal) first among them. Those that dump
+/// core by default (SIGQUIT, SIGABRT, SIGSEGV, ...) keep that default: they
+/// ask for a post-mortem.
+const STOP_SIGNALS: [i32; 11] = {
+    use signal_hook::consts::*;
+    [
+        SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGIO, SIGXCPU, SIGXFSZ,
+    ]
+};
+
 /// Runs l3fwd-rs with EAL arguments `eal_args` (program name first) and the
 /// application's parsed `args`; returns when forwarding has stopped and the
 /// ports are closed.
@@ -22,7 +34,7 @@ pub fn run(eal_args: &[String], args: &Args) -> Result<(), Box<dyn Error>> {
     // set-up then stops forwarding before it starts, with the summary and
     // the cleanup of any later stop.
     let quit = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+    for sig in STOP_SIGNALS {
         signal_hook::flag::register(sig, Arc::clone(&quit))?;
     }
     if let Some(path) = &args.stats_json {

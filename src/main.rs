@@ -4,7 +4,7 @@
 
 #![forbid(unsafe_code)]
 
-use l3fwd_rs::{app, cli};
+use l3fwd_rs::{app, cli, errln};
 
 fn main() {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info"))
@@ -14,7 +14,7 @@ fn main() {
     let argv: Vec<String> = std::env::args().collect();
     let (eal_args, app_args) = split_args(&argv);
     if let Some(option) = app_option_before_separator(&argv) {
-        eprintln!(
+        errln!(
             "l3fwd-rs: {option} is an l3fwd option, but no '--' separates the EAL options from l3fwd's: \
              l3fwd-rs [EAL options] -- -p PORTMASK [options]"
         );
@@ -23,13 +23,13 @@ fn main() {
     let args = match cli::parse(&app_args) {
         Ok(a) => a,
         Err(e) if e.use_stderr() => {
-            eprintln!("l3fwd-rs: {}", first_line(&e.to_string()));
+            errln!("l3fwd-rs: {}", first_line(&e.to_string()));
             std::process::exit(1);
         }
         Err(e) => e.exit(),
     };
     if let Err(e) = app::run(&eal_args, &args) {
-        eprintln!("l3fwd-rs: {e}");
+        errln!("l3fwd-rs: {e}");
         std::process::exit(1);
     }
 }

@@ -61,6 +61,21 @@ macro_rules! outln {
     };
 }
 
+/// Prints an error line to stderr, if stderr can take it: `eprintln!`
+/// panics on a closed or full stderr (`2>/dev/full`), which would turn an
+/// exit status of 1 into an abort.
+pub fn error_line(line: fmt::Arguments<'_>) {
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+}
+
+/// `eprintln!` that does not panic: see [`error_line`].
+#[macro_export]
+macro_rules! errln {
+    ($($arg:tt)*) => {
+        $crate::output::error_line(format_args!($($arg)*))
+    };
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
