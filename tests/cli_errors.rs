@@ -187,3 +187,18 @@ fn forgotten_separator_names_the_real_problem() {
         "{stderr}"
     );
 }
+
+#[test]
+fn an_unwritable_stderr_still_exits_1() {
+    // A bad option's error line goes to a full device: no abort (134).
+    for app in [&["-p", "0x3", "--bogus"][..], &["-p", "0"]] {
+        let status = std::process::Command::new(l3fwd_rs())
+            .args(["-l", "0", "--no-huge", "--no-pci", "--"])
+            .args(app)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::fs::File::create("/dev/full").unwrap())
+            .status()
+            .unwrap();
+        assert_eq!(status.code(), Some(1), "{app:?}: {status}");
+    }
+}
