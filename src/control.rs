@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use dpdk::{Port, QUEUE_STATS};
 use serde::Serialize;
 
-use crate::counters::{LcoreStats, Totals};
+use crate::counters::{DropReason, LcoreStats, Totals};
 use crate::outln;
 
 /// What the control thread watches.
@@ -242,12 +242,11 @@ fn counts(t: &Totals) -> String {
     format!("rx {} tx {} | {}", t.rx, t.tx, drops(t))
 }
 
-/// `dropped: invalid N runt N tx-full N unroutable N denied N no-rule N`.
+/// `dropped: invalid N runt N tx-full N ...`, every [`DropReason`] reason.
 fn drops(t: &Totals) -> String {
-    format!(
-        "dropped: invalid {} runt {} tx-full {} unroutable {} denied {} no-rule {}",
-        t.dropped_invalid, t.dropped_runt, t.dropped_tx_full, t.dropped_unroutable, t.dropped_denied, t.dropped_no_rule
-    )
+    DropReason::ALL.iter().fold("dropped:".to_owned(), |s, &d| {
+        format!("{s} {} {}", d.label(), t.dropped(d))
+    })
 }
 
 /// `label a b c` for a port with several queues; nothing for one.

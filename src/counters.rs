@@ -17,17 +17,43 @@ pub struct LcoreStats {
     pub counters: LcoreCounters,
 }
 
-/// Declares the counters once, each a line: `LcoreCounters` (an atomic
-/// each, plus the per-port counts) and `Totals` (a plain snapshot,
-/// summable across lcores), with the snapshot, difference, sum and names
-/// that telemetry, the rate lines and the summary use.
+/// Declares the counters once, each a line: the counts, then the drop
+/// reasons (`Variant: json_field = "label"`). Generates `LcoreCounters`
+/// (an atomic each, plus the per-port counts), `Totals` (a plain snapshot,
+/// summable across lcores), [`DropReason`] with `add_drop` and each reason's
+/// label, and the snapshot, difference, sum and names that telemetry, the
+/// rate lines, the summary and `--stats-json` use.
 macro_rules! counters {
-    ($($(#[$doc:meta])* $name:ident,)*) => {
+    (
+        $($(#[$doc:meta])* $name:ident,)*
+        ;
+        $($(#[$drop_doc:meta])* $reason:ident: $field:ident = $label:literal,)*
+    ) => {
+        /// Why a packet was dropped: each reason is counted apart.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum DropReason {
+            $($(#[$drop_doc])* $reason,)*
+        }
+
+        impl DropReason {
+            /// Every reason, in the order the rate lines list them.
+            pub const ALL: [DropReason; [$($label),*].len()] = [$(DropReason::$reason),*];
+
+            /// Its name in the rate lines and the summary.
+            pub fn label(self) -> &'static str {
+                match self {
+                    $(DropReason::$reason => $label,)*
+                }
+            }
+        }
+
         /// Counters of one forwarding lcore.
         #[repr(align(64))]
         #[derive(Debug, Default)]
         pub struct LcoreCounters {
             $($name: AtomicU64,)*
+            /// By [`DropReason`] reason.
+            drops: [AtomicU64; DropReason::ALL.len()],
             /// By port id (none with `Default`).
             by_port: Box<[PortCounters]>,
         }
@@ -36,31 +62,52 @@ macro_rules! counters {
         #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
         pub struct Totals {
             $($(#[$doc])* pub $name: u64,)*
+            $($(#[$drop_doc])* pub $field: u64,)*
         }
 
         impl Totals {
             /// The counts since `earlier` (a snapshot of the same counters).
             pub fn since(&self, earlier: &Totals) -> Totals {
-                Totals { $($name: self.$name.saturating_sub(earlier.$name),)* }
+                Totals {
+                    $($name: self.$name.saturating_sub(earlier.$name),)*
+                    $($field: self.$field.saturating_sub(earlier.$field),)*
+                }
+            }
+
+            /// The packets dropped for `reason`.
+            pub fn dropped(&self, reason: DropReason) -> u64 {
+                match reason {
+                    $(DropReason::$reason => self.$field,)*
+                }
             }
         }
 
         impl std::ops::Add for Totals {
             type Output = Totals;
             fn add(self, o: Totals) -> Totals {
-                Totals { $($name: self.$name + o.$name,)* }
+                Totals {
+                    $($name: self.$name + o.$name,)*
+                    $($field: self.$field + o.$field,)*
+                }
             }
         }
 
         impl LcoreCounters {
-            /// The counters as name/value pairs, for telemetry.
+            /// The counters as name/value pairs, for telemetry (the names
+            /// of `--stats-json`).
             pub fn named(t: &Totals) -> Vec<(String, u64)> {
-                vec![$((stringify!($name).to_owned(), t.$name),)*]
+                vec![
+                    $((stringify!($name).to_owned(), t.$name),)*
+                    $((stringify!($field).to_owned(), t.$field),)*
+                ]
             }
 
             /// A snapshot, readable from any thread.
             pub fn totals(&self) -> Totals {
-                Totals { $($name: self.$name.load(Relaxed),)* }
+                Totals {
+                    $($name: self.$name.load(Relaxed),)*
+                    $($field: self.drops[DropReason::$reason as usize].load(Relaxed),)*
+                }
             }
         }
     };
@@ -71,21 +118,6 @@ counters! {
     rx,
     /// Packets handed to a TX queue.
     tx,
-    /// IPv4 packets dropped for an invalid header (RFC 1812 checks).
-    dropped_invalid,
-    /// Frames shorter than the headers they announce.
-    dropped_runt,
-    /// Packets a TX queue refused.
-    dropped_tx_full,
-    /// Packets routed to a port the lcore cannot send on. The tables hold
-    /// routes to enabled ports only, so this stays 0; a route is counted
-    /// here rather than trusted.
-    dropped_unroutable,
-    /// Packets an ACL deny rule matched.
-    dropped_denied,
-    /// Packets no rule matched in a mode that drops them (ACL; its
-    /// non-IP frames too).
-    dropped_no_rule,
     /// TSC cycles of the loop rounds that received packets (VPP's and
     /// OVS's "busy" cycles): what forwarding cost, idle polling left out.
     busy_cycles,
@@ -93,6 +125,22 @@ counters! {
     polls,
     /// Polls that brought nothing.
     empty_polls,
+    ;
+    /// IPv4 packets dropped for an invalid header (RFC 1812 checks).
+    Invalid: dropped_invalid = "invalid",
+    /// Frames shorter than the headers they announce.
+    Runt: dropped_runt = "runt",
+    /// Packets a TX queue refused.
+    TxFull: dropped_tx_full = "tx-full",
+    /// Packets routed to a port the lcore cannot send on. The tables hold
+    /// routes to enabled ports only, so this stays 0; a route is counted
+    /// here rather than trusted.
+    Unroutable: dropped_unroutable = "unroutable",
+    /// Packets an ACL deny rule matched.
+    Denied: dropped_denied = "denied",
+    /// Packets no rule matched in a mode that drops them (ACL; its
+    /// non-IP frames too).
+    NoRule: dropped_no_rule = "no-rule",
 }
 
 /// What one lcore received from and sent to one port: the per-port
@@ -184,29 +232,10 @@ impl LcoreCounters {
             .get(usize::from(port))
             .map_or((0, 0), |p| (p.rx.load(Relaxed), p.tx.load(Relaxed)))
     }
+    /// `n` packets dropped for `reason`.
     #[inline(always)]
-    pub fn add_invalid(&self, n: u64) {
-        bump(&self.dropped_invalid, n);
-    }
-    #[inline(always)]
-    pub fn add_runt(&self, n: u64) {
-        bump(&self.dropped_runt, n);
-    }
-    #[inline(always)]
-    pub fn add_tx_full(&self, n: u64) {
-        bump(&self.dropped_tx_full, n);
-    }
-    #[inline(always)]
-    pub fn add_unroutable(&self, n: u64) {
-        bump(&self.dropped_unroutable, n);
-    }
-    #[inline(always)]
-    pub fn add_denied(&self, n: u64) {
-        bump(&self.dropped_denied, n);
-    }
-    #[inline(always)]
-    pub fn add_no_rule(&self, n: u64) {
-        bump(&self.dropped_no_rule, n);
+    pub fn add_drop(&self, reason: DropReason, n: u64) {
+        bump(&self.drops[reason as usize], n);
     }
     #[inline(always)]
     pub fn add_busy_cycles(&self, n: u64) {
@@ -259,14 +288,14 @@ mod tests {
         let a = LcoreCounters::for_ports(2);
         a.add_rx(0, 5);
         a.add_tx(1, 3);
-        a.add_runt(1);
-        a.add_invalid(1);
+        a.add_drop(DropReason::Runt, 1);
+        a.add_drop(DropReason::Invalid, 1);
         let b = LcoreCounters::for_ports(2);
         b.add_rx(1, 2);
-        b.add_tx_full(2);
-        b.add_unroutable(3);
-        a.add_denied(4);
-        b.add_no_rule(5);
+        b.add_drop(DropReason::TxFull, 2);
+        b.add_drop(DropReason::Unroutable, 3);
+        a.add_drop(DropReason::Denied, 4);
+        b.add_drop(DropReason::NoRule, 5);
         b.add_busy_cycles(70);
         b.add_polls(4, 1);
         let t: Totals = [a.totals(), b.totals()].into_iter().sum();
@@ -275,17 +304,22 @@ mod tests {
             Totals {
                 rx: 7,
                 tx: 3,
+                busy_cycles: 70,
+                polls: 4,
+                empty_polls: 1,
                 dropped_invalid: 1,
                 dropped_runt: 1,
                 dropped_tx_full: 2,
                 dropped_unroutable: 3,
                 dropped_denied: 4,
                 dropped_no_rule: 5,
-                busy_cycles: 70,
-                polls: 4,
-                empty_polls: 1,
             }
         );
+        let dropped: Vec<u64> = DropReason::ALL.iter().map(|&d| t.dropped(d)).collect();
+        assert_eq!(dropped, [1, 1, 2, 3, 4, 5]);
+        let named = LcoreCounters::named(&t);
+        assert!(named.contains(&("dropped_no_rule".to_owned(), 5)), "{named:?}");
+        assert_eq!(named.len(), 5 + DropReason::ALL.len());
         let load = t.load();
         assert_eq!(load.cycles_per_packet, 10.0);
         assert!((load.packets_per_poll - 7.0 / 3.0).abs() < 1e-9);

@@ -193,15 +193,22 @@ fn stop(dataplane: &mut Dataplane) -> Result<u64, Box<dyn Error>> {
 /// is returned; `quit` is set on return either way (it also stops the
 /// control thread).
 fn run_lcores<L: Lookup>(eal: &Eal, tasks: Vec<Lcore<L>>, quit: &AtomicBool) -> dpdk::Result<()> {
+    let main = match eal.main_lcore_token() {
+        Ok(main) => main,
+        Err(e) => {
+            quit.store(true, Relaxed);
+            return Err(e);
+        }
+    };
     let mut main_task = None;
     let mut workers = Vec::new();
     let mut launched = Ok(());
     for task in tasks {
         let lcore = task.stats.lcore;
         log::info!("lcore {lcore}: forwarding");
-        if lcore == eal.main_lcore() {
+        if lcore == main.lcore() {
             main_task = Some(task);
-        } else if let Err(e) = eal.launch_on_lcore(lcore, move || task.run()) {
+        } else if let Err(e) = main.launch(lcore, move || task.run()) {
             launched = Err(e);
             break;
         } else {
@@ -216,7 +223,8 @@ fn run_lcores<L: Lookup>(eal: &Eal, tasks: Vec<Lcore<L>>, quit: &AtomicBool) -> 
         (Err(_), _) => quit.store(true, Relaxed),
     }
     for w in workers {
-        eal.wait_lcore(w);
+        // Launched, so an enabled worker: the wait cannot be refused.
+        let _ = main.wait(w);
     }
     quit.store(true, Relaxed);
     launched

@@ -5,7 +5,7 @@
 use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
 
-use dpdk::{Eal, EthConf, Mempool, Port, PortInfo, RxSlot};
+use dpdk::{Eal, EthConf, Mempool, Port, PortInfo, RxSlot, SingleRxPool};
 
 use crate::cli::Args;
 use crate::forward::{LcoreQueues, TxPort, TxPorts};
@@ -62,8 +62,9 @@ fn check_cache_fits(n: u32, cache: u32) -> Result<(), String> {
 /// RSS over IP (and the L4 ports, with `rss_l4`) when the device has
 /// several RX queues and `--disable-rss` is not given, no RX offloads (the packet checks are ours, so
 /// `--relax-rx-offload` has nothing to relax), fast mbuf free on TX when
-/// offered, multi-segment TX for jumbo frames.
-fn port_conf(info: &PortInfo, opts: &Args, rss_l4: bool) -> EthConf {
+/// offered and one pool holds every mbuf (`fast_free`), multi-segment TX
+/// for jumbo frames.
+fn port_conf(info: &PortInfo, opts: &Args, rss_l4: bool, fast_free: Option<SingleRxPool>) -> EthConf {
     let rss = if rss_l4 {
         dpdk::rss_ip() | dpdk::rss_l4()
     } else {
@@ -75,8 +76,9 @@ fn port_conf(info: &PortInfo, opts: &Args, rss_l4: bool) -> EthConf {
         } else {
             0
         },
-        tx_offloads: info.tx_offloads & dpdk::tx_offload_fast_free(),
+        tx_offloads: fast_free_offload(info, fast_free),
         mtu: None,
+        fast_free,
     };
     if let Some(len) = opts.max_pkt_len {
         let mtu = len.saturating_sub(overhead_len(info));
@@ -86,6 +88,24 @@ fn port_conf(info: &PortInfo, opts: &Args, rss_l4: bool) -> EthConf {
         }
     }
     conf
+}
+
+/// MBUF_FAST_FREE if the port offers it and one pool holds every mbuf.
+fn fast_free_offload(info: &PortInfo, fast_free: Option<SingleRxPool>) -> u64 {
+    match fast_free {
+        Some(_) => info.tx_offloads & dpdk::tx_offload_fast_free(),
+        None => 0,
+    }
+}
+
+/// Whether the plan makes one mempool only, the condition of
+/// MBUF_FAST_FREE: a driver frees a burst's mbufs into one pool. With
+/// `--per-port-pool` (a pool per port), or lcores on several sockets (a
+/// pool per socket), one TX queue carries mbufs of several pools. (C l3fwd
+/// turns fast free on with `--per-port-pool` too, and loses mbufs to the
+/// wrong pool on drivers such as i40e.)
+fn one_pool(opts: &Args, sockets: usize) -> bool {
+    !opts.per_port_pool && sockets <= 1
 }
 
 /// Bytes a frame adds to the MTU: C l3fwd's eth_dev_get_overhead_len.
@@ -107,8 +127,23 @@ pub fn build(
     rss_l4: bool,
 ) -> Result<Dataplane, Box<dyn std::error::Error>> {
     let n_lcores = plan.lcores.len() as u32;
-    let socket_of = |lcore: u32| if opts.no_numa { 0 } else { eal.lcore_socket(lcore) };
+    // Plan lcores are enabled lcores, below MAX_LCORES: they have a socket.
+    let socket_of = |lcore: u32| {
+        if opts.no_numa {
+            0
+        } else {
+            eal.lcore_socket(lcore).unwrap_or(0)
+        }
+    };
     let mut pools: BTreeMap<(u16, u32), Mempool> = BTreeMap::new();
+    let sockets: std::collections::BTreeSet<u32> = plan.lcores.iter().map(|l| socket_of(l.lcore)).collect();
+    // The proof the safe layer asks for MBUF_FAST_FREE; none if RX queues
+    // used several pools before (they do not: set-up starts here).
+    let fast_free = if one_pool(opts, sockets.len()) {
+        eal.single_rx_pool().ok()
+    } else {
+        None
+    };
     let mut configured = Vec::new();
     let mut lcores: Vec<LcoreQueues> = plan
         .lcores
@@ -123,11 +158,16 @@ pub fn build(
 
     for pp in &plan.ports {
         let mut port = ports
-            .get_mut(usize::from(pp.port))
+            .iter_mut()
+            .find(|p| p.as_ref().is_some_and(|p| p.id() == pp.port))
             .and_then(Option::take)
             .ok_or_else(|| format!("port {} does not exist", pp.port))?;
         let info = port.info()?;
-        let slots = port.configure(pp.n_rx_queues, pp.n_tx_queues, &port_conf(&info, opts, rss_l4))?;
+        let slots = port.configure(
+            pp.n_rx_queues,
+            pp.n_tx_queues,
+            &port_conf(&info, opts, rss_l4, fast_free),
+        )?;
         let (rxd, txd) = port.adjust_ring_sizes(opts.rx_queue_size, opts.tx_queue_size)?;
         let mac = port.mac()?;
         let dest = opts
@@ -183,7 +223,7 @@ pub fn build(
 
         // TX queue i belongs to the i-th lcore; RX queues to the lcores
         // that poll them.
-        let tx_offloads = info.tx_offloads & dpdk::tx_offload_fast_free();
+        let tx_offloads = fast_free_offload(&info, fast_free);
         for ((lq, l), slot) in lcores.iter_mut().zip(&plan.lcores).zip(slots.tx) {
             let q = port.setup_tx_queue(slot, txd, socket_of(l.lcore), tx_offloads)?;
             lq.tx.insert(pp.port, TxPort::new(q, eth, opts.tx_burst));
@@ -227,6 +267,10 @@ mod tests {
     use crate::rule_files::tests::args;
 
     fn info(max_rx_queues: u16) -> PortInfo {
+        info_offering(max_rx_queues, 0)
+    }
+
+    fn info_offering(max_rx_queues: u16, tx_offloads: u64) -> PortInfo {
         PortInfo {
             name: "net_test0".into(),
             max_rx_queues,
@@ -234,7 +278,7 @@ mod tests {
             rx_queues: 0,
             tx_queues: 0,
             rss_offloads: u64::MAX,
-            tx_offloads: 0,
+            tx_offloads,
             max_mtu: u16::MAX,
             max_rx_pktlen: 9618,
         }
@@ -243,11 +287,24 @@ mod tests {
     #[test]
     fn rss_on_ports_with_several_rx_queues_unless_disabled() {
         let (rss, no_rss) = (args(""), args("--disable-rss"));
-        assert_eq!(port_conf(&info(4), &rss, false).rss_hash, dpdk::rss_ip());
-        assert_eq!(port_conf(&info(4), &no_rss, false).rss_hash, 0);
-        assert_eq!(port_conf(&info(1), &rss, false).rss_hash, 0);
+        assert_eq!(port_conf(&info(4), &rss, false, None).rss_hash, dpdk::rss_ip());
+        assert_eq!(port_conf(&info(4), &no_rss, false, None).rss_hash, 0);
+        assert_eq!(port_conf(&info(1), &rss, false, None).rss_hash, 0);
         let acl = dpdk::rss_ip() | dpdk::rss_l4();
-        assert_eq!(port_conf(&info(4), &rss, true).rss_hash, acl);
+        assert_eq!(port_conf(&info(4), &rss, true, None).rss_hash, acl);
+    }
+
+    #[test]
+    fn fast_free_only_with_one_pool() {
+        assert!(one_pool(&args(""), 1));
+        assert!(!one_pool(&args("--per-port-pool"), 1), "a pool per port");
+        assert!(!one_pool(&args(""), 2), "a pool per socket");
+        // Without the proof of one pool, a port offering fast free does
+        // not get it.
+        let offering = info_offering(4, u64::MAX);
+        let conf = port_conf(&offering, &args("--per-port-pool"), false, None);
+        assert_eq!(conf.tx_offloads & dpdk::tx_offload_fast_free(), 0);
+        assert_eq!(conf.fast_free, None);
     }
 
     #[test]

@@ -48,6 +48,21 @@ uint32_t shim_hash_crc(const void *data, uint32_t len, uint32_t init)
 	return rte_hash_crc(data, len, init);
 }
 
+const char *shim_mempool_ops_name(const struct rte_mempool *mp)
+{
+	return rte_mempool_get_ops(mp->ops_index)->name;
+}
+
+struct rte_mbuf *shim_pktmbuf_alloc(struct rte_mempool *mp)
+{
+	return rte_pktmbuf_alloc(mp);
+}
+
+char *shim_pktmbuf_append(struct rte_mbuf *m, uint16_t len)
+{
+	return rte_pktmbuf_append(m, len);
+}
+
 const uint64_t shim_rss_ip = RTE_ETH_RSS_IP;
 const uint64_t shim_rss_l4 = RTE_ETH_RSS_UDP | RTE_ETH_RSS_TCP | RTE_ETH_RSS_SCTP;
 const uint64_t shim_tx_offload_fast_free = RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE;

@@ -19,6 +19,11 @@ unsigned shim_lcore_id(void);
 uint64_t shim_rdtsc(void);
 int shim_errno(void);
 uint32_t shim_hash_crc(const void *data, uint32_t len, uint32_t init);
+struct rte_mempool;
+const char *shim_mempool_ops_name(const struct rte_mempool *mp);
+/* For tests: an mbuf of a pool, and bytes appended to it. */
+struct rte_mbuf *shim_pktmbuf_alloc(struct rte_mempool *mp);
+char *shim_pktmbuf_append(struct rte_mbuf *m, uint16_t len);
 
 /* Function-like macros bindgen cannot evaluate. */
 extern const uint64_t shim_rss_ip;

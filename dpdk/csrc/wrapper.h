@@ -6,6 +6,7 @@
 #include <rte_cycles.h>
 #include <rte_mempool.h>
 #include <rte_mbuf.h>
+#include <rte_mbuf_pool_ops.h>
 #include <rte_ethdev.h>
 #include <rte_lpm.h>
 #include <rte_lpm6.h>

@@ -2,7 +2,7 @@
 
 use std::ffi::{c_char, CString};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::error::{DpdkError, Result};
 use crate::port::Port;
@@ -32,7 +32,41 @@ pub struct Eal(Arc<EalState>);
 struct EalState {
     /// Whether [`Eal::take_ports`] has handed the ports out.
     ports_taken: AtomicBool,
+    /// The pools RX queues fill from, for MBUF_FAST_FREE's rule.
+    rx_pools: Mutex<RxPools>,
+    /// Pools whose last handle went while a job could still be returning
+    /// mbufs to them: freed after every lcore is waited for, at cleanup.
+    deferred_pools: Mutex<Vec<DeferredPool>>,
 }
+
+/// Which pools the RX queues of this EAL have filled from. Mbufs enter the
+/// process only through RX queues, so when one pool fills every RX queue,
+/// every mbuf any TX queue sees comes from it: MBUF_FAST_FREE's condition.
+#[derive(Default)]
+struct RxPools {
+    /// The first pool an RX queue was set up with (its address).
+    first: Option<usize>,
+    /// An RX queue was set up with another pool than `first`.
+    several: bool,
+    /// [`Eal::single_rx_pool`] was granted: no second pool may fill an RX
+    /// queue from now on.
+    single: bool,
+}
+
+/// A pool to free at EAL cleanup (see [`Eal::defer_pool_free`]).
+struct DeferredPool(std::ptr::NonNull<sys::rte_mempool>);
+
+// SAFETY: a pointer nobody uses until the cleanup frees it, on the main lcore.
+unsafe impl Send for DeferredPool {}
+
+/// The proof that one mempool fills every RX queue of this process, which
+/// [`EthConf::fast_free`](crate::EthConf::fast_free) requires for
+/// `RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE`: with it a driver frees sent mbufs in
+/// bulk into the pool of the first one, so mbufs of a second pool on one TX
+/// queue would end up in the wrong pool (its counts wrong, and the other
+/// pool freed while its mbufs live on). Made by [`Eal::single_rx_pool`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SingleRxPool(());
 
 impl Eal {
     /// Initialises EAL with `args` (program name first, then EAL arguments:
@@ -66,6 +100,8 @@ impl Eal {
         }
         Ok(Eal(Arc::new(EalState {
             ports_taken: AtomicBool::new(false),
+            rx_pools: Mutex::new(RxPools::default()),
+            deferred_pools: Mutex::new(Vec::new()),
         })))
     }
 
@@ -105,15 +141,39 @@ impl Eal {
         Eal::init_shared(&args)
     }
 
-    /// Hands out every port EAL created (vdevs and probed devices), in id
-    /// order: the only way to get a [`Port`], so each port has one owner.
-    /// Fails if the ports were handed out before.
+    /// Hands out every port EAL created (vdevs and probed devices) that no
+    /// one owns, in id order, and takes ownership of each
+    /// (`rte_eth_dev_owner_set`): the only way to get a [`Port`], so each
+    /// port has one owner. Walks the ports as `RTE_ETH_FOREACH_DEV` does:
+    /// ids can have gaps, and a port another driver owns (a fail-safe
+    /// port's sub-devices) is not handed out. Fails if the ports were
+    /// handed out before.
     ///
     /// ```
     /// let eal = dpdk::Eal::for_tests(256, &["--vdev=net_null0"])?;
     /// let ports = eal.take_ports()?;
     /// assert_eq!(ports.len(), 1);
     /// assert!(eal.take_ports().is_err()); // never twice
+    /// # Ok::<(), dpdk::DpdkError>(())
+    /// ```
+    ///
+    /// A fail-safe port owns its sub-device, which is not handed out: here
+    /// the ports are `net_null0` (0), the fail-safe port (1), its
+    /// sub-device `net_null1` (2) and `net_null2` (3).
+    ///
+    /// ```
+    /// let eal = dpdk::Eal::for_tests(256, &[
+    ///     "--vdev=net_null0",
+    ///     "--vdev=net_failsafe0,dev(net_null1)",
+    ///     "--vdev=net_null2",
+    /// ])?;
+    /// let sub = eal.port_id_by_name("net_null1").expect("the sub-device is a port");
+    /// let ids: Vec<u16> = eal.take_ports()?.iter().map(|p| p.id()).collect();
+    /// assert!(!ids.contains(&sub), "{ids:?} includes {sub}, which net_failsafe0 owns");
+    /// for name in ["net_null0", "net_failsafe0", "net_null2"] {
+    ///     assert!(ids.contains(&eal.port_id_by_name(name).unwrap()), "{name} missing from {ids:?}");
+    /// }
+    /// assert_eq!(ids.len(), 3);
     /// # Ok::<(), dpdk::DpdkError>(())
     /// ```
     ///
@@ -128,9 +188,35 @@ impl Eal {
         if self.0.ports_taken.swap(true, Ordering::AcqRel) {
             return Err(DpdkError::invalid("ports", "already handed out"));
         }
-        // SAFETY: reads the ethdev port table.
-        let count = unsafe { sys::rte_eth_dev_count_avail() };
-        Ok((0..count).map(|id| Port::owned(self.clone(), id)).collect())
+        let mut owner = sys::rte_eth_dev_owner::default();
+        // SAFETY: owner.id is a valid out-parameter.
+        let ret = unsafe { sys::rte_eth_dev_owner_new(&mut owner.id) };
+        if ret != 0 {
+            return Err(DpdkError::from_code("cannot make a port owner", ret));
+        }
+        for (to, from) in owner.name.iter_mut().zip(b"dpdk-rs") {
+            *to = *from as c_char;
+        }
+        let no_owner = u64::from(sys::RTE_ETH_DEV_NO_OWNER);
+        let mut ports = Vec::new();
+        // SAFETY: walks the ethdev port table from id 0; ids at or past
+        // RTE_MAX_ETHPORTS end the walk.
+        let mut next = unsafe { sys::rte_eth_find_next_owned_by(0, no_owner) };
+        while next < u64::from(sys::RTE_MAX_ETHPORTS) {
+            let id = next as u16;
+            // SAFETY: owner is a valid, NUL-terminated owner from
+            // rte_eth_dev_owner_new; DPDK checks the port id.
+            let ret = unsafe { sys::rte_eth_dev_owner_set(id, &owner) };
+            if ret == 0 {
+                ports.push(Port::owned(self.clone(), id));
+            } else {
+                // Someone else took it since the walk found it.
+                log::warn!("port {id}: owned by another entity, not used");
+            }
+            // SAFETY: as above, from the next id (at most RTE_MAX_ETHPORTS).
+            next = unsafe { sys::rte_eth_find_next_owned_by(id + 1, no_owner) };
+        }
+        Ok(ports)
     }
 
     /// The id of the port named `name` (e.g. `net_pcap0`), if it exists.
@@ -163,11 +249,94 @@ impl Eal {
         unsafe { sys::rte_get_main_lcore() }
     }
 
-    /// NUMA socket of an lcore.
-    pub fn lcore_socket(&self, lcore: u32) -> u32 {
-        // SAFETY: a read of EAL's lcore table; out-of-range ids return
-        // SOCKET_ID_ANY rather than reading out of bounds.
-        unsafe { sys::rte_lcore_to_socket_id(lcore) }
+    /// NUMA socket of an lcore; `None` if `lcore` is not below
+    /// [`MAX_LCORES`](crate::MAX_LCORES) (`rte_lcore_to_socket_id` indexes
+    /// EAL's lcore table with the id unchecked).
+    ///
+    /// ```
+    /// let eal = dpdk::Eal::for_tests(256, &[])?;
+    /// assert_eq!(eal.lcore_socket(0), Some(0));
+    /// assert_eq!(eal.lcore_socket(dpdk::MAX_LCORES), None);
+    /// assert_eq!(eal.lcore_socket(u32::MAX), None);
+    /// # Ok::<(), dpdk::DpdkError>(())
+    /// ```
+    pub fn lcore_socket(&self, lcore: u32) -> Option<u32> {
+        if lcore >= sys::RTE_MAX_LCORE {
+            return None;
+        }
+        // SAFETY: lcore is below RTE_MAX_LCORE (checked above), the size of
+        // the lcore table the call reads; EAL filled it at init.
+        Some(unsafe { sys::rte_lcore_to_socket_id(lcore) })
+    }
+
+    /// The proof MBUF_FAST_FREE needs ([`SingleRxPool`]): from now on, every
+    /// RX queue of this process fills from one pool, the one the RX queues
+    /// set up so far used (or, if there are none yet, the first to come).
+    /// Fails if RX queues were set up with two pools already; once granted,
+    /// setting an RX queue up with a second pool fails.
+    pub fn single_rx_pool(&self) -> Result<SingleRxPool> {
+        let mut rx = self.0.rx_pools.lock().unwrap_or_else(|e| e.into_inner());
+        if rx.several {
+            return Err(DpdkError::invalid(
+                "MBUF_FAST_FREE",
+                "RX queues fill from several mempools, whose mbufs one TX queue would free into one pool",
+            ));
+        }
+        rx.single = true;
+        Ok(SingleRxPool(()))
+    }
+
+    /// Records that an RX queue fills from `pool`; refused if that breaks
+    /// a [`SingleRxPool`] granted before.
+    pub(crate) fn note_rx_pool(&self, pool: *const sys::rte_mempool) -> Result<()> {
+        let mut rx = self.0.rx_pools.lock().unwrap_or_else(|e| e.into_inner());
+        let pool = pool as usize;
+        match rx.first {
+            None => rx.first = Some(pool),
+            Some(first) if first == pool => {}
+            Some(_) if rx.single => {
+                return Err(DpdkError::invalid(
+                    "RX queue with a second mempool",
+                    "MBUF_FAST_FREE is on (Eal::single_rx_pool): every RX queue must fill from one pool",
+                ))
+            }
+            Some(_) => rx.several = true,
+        }
+        Ok(())
+    }
+
+    /// Whether a pool may be freed now: this is the main lcore and every
+    /// worker lcore has been waited for, so no job is running that could be
+    /// returning an mbuf into the pool's per-lcore cache (which lives in
+    /// the pool's memory) as the pool goes.
+    pub(crate) fn all_lcores_idle(&self) -> bool {
+        // SAFETY: reads EAL's configuration, set by init.
+        let main = unsafe { sys::rte_get_main_lcore() };
+        if current_lcore() != main {
+            // The main lcore may be running, returning mbufs into its cache.
+            return false;
+        }
+        // Only the main lcore launches (crate::MainLcore is !Send), and it is
+        // busy here: a worker seen idle stays idle until this returns.
+        let idle = self.lcores().into_iter().filter(|&l| l != main).all(|l| {
+            // SAFETY: l is an enabled lcore, below RTE_MAX_LCORE.
+            let state = unsafe { sys::rte_eal_get_lcore_state(l) };
+            state == sys::rte_lcore_state_t_WAIT
+        });
+        // What the workers did before they went idle happens before what
+        // the caller does next (the pairing release is EAL's state store).
+        std::sync::atomic::fence(Ordering::Acquire);
+        idle
+    }
+
+    /// Keeps `pool` (every mbuf back in it) until EAL's cleanup, which frees
+    /// it after waiting for every lcore.
+    pub(crate) fn defer_pool_free(&self, pool: std::ptr::NonNull<sys::rte_mempool>) {
+        self.0
+            .deferred_pools
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(DeferredPool(pool));
     }
 
     /// TSC ticks per second, as EAL measured them.
@@ -186,11 +355,19 @@ impl Drop for EalState {
         if current_lcore() != unsafe { sys::rte_get_main_lcore() } {
             return;
         }
-        // SAFETY: no object of this EAL is left (each holds a handle); the
-        // wait lets worker lcores finish their jobs (which own their DPDK
-        // objects, so none is left once they return) before the cleanup.
+        // SAFETY: on the main lcore (checked above). The wait lets worker
+        // lcores finish their jobs, which own their DPDK objects.
+        unsafe { sys::rte_eal_mp_wait_lcore() };
+        let deferred = std::mem::take(self.deferred_pools.get_mut().unwrap_or_else(|e| e.into_inner()));
+        for pool in deferred {
+            // SAFETY: every lcore has been waited for, so no job can be
+            // returning mbufs to the pool; its last handle is gone (so none
+            // can be taken) and all were back in it when it went.
+            unsafe { sys::rte_mempool_free(pool.0.as_ptr()) }
+        }
+        // SAFETY: no object of this EAL is left (each holds a handle) and
+        // every lcore has been waited for.
         unsafe {
-            sys::rte_eal_mp_wait_lcore();
             sys::rte_eal_cleanup();
         }
     }

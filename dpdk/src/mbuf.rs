@@ -14,6 +14,7 @@
 //! queue to its TX queue.
 
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU16, Ordering};
 
 use crate::sys;
 
@@ -47,15 +48,63 @@ impl Mbuf {
     }
 
     /// The packet bytes in the first segment, writable (for the MAC and
-    /// TTL rewrite).
+    /// TTL rewrite); empty if the bytes are shared ([`Mbuf::is_exclusive`]
+    /// is false), so that no other holder of them sees them change.
     #[inline(always)]
     pub fn data_mut(&mut self) -> &mut [u8] {
-        // SAFETY: as in `data`, and &mut self makes the access exclusive
-        // (mbufs from RX have refcnt 1: no other owner can see the bytes).
-        unsafe {
+        self.try_data_mut().unwrap_or_default()
+    }
+
+    /// The packet bytes in the first segment, writable, if no one else can
+    /// see them ([`Mbuf::is_exclusive`]).
+    #[inline(always)]
+    pub fn try_data_mut(&mut self) -> Option<&mut [u8]> {
+        if !self.is_exclusive() {
+            return None;
+        }
+        // SAFETY: as in `data`; &mut self and is_exclusive (reference count
+        // 1, the buffer its own or an external one no other mbuf shares)
+        // make the access exclusive.
+        Some(unsafe {
             let m = self.0.as_ref();
             let p = (m.buf_addr as *mut u8).add(m.data_off as usize);
             std::slice::from_raw_parts_mut(p, m.data_len as usize)
+        })
+    }
+
+    /// Whether this handle alone reaches the packet bytes: the mbuf's
+    /// reference count is 1, and its buffer is its own (a direct mbuf) or an
+    /// external buffer attached to it alone. Not so for a clone
+    /// (`rte_pktmbuf_clone`: an indirect mbuf, its bytes another's) or an
+    /// mbuf whose count another holder raised. Mbufs from RX queues are
+    /// exclusive; a driver could hand out others.
+    #[inline(always)]
+    pub fn is_exclusive(&self) -> bool {
+        let m = self.0.as_ptr();
+        // SAFETY: the mbuf is alive while we hold it; its reference count
+        // is read atomically, as other holders update it atomically.
+        let refcnt = unsafe { AtomicU16::from_ptr(std::ptr::addr_of_mut!((*m).refcnt)).load(Ordering::Relaxed) };
+        if refcnt != 1 {
+            return false;
+        }
+        // SAFETY: with a count of 1 the mbuf header is ours alone.
+        let flags = unsafe { (*m).ol_flags };
+        flags & (sys::RTE_MBUF_F_INDIRECT | sys::RTE_MBUF_F_EXTERNAL) == 0 || self.external_exclusive(flags)
+    }
+
+    /// The rare case of [`Mbuf::is_exclusive`]: a count of 1 and a buffer
+    /// that is not the mbuf's own.
+    #[cold]
+    #[inline(never)]
+    fn external_exclusive(&self, flags: u64) -> bool {
+        if flags & sys::RTE_MBUF_F_INDIRECT != 0 {
+            return false;
+        }
+        // SAFETY: an mbuf with RTE_MBUF_F_EXTERNAL has a valid shinfo (DPDK
+        // attaches both together); its count is read atomically.
+        unsafe {
+            let shinfo = (*self.0.as_ptr()).shinfo;
+            AtomicU16::from_ptr(std::ptr::addr_of_mut!((*shinfo).refcnt)).load(Ordering::Relaxed) == 1
         }
     }
 
@@ -298,5 +347,45 @@ impl Drop for Drain<'_> {
 impl<const N: usize> Drop for MbufArray<N> {
     fn drop(&mut self) {
         self.free_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Eal, Mempool};
+
+    /// An mbuf of `pool`, taken as an RX queue would hand it out.
+    fn alloc(pool: &Mempool) -> Mbuf {
+        // SAFETY: the pool is alive; a fresh mbuf is ours alone.
+        Mbuf(NonNull::new(unsafe { sys::shim_pktmbuf_alloc(pool.as_ptr()) }).expect("an mbuf"))
+    }
+
+    #[test]
+    fn shared_bytes_are_not_writable() {
+        let eal = Eal::for_tests(512, &[]).expect("EAL init");
+        let pool = Mempool::create(eal, "test_shared_mbufs", 64, 0, 0).expect("pool");
+        let mut m = alloc(&pool);
+        // SAFETY: appends 64 bytes to a fresh mbuf with room for 2048.
+        assert!(!unsafe { sys::shim_pktmbuf_append(m.0.as_ptr(), 64) }.is_null());
+        assert!(m.is_exclusive());
+        assert_eq!(m.data_mut().len(), 64);
+
+        // A clone shares the bytes: an indirect mbuf, and the original's
+        // count is 2. Neither may write them.
+        // SAFETY: clones an mbuf we hold into a pool that is alive.
+        let mut clone = Mbuf(NonNull::new(unsafe { sys::rte_pktmbuf_clone(m.0.as_ptr(), pool.as_ptr()) }).unwrap());
+        assert_eq!(clone.data(), m.data());
+        for shared in [&mut m, &mut clone] {
+            assert!(!shared.is_exclusive());
+            assert!(shared.try_data_mut().is_none());
+            assert!(shared.data_mut().is_empty());
+        }
+        drop(clone);
+        // The original alone again.
+        assert!(m.is_exclusive());
+        assert_eq!(m.data_mut().len(), 64);
+        drop(m);
+        assert_eq!(pool.in_use(), 0);
     }
 }

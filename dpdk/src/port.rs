@@ -10,9 +10,10 @@
 //!   exists, so no thread can be polling a port being stopped.
 
 use std::ffi::CStr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crate::eal::Eal;
+use crate::eal::{Eal, SingleRxPool};
 use crate::error::{DpdkError, Result};
 use crate::mbuf::MbufArray;
 use crate::mempool::Mempool;
@@ -58,10 +59,15 @@ pub struct EthConf {
     /// RSS hash functions to spread received packets over the RX queues
     /// with (0: no RSS).
     pub rss_hash: u64,
-    /// TX offloads for the whole port.
+    /// TX offloads for the whole port. [`tx_offload_fast_free`] needs
+    /// [`EthConf::fast_free`].
     pub tx_offloads: u64,
     /// MTU to set; the driver default if None.
     pub mtu: Option<u16>,
+    /// The proof that every mbuf comes from one pool, without which
+    /// [`tx_offload_fast_free`] is refused (in `tx_offloads` and in the
+    /// port's TX queues' offloads).
+    pub fast_free: Option<SingleRxPool>,
 }
 
 /// `RTE_ETH_RSS_IP`: RSS over IPv4 and IPv6 addresses.
@@ -79,6 +85,63 @@ pub fn rss_l4() -> u64 {
 
 /// `RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE`: the driver may free sent mbufs in
 /// bulk (all from one pool, reference count 1).
+///
+/// A driver such as i40e then frees a whole burst into the pool of its
+/// first mbuf, so mbufs of a second pool on one TX queue would land in the
+/// wrong pool, and their own pool could be freed while they live on. A
+/// port takes it only with [`EthConf::fast_free`], a [`SingleRxPool`]: one
+/// pool fills every RX queue of the process, and mbufs come only from RX
+/// queues.
+///
+/// ```
+/// let eal = dpdk::Eal::for_tests(256, &["--vdev=net_null0", "--vdev=net_null1"])?;
+/// let mut ports = eal.take_ports()?;
+/// let fast_free = dpdk::EthConf { tx_offloads: dpdk::tx_offload_fast_free(), ..Default::default() };
+/// // Without the proof, the offload is refused...
+/// let error = ports[0].configure(1, 1, &fast_free).unwrap_err().to_string();
+/// assert!(error.contains("Eal::single_rx_pool"), "{error}");
+///
+/// // ...and with RX queues on two pools (one per port), there is none to have.
+/// let pools = [
+///     dpdk::Mempool::create(eal, "doc_ff_0", 1024, 32, 0)?,
+///     dpdk::Mempool::create(eal, "doc_ff_1", 1024, 32, 0)?,
+/// ];
+/// let mut rx = Vec::new();
+/// for (port, pool) in ports.iter_mut().zip(&pools) {
+///     let slots = port.configure(1, 1, &dpdk::EthConf::default())?;
+///     let tx_slot = slots.tx.into_iter().next().unwrap();
+///     // Nor on a TX queue of a port configured without it.
+///     assert!(port.setup_tx_queue(tx_slot, 128, 0, dpdk::tx_offload_fast_free()).is_err());
+///     rx.push(port.setup_rx_queue(slots.rx.into_iter().next().unwrap(), 128, 0, pool)?);
+/// }
+/// assert!(eal.single_rx_pool().is_err());
+/// # Ok::<(), dpdk::DpdkError>(())
+/// ```
+///
+/// Once granted, the proof holds: no RX queue may fill from a second pool.
+///
+/// ```
+/// let eal = dpdk::Eal::for_tests(256, &["--vdev=net_null0", "--vdev=net_null1"])?;
+/// let mut ports = eal.take_ports()?;
+/// let offered = ports[0].info()?.tx_offloads & dpdk::tx_offload_fast_free();
+/// let conf = dpdk::EthConf {
+///     tx_offloads: offered, // net_null offers none: asking would fail in DPDK
+///     fast_free: Some(eal.single_rx_pool()?),
+///     ..Default::default()
+/// };
+/// let pools = [
+///     dpdk::Mempool::create(eal, "doc_one", 1024, 32, 0)?,
+///     dpdk::Mempool::create(eal, "doc_two", 1024, 32, 0)?,
+/// ];
+/// let mut slots0 = ports[0].configure(1, 1, &conf)?;
+/// let mut slots1 = ports[1].configure(2, 1, &conf)?;
+/// let rx0 = ports[0].setup_rx_queue(slots0.rx.remove(0), 128, 0, &pools[0])?;
+/// let rx1 = ports[1].setup_rx_queue(slots1.rx.remove(0), 128, 0, &pools[0])?; // the same pool
+/// let error = ports[1].setup_rx_queue(slots1.rx.remove(0), 128, 0, &pools[1]).err().unwrap();
+/// assert!(error.to_string().contains("MBUF_FAST_FREE is on"), "{error}");
+/// let tx0 = ports[0].setup_tx_queue(slots0.tx.remove(0), 128, 0, offered)?;
+/// # Ok::<(), dpdk::DpdkError>(())
+/// ```
 pub fn tx_offload_fast_free() -> u64 {
     // SAFETY: reads a constant defined in the shim.
     unsafe { sys::shim_tx_offload_fast_free }
@@ -127,9 +190,12 @@ struct PortLife {
     id: u16,
     /// Configured and not yet closed.
     configured: Mutex<bool>,
+    /// Configured with [`EthConf::fast_free`]: its TX queues may ask for
+    /// MBUF_FAST_FREE.
+    fast_free: AtomicBool,
     /// The pools RX queues were set up with: freed after the port closes.
     pools: Mutex<Vec<Mempool>>,
-    _eal: Eal,
+    eal: Eal,
 }
 
 impl PortLife {
@@ -197,6 +263,13 @@ impl Drop for PortLife {
             }
         }
     }
+}
+
+fn fast_free_refused(port: u16) -> DpdkError {
+    DpdkError::invalid(
+        format!("MBUF_FAST_FREE on port {port}"),
+        "needs EthConf::fast_free (Eal::single_rx_pool): one pool for every mbuf",
+    )
 }
 
 fn raw_info(id: u16) -> Result<sys::rte_eth_dev_info> {
@@ -290,8 +363,9 @@ impl Port {
             life: Arc::new(PortLife {
                 id,
                 configured: Mutex::new(false),
+                fast_free: AtomicBool::new(false),
                 pools: Mutex::new(Vec::new()),
-                _eal: eal,
+                eal,
             }),
             started: false,
         }
@@ -319,6 +393,9 @@ impl Port {
         if *configured {
             return Err(DpdkError::invalid(format!("port {}", self.id), "already configured"));
         }
+        if conf.tx_offloads & tx_offload_fast_free() != 0 && conf.fast_free.is_none() {
+            return Err(fast_free_refused(self.id));
+        }
         let mut c = sys::rte_eth_conf::default();
         if conf.rss_hash != 0 {
             c.rxmode.mq_mode = sys::rte_eth_rx_mq_mode_RTE_ETH_MQ_RX_RSS;
@@ -341,6 +418,7 @@ impl Port {
             ));
         }
         *configured = true;
+        self.life.fast_free.store(conf.fast_free.is_some(), Ordering::Relaxed);
         let port = self.id;
         Ok(QueueSlots {
             rx: (0..rx_queues).map(|queue| RxSlot { port, queue }).collect(),
@@ -378,6 +456,7 @@ impl Port {
     pub fn setup_rx_queue(&mut self, slot: RxSlot, desc: u16, socket: u32, pool: &Mempool) -> Result<RxQueue> {
         let queue = slot.queue;
         self.check_slot(slot.port, "RX", queue)?;
+        self.life.eal.note_rx_pool(pool.as_ptr())?;
         let rxconf = raw_info(self.id)?.default_rxconf;
         // SAFETY: rxconf is valid for the call; the pool stays alive as long
         // as the port (kept in `pools` below, freed after the close).
@@ -402,9 +481,14 @@ impl Port {
 
     /// Sets up a TX queue with `desc` descriptors and `offloads` (of those
     /// the device offers), and hands out its only handle.
+    /// [`tx_offload_fast_free`] is refused unless the port was configured
+    /// with [`EthConf::fast_free`].
     pub fn setup_tx_queue(&mut self, slot: TxSlot, desc: u16, socket: u32, offloads: u64) -> Result<TxQueue> {
         let queue = slot.queue;
         self.check_slot(slot.port, "TX", queue)?;
+        if offloads & tx_offload_fast_free() != 0 && !self.life.fast_free.load(Ordering::Relaxed) {
+            return Err(fast_free_refused(self.id));
+        }
         let mut txconf = raw_info(self.id)?.default_txconf;
         txconf.offloads = offloads;
         // SAFETY: txconf is valid for the call.

@@ -16,9 +16,10 @@ pub enum Route {
     /// No rule matched, or the mode looks nothing up for this kind of
     /// frame (non-IP): the forwarder's miss policy applies.
     NoMatch,
-    /// Shorter than what the lookup reads: dropped and counted.
+    /// Shorter than what the lookup reads: dropped, counted as
+    /// [`DropReason::Runt`](crate::counters::DropReason::Runt).
     Runt,
-    /// A deny rule matched: dropped and counted.
+    /// A deny rule matched: dropped, counted as [`DropReason::Denied`](crate::counters::DropReason::Denied).
     Denied,
 }
 

@@ -5,21 +5,14 @@
 //! bench, the instruction counter and the tests all take the modes from it.
 //!
 //! Adding a mode: its own file here (a `Mode` and its `Lookup`), its table
-//! crate or `dpdk/` wrapper, and one line in the `modes!` list below.
-
-mod acl;
-mod em;
-mod fib;
-mod lpm;
+//! crate or `dpdk/` wrapper, and one line in the `modes!` list below
+//! (CONTRIBUTING.md has the whole list).
 
 use std::error::Error;
 
 use dpdk::Eal;
 
-pub use acl::Acl;
-pub use em::Em;
-pub use fib::Fib;
-pub use lpm::Lpm;
+pub use self::em::{em_key, EmKey};
 
 use crate::cli::Args;
 use crate::lookup::Lookup;
@@ -79,8 +72,12 @@ pub trait ModeTask {
     fn run<M: Mode>(self) -> Self::Output;
 }
 
+/// The modes, each `file: Type` (`src/mode/file.rs` defines `Type`).
 macro_rules! modes {
-    ($($mode:ident),* $(,)?) => {
+    ($($file:ident: $mode:ident),* $(,)?) => {
+        $(mod $file;
+        pub use $file::$mode;)*
+
         /// Every mode, in the order `--help` and the bench list them; the
         /// first is the default.
         pub const MODES: [&ModeInfo; [$(stringify!($mode)),*].len()] = [$(&<$mode as Mode>::INFO),*];
@@ -95,7 +92,7 @@ macro_rules! modes {
     };
 }
 
-modes!(Lpm, Em, Fib, Acl);
+modes!(lpm: Lpm, em: Em, fib: Fib, acl: Acl);
 
 /// The default mode: LPM, as in C.
 pub fn default_mode() -> &'static ModeInfo {

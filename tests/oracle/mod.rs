@@ -1,5 +1,6 @@
 //! The forwarder's contract for one frame, as an executable check: what
-//! `packet::parse`, `packet::rewrite` and `lookup::em_key` must do with any
+//! `packet::parse`, `packet::rewrite`, `mode::em_key` and
+//! `packet::ipv6_dst_bytes` must do, in each lookup mode, with any
 //! bytes of any length. Shared by tests/packet_props.rs (proptest) and the
 //! cargo-fuzz target fuzz/fuzz_targets/packet.rs, so both hold the code to
 //! the same rules:
@@ -18,8 +19,8 @@
 use std::net::{Ipv4Addr, Ipv6Addr};
 
 use em::{FiveTuple, Ipv4Key, Ipv6Key};
-use l3fwd_rs::lookup::{em_key, EmKey};
-use l3fwd_rs::packet::{parse, rewrite, EthRewrite, Ipv4Header, Ipv6Header, ETH_LEN, L3};
+use l3fwd_rs::mode::{em_key, EmKey, ModeInfo};
+use l3fwd_rs::packet::{ipv6_dst_bytes, parse, rewrite, EthRewrite, Ipv4Header, Ipv6Header, ETH_LEN, L3};
 
 /// What the forwarder does with a frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,13 +33,24 @@ pub enum Decision {
     DropInvalid,
 }
 
-/// The lookup mode: it decides which headers must be present.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
-    /// LPM reads the destination address (`parse`).
-    Lpm,
-    /// Exact match reads the 5-tuple (`em_key`).
-    Em,
+/// Whether `mode` drops `frame` as a runt: each mode reads its own
+/// headers (parsed as `l3`, keyed as `key`). A mode of `l3fwd_rs::mode::MODES`
+/// that the oracle has no rule for fails here, so a new mode comes with one.
+fn runt_in(mode: &ModeInfo, frame: &[u8], l3: &L3, key: &EmKey) -> bool {
+    match mode.name {
+        // The destination, or ACL's fields from the protocol byte on
+        // (zeros past the frame): a runt only when the parse is.
+        "lpm" | "acl" => *l3 == L3::Runt,
+        "em" => *key == EmKey::Runt,
+        // As C, FIB looks every frame that is not IPv4 up as IPv6: its
+        // destination's bytes must be in the frame.
+        "fib" => match l3 {
+            L3::Runt => true,
+            L3::Ipv4(_) => false,
+            _ => ipv6_dst_bytes(frame).is_none(),
+        },
+        other => panic!("the oracle has no rule for lookup mode {other}"),
+    }
 }
 
 /// The MACs every test rewrite writes.
@@ -51,7 +63,7 @@ const CHECKSUM: usize = ETH_LEN + 10;
 
 /// Decides `frame`'s fate in `mode` as the forwarder does, asserting the
 /// contract on the way (panics on any breach).
-pub fn check(frame: &[u8], mode: Mode) -> Decision {
+pub fn check(frame: &[u8], mode: &ModeInfo) -> Decision {
     let l3 = parse(frame);
     assert_eq!(l3, expected_l3(frame), "parse {frame:02x?}");
     let key = em_key(frame, &l3);
@@ -61,11 +73,10 @@ pub fn check(frame: &[u8], mode: Mode) -> Decision {
     if l3 == L3::Runt {
         assert_eq!(key, EmKey::Runt, "parse runt but em_key not: {frame:02x?}");
     }
-    let runt = match mode {
-        Mode::Lpm => l3 == L3::Runt,
-        Mode::Em => key == EmKey::Runt,
-    };
-    let decision = if runt {
+    // FIB's IPv6 destination, read from any frame long enough to hold one.
+    let dst6 = (frame.len() >= ETH_LEN + 40).then(|| frame[38..54].try_into().unwrap());
+    assert_eq!(ipv6_dst_bytes(frame), dst6, "ipv6_dst_bytes {frame:02x?}");
+    let decision = if runt_in(mode, frame, &l3, &key) {
         Decision::DropRunt
     } else {
         let mut out = frame.to_vec();
@@ -166,7 +177,7 @@ fn assert_rewrite(frame: &[u8], out: &[u8], l3: &L3) {
 
 /// The frame inside two buffers with different bytes after it: parse,
 /// em_key and rewrite see only the frame, and rewrite writes only inside it.
-fn assert_bytes_after_do_not_matter(frame: &[u8], mode: Mode, decision: Decision) {
+fn assert_bytes_after_do_not_matter(frame: &[u8], mode: &ModeInfo, decision: Decision) {
     let mut results = Vec::new();
     for tail in [0x00, 0xff] {
         let mut buf = frame.to_vec();
@@ -174,10 +185,7 @@ fn assert_bytes_after_do_not_matter(frame: &[u8], mode: Mode, decision: Decision
         let (inside, after) = buf.split_at_mut(frame.len());
         let l3 = parse(inside);
         let key = em_key(inside, &l3);
-        let runt = match mode {
-            Mode::Lpm => l3 == L3::Runt,
-            Mode::Em => key == EmKey::Runt,
-        };
+        let runt = runt_in(mode, inside, &l3, &key);
         let verdict = (!runt).then(|| rewrite(inside, l3.rewrite_kind(), &ETH));
         assert!(after.iter().all(|&b| b == tail), "wrote past the frame");
         results.push((l3, key, verdict, inside.to_vec()));

@@ -1,38 +1,43 @@
 //! The per-lcore data path: RX burst -> parse -> lookup -> rewrite ->
 //! per-port TX buffer, drained over the ports this lcore transmits on when
-//! the RX queues run dry and at least every ~100 us.
+//! the RX queues run dry and at least every ~100 us. Generic over the
+//! packets and queues ([`io`]): DPDK's in production, in-memory ones in the
+//! unit tests.
+
+pub mod io;
+#[cfg(test)]
+mod tests;
 
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 
-use dpdk::{Mbuf, MbufArray, RxQueue, TxQueue};
-
-use crate::counters::{LcoreCounters, LcoreStats};
+use crate::counters::{DropReason, LcoreCounters, LcoreStats};
 use crate::lookup::{Lookup, Miss, Route};
 use crate::packet::{parse, rewrite, EthRewrite, RewriteKind};
 use crate::MAX_BURST;
+use io::{Packet, Packets, Receive, Transmit};
 
 /// How far ahead of the packet being parsed its successors' headers are
 /// prefetched.
 const PREFETCH_AHEAD: usize = 4;
 /// A port this lcore transmits on: its TX queue, the frames waiting for it,
 /// and the MACs frames get on their way out.
-pub struct TxPort {
-    queue: TxQueue,
+pub struct TxPort<T: Transmit = dpdk::TxQueue> {
+    queue: T,
     eth: EthRewrite,
-    pending: MbufArray<MAX_BURST>,
+    pending: T::Batch,
     /// Packets buffered before a TX call (`--tx-burst`).
     burst: usize,
 }
 
-impl TxPort {
+impl<T: Transmit> TxPort<T> {
     /// A TX port with an empty buffer sent every `burst` packets (at most
     /// [`MAX_BURST`]).
-    pub fn new(queue: TxQueue, eth: EthRewrite, burst: usize) -> TxPort {
+    pub fn new(queue: T, eth: EthRewrite, burst: usize) -> TxPort<T> {
         TxPort {
             queue,
             eth,
-            pending: MbufArray::new(),
+            pending: T::Batch::default(),
             burst: burst.clamp(1, MAX_BURST),
         }
     }
@@ -47,13 +52,13 @@ impl TxPort {
         counters.add_tx(self.queue.port(), sent as u64);
         let refused = self.pending.free_all();
         if refused > 0 {
-            counters.add_tx_full(refused as u64);
+            counters.add_drop(DropReason::TxFull, refused as u64);
         }
     }
 
     /// Buffers one frame; sends the buffer once it holds a full burst.
     #[inline(always)]
-    fn enqueue(&mut self, m: Mbuf, counters: &LcoreCounters) {
+    fn enqueue(&mut self, m: <T::Batch as Packets>::Packet, counters: &LcoreCounters) {
         match self.pending.push(m) {
             Ok(n) if n >= self.burst => self.flush(counters),
             Ok(_) => {}
@@ -61,7 +66,7 @@ impl TxPort {
                 // Unreachable while the buffer is flushed when full;
                 // counted, never leaked, if it ever happens.
                 drop(m);
-                counters.add_tx_full(1);
+                counters.add_drop(DropReason::TxFull, 1);
             }
         }
     }
@@ -69,24 +74,24 @@ impl TxPort {
 
 /// The TX side of an lcore: a [`TxPort`] for each port it transmits on,
 /// by port id. The drain timer flushes exactly these.
-pub struct TxPorts(Vec<Option<TxPort>>);
+pub struct TxPorts<T: Transmit = dpdk::TxQueue>(Vec<Option<TxPort<T>>>);
 
-impl Default for TxPorts {
+impl<T: Transmit> Default for TxPorts<T> {
     fn default() -> Self {
         TxPorts((0..dpdk::MAX_PORTS).map(|_| None).collect())
     }
 }
 
-impl TxPorts {
+impl<T: Transmit> TxPorts<T> {
     /// Adds the TX side of `port`.
-    pub fn insert(&mut self, port: u16, tx: TxPort) {
+    pub fn insert(&mut self, port: u16, tx: TxPort<T>) {
         if let Some(slot) = self.0.get_mut(usize::from(port)) {
             *slot = Some(tx);
         }
     }
 
     #[inline(always)]
-    fn get_mut(&mut self, port: u16) -> Option<&mut TxPort> {
+    fn get_mut(&mut self, port: u16) -> Option<&mut TxPort<T>> {
         self.0.get_mut(usize::from(port))?.as_mut()
     }
 
@@ -108,16 +113,16 @@ impl TxPorts {
 }
 
 /// The queues one lcore polls and sends on, as setup hands them out.
-pub struct LcoreQueues {
+pub struct LcoreQueues<R = dpdk::RxQueue, T: Transmit = dpdk::TxQueue> {
     pub lcore: u32,
     /// RX queues polled in order.
-    pub rx: Vec<RxQueue>,
-    pub tx: TxPorts,
+    pub rx: Vec<R>,
+    pub tx: TxPorts<T>,
 }
 
 /// Everything one forwarding lcore owns.
-pub struct Lcore<L: Lookup> {
-    pub queues: LcoreQueues,
+pub struct Lcore<L: Lookup, R = dpdk::RxQueue, T: Transmit = dpdk::TxQueue> {
+    pub queues: LcoreQueues<R, T>,
     pub lookup: Arc<L>,
     pub stats: Arc<LcoreStats>,
     pub quit: Arc<AtomicBool>,
@@ -130,7 +135,7 @@ pub struct Lcore<L: Lookup> {
     pub rx_burst: usize,
 }
 
-impl<L: Lookup> Lcore<L> {
+impl<L: Lookup, R: Receive, T: Transmit<Batch = R::Batch>> Lcore<L, R, T> {
     /// Forwards until `quit` is set, then flushes every TX buffer. Never
     /// inlined: profilers (callgrind --toggle-collect) find the loop by name.
     #[inline(never)]
@@ -145,8 +150,8 @@ impl<L: Lookup> Lcore<L> {
             rx_burst,
         } = self;
         let counters = &stats.counters;
-        let mut batch = MbufArray::<MAX_BURST>::new();
-        let mut work = BurstWork::<L>::new(rx.len());
+        let mut batch = R::Batch::default();
+        let mut work = BurstWork::<L, <R::Batch as Packets>::Packet>::new(rx.len());
         let mut last_drain = dpdk::rdtsc();
         // Start of the last round, and whether it received anything: a
         // round's cycles count as busy once the next one starts, so the
@@ -205,7 +210,7 @@ impl<L: Lookup> Lcore<L> {
 /// Per-batch records, kept for the life of the lcore so no batch pays for
 /// initialising them: of each packet's parse, only how to rewrite it
 /// outlives the lookups.
-struct BurstWork<L: Lookup> {
+struct BurstWork<L: Lookup, P> {
     /// The bursts of the batch, in the order received (room for one per
     /// RX queue, never grown).
     bursts: Vec<Burst>,
@@ -214,7 +219,7 @@ struct BurstWork<L: Lookup> {
     lookup: L::Scratch,
     /// Packets held back until their burst's IPv4 ones are sent
     /// ([`Lookup::IPV4_FIRST`]); room for a whole batch, never grown.
-    later: Vec<(Mbuf, Route, RewriteKind)>,
+    later: Vec<(P, Route, RewriteKind)>,
 }
 
 /// One RX burst of a batch: its port, and where its packets end.
@@ -223,7 +228,7 @@ struct Burst {
     end: usize,
 }
 
-impl<L: Lookup> BurstWork<L> {
+impl<L: Lookup, P> BurstWork<L, P> {
     /// Work space for an lcore polling `rx_queues` queues.
     fn new(rx_queues: usize) -> Self {
         Self {
@@ -239,11 +244,11 @@ impl<L: Lookup> BurstWork<L> {
 /// Parses, looks up, rewrites and buffers the packets of `batch`, the
 /// bursts `work.bursts` lists; leaves both empty.
 #[inline(always)]
-fn forward_batch<L: Lookup>(
-    batch: &mut MbufArray<MAX_BURST>,
+fn forward_batch<L: Lookup, B: Packets, T: Transmit<Batch = B>>(
+    batch: &mut B,
     lookup: &L,
-    work: &mut BurstWork<L>,
-    tx: &mut TxPorts,
+    work: &mut BurstWork<L, B::Packet>,
+    tx: &mut TxPorts<T>,
     counters: &LcoreCounters,
 ) {
     let BurstWork {
@@ -278,11 +283,11 @@ fn forward_batch<L: Lookup>(
             if L::IPV4_FIRST && kind != RewriteKind::Ipv4 && later.len() < later.capacity() {
                 later.push((m, route, kind));
             } else {
-                send::<L>(m, route, kind, burst.port, tx, counters);
+                send::<L, T>(m, route, kind, burst.port, tx, counters);
             }
         }
         for (m, route, kind) in later.drain(..) {
-            send::<L>(m, route, kind, burst.port, tx, counters);
+            send::<L, T>(m, route, kind, burst.port, tx, counters);
         }
         start = end;
     }
@@ -292,26 +297,26 @@ fn forward_batch<L: Lookup>(
 /// packet that matched nothing meets the mode's miss policy: here and
 /// nowhere else.
 #[inline(always)]
-fn send<L: Lookup>(
-    mut m: Mbuf,
+fn send<L: Lookup, T: Transmit>(
+    mut m: <T::Batch as Packets>::Packet,
     route: Route,
     kind: RewriteKind,
     in_port: u16,
-    tx: &mut TxPorts,
+    tx: &mut TxPorts<T>,
     counters: &LcoreCounters,
 ) {
     let port = match (route, L::MISS) {
         (Route::Port(port), _) => port,
         (Route::NoMatch, Miss::InputPort) => in_port,
-        (Route::NoMatch, Miss::Drop) => return counters.add_no_rule(1),
-        (Route::Runt, _) => return counters.add_runt(1),
-        (Route::Denied, _) => return counters.add_denied(1),
+        (Route::NoMatch, Miss::Drop) => return counters.add_drop(DropReason::NoRule, 1),
+        (Route::Runt, _) => return counters.add_drop(DropReason::Runt, 1),
+        (Route::Denied, _) => return counters.add_drop(DropReason::Denied, 1),
     };
     let Some(out) = tx.get_mut(port) else {
-        return counters.add_unroutable(1);
+        return counters.add_drop(DropReason::Unroutable, 1);
     };
     if !rewrite(m.data_mut(), kind, &out.eth) {
-        return counters.add_invalid(1);
+        return counters.add_drop(DropReason::Invalid, 1);
     }
     out.enqueue(m, counters);
 }

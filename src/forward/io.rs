@@ -1,0 +1,133 @@
+//! What the data path needs of packets and queues, as traits: DPDK's mbufs
+//! and ethdev queues are one implementation (below), the in-memory queues
+//! of the unit tests another. The forwarder is generic over them, so the
+//! DPDK instance compiles to the same code as if it named the DPDK types.
+
+use dpdk::{Mbuf, MbufArray};
+
+use crate::MAX_BURST;
+
+/// A packet buffer the data path reads and rewrites in place. Dropping it
+/// frees it.
+pub trait Packet {
+    /// The frame's bytes.
+    fn data(&self) -> &[u8];
+    /// The frame's bytes, writable.
+    fn data_mut(&mut self) -> &mut [u8];
+    /// Starts loading the frame's first cache line.
+    fn prefetch_data(&self);
+}
+
+/// An array of up to [`MAX_BURST`] owned packets: an RX batch or a TX
+/// buffer.
+pub trait Packets: Default {
+    type Packet: Packet;
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Appends a packet and returns how many are held; hands it back when
+    /// the array is full.
+    fn push(&mut self, p: Self::Packet) -> Result<usize, Self::Packet>;
+    /// The held packets, in order.
+    fn as_slice(&self) -> &[Self::Packet];
+    /// Takes every packet out, in order; those the iterator is dropped
+    /// without yielding are freed.
+    fn drain(&mut self) -> impl Iterator<Item = Self::Packet> + '_;
+    /// Frees every held packet; returns how many.
+    fn free_all(&mut self) -> usize;
+}
+
+/// An RX queue, polled by one lcore.
+pub trait Receive {
+    type Batch: Packets;
+    /// Its port's id.
+    fn port(&self) -> u16;
+    /// Its queue's id on the port.
+    fn queue(&self) -> u16;
+    /// Appends up to `max` packets to `into` (no more than its free room);
+    /// returns how many arrived.
+    fn recv_at_most(&mut self, into: &mut Self::Batch, max: usize) -> usize;
+}
+
+/// A TX queue, used by one lcore.
+pub trait Transmit {
+    type Batch: Packets;
+    /// Its port's id.
+    fn port(&self) -> u16;
+    /// Sends what `from` holds: the packets taken leave it, the ones
+    /// refused stay, in order. Returns how many were taken.
+    fn send(&mut self, from: &mut Self::Batch) -> usize;
+    /// Lets the driver free what it has finished sending (at shutdown).
+    fn reclaim_sent(&mut self);
+}
+
+impl Packet for Mbuf {
+    #[inline(always)]
+    fn data(&self) -> &[u8] {
+        Mbuf::data(self)
+    }
+    #[inline(always)]
+    fn data_mut(&mut self) -> &mut [u8] {
+        Mbuf::data_mut(self)
+    }
+    #[inline(always)]
+    fn prefetch_data(&self) {
+        Mbuf::prefetch_data(self)
+    }
+}
+
+impl Packets for MbufArray<MAX_BURST> {
+    type Packet = Mbuf;
+    #[inline(always)]
+    fn len(&self) -> usize {
+        MbufArray::len(self)
+    }
+    #[inline(always)]
+    fn push(&mut self, m: Mbuf) -> Result<usize, Mbuf> {
+        MbufArray::push(self, m)
+    }
+    #[inline(always)]
+    fn as_slice(&self) -> &[Mbuf] {
+        MbufArray::as_slice(self)
+    }
+    #[inline(always)]
+    fn drain(&mut self) -> impl Iterator<Item = Mbuf> + '_ {
+        MbufArray::drain(self)
+    }
+    #[inline(always)]
+    fn free_all(&mut self) -> usize {
+        MbufArray::free_all(self)
+    }
+}
+
+impl Receive for dpdk::RxQueue {
+    type Batch = MbufArray<MAX_BURST>;
+    #[inline(always)]
+    fn port(&self) -> u16 {
+        dpdk::RxQueue::port(self)
+    }
+    #[inline(always)]
+    fn queue(&self) -> u16 {
+        dpdk::RxQueue::queue(self)
+    }
+    #[inline(always)]
+    fn recv_at_most(&mut self, into: &mut Self::Batch, max: usize) -> usize {
+        dpdk::RxQueue::recv_at_most(self, into, max)
+    }
+}
+
+impl Transmit for dpdk::TxQueue {
+    type Batch = MbufArray<MAX_BURST>;
+    #[inline(always)]
+    fn port(&self) -> u16 {
+        dpdk::TxQueue::port(self)
+    }
+    #[inline(always)]
+    fn send(&mut self, from: &mut Self::Batch) -> usize {
+        dpdk::TxQueue::send(self, from)
+    }
+    fn reclaim_sent(&mut self) {
+        dpdk::TxQueue::reclaim_sent(self)
+    }
+}
