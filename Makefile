@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 CARGO ?= cargo
 DEBS := dpdk dpdk-dev libdpdk-dev dpdk-doc libclang-dev pkg-config libpcap-dev fonts-dejavu-core \
-	iproute2 iputils-ping ethtool tcpdump iperf3 sockperf
+	iproute2 iputils-ping ethtool tcpdump iperf3 sockperf valgrind
 OUT := out
 RELEASE := target/release
 # One forwarding lcore (1); the control thread runs on the other CPU.
@@ -13,7 +13,7 @@ RUN_SECS ?= 10
 RUN_FRAMES ?= 1024
 EAL_VIRT := --no-huge -m 1024 --no-pci
 
-.PHONY: all deps build install run demo demo-clean test lint c-l3fwd bench bench-scale bench-sweep bench-latency fuzz clean
+.PHONY: all deps build install run demo demo-clean test lint c-l3fwd bench bench-callgrind bench-scale bench-sweep bench-latency fuzz clean
 
 all: build
 
@@ -21,7 +21,7 @@ all: build
 # dpdk-doc), libclang for bindgen, libpcap for the pcap PMD, DejaVu Sans for
 # the text of bench-sweep's plots; iproute2, iputils-ping, ethtool, tcpdump
 # and iperf3 for the tests and the demo on network namespaces; sockperf for
-# bench-latency.
+# bench-latency; valgrind for bench-callgrind.
 deps:
 	@missing=$$(for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
@@ -81,6 +81,18 @@ BENCH_ARGS ?=
 bench: c-l3fwd
 	$(CARGO) build --release -p l3fwd-rs -p trafficgen -p l3fwd-bench
 	$(RELEASE)/l3fwd-bench $(if $(BASELINE),--baseline $(BASELINE)) $(BENCH_ARGS)
+
+# Instructions per forwarded packet under valgrind's callgrind (repeatable on
+# a noisy machine, unlike rates): config, packets, Ir, Ir/pkt, edge; JSON in
+# CALLGRIND_JSON. BASELINE=old.json exits 2 if Ir/pkt rose by more than 1% in
+# a configuration both have. ~30 s per configuration; CALLGRIND_ARGS e.g.
+# "rs-lpm io", "--top 15 c-lpm rs-lpm" or "--lpm-flows 64K --cache-sim io rs-lpm"
+# (l3fwd-bench callgrind --help lists the options).
+CALLGRIND_ARGS ?= all
+CALLGRIND_JSON ?= target/callgrind/callgrind.json
+bench-callgrind: deps
+	$(CARGO) build --release -p l3fwd-bench
+	$(RELEASE)/l3fwd-bench callgrind --json $(CALLGRIND_JSON) $(if $(BASELINE),--baseline $(BASELINE)) $(CALLGRIND_ARGS)
 
 test: deps
 	$(CARGO) test --workspace

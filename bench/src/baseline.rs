@@ -1,7 +1,7 @@
 //! Comparing this run's ratios with an earlier run's: the regression check.
 
 use crate::configs::Config;
-use crate::stats::{ratio_key, RATIOS};
+use crate::stats::{ratio_key, ratio_pairs};
 use std::collections::BTreeMap;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -34,10 +34,9 @@ pub fn compare(
     selected: &[Config],
     tolerance: f64,
 ) -> Vec<Comparison> {
-    RATIOS
-        .iter()
+    ratio_pairs()
         .filter(|(num, den)| selected.contains(num) && selected.contains(den))
-        .filter_map(|&(num, den)| {
+        .filter_map(|(num, den)| {
             let key = ratio_key(num, den);
             let old = *old.get(&key)?;
             let new = new.get(&key).copied();
@@ -83,6 +82,7 @@ pub fn print(comparisons: &[Comparison], tolerance: f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::configs::tests::config;
 
     fn map(pairs: &[(&str, f64)]) -> BTreeMap<String, f64> {
         pairs.iter().map(|&(k, v)| (k.to_string(), v)).collect()
@@ -97,7 +97,7 @@ mod tests {
             ("rs-lpm/io", 0.5),
         ]);
         let new = map(&[("rs-lpm/c-lpm", 0.94), ("rs-em-seq/c-em", 1.04), ("rs-lpm/io", 0.6)]);
-        let all = crate::configs::ALL;
+        let all = crate::configs::all();
         let verdicts: Vec<_> = compare(&old, &new, &all, 0.05)
             .iter()
             .map(|c| (c.name.clone(), c.verdict))
@@ -117,7 +117,7 @@ mod tests {
     fn unselected_ratios_are_not_judged() {
         let old = map(&[("rs-lpm/c-lpm", 1.0), ("rs-em/c-em", 1.0)]);
         let new = map(&[("rs-lpm/c-lpm", 1.0)]);
-        let lpm_only = [Config::CLpm, Config::RsLpm];
+        let lpm_only = [config("c-lpm"), config("rs-lpm")];
         let c = compare(&old, &new, &lpm_only, 0.05);
         assert_eq!(c.len(), 1);
         assert!(!c[0].verdict.is_regression());

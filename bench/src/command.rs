@@ -1,7 +1,8 @@
 //! The command line of each configuration: same EAL setup, ports and traffic for all.
 
-use crate::configs::Config;
+use crate::configs::{Config, Forwarder};
 use crate::run::Stop;
+use l3fwd_rs::mode::RuleFormat;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -16,7 +17,7 @@ const MEMORY_MB: u32 = 1024;
 pub struct Tools {
     pub rs_bin: PathBuf,
     pub c_bin: PathBuf,
-    /// The C sample with its mbuf pool raised to [`Scale::mbufs`]
+    /// The C sample with its mbuf pool raised to the scale runs' (`--scale-mbufs`)
     /// (scripts/build-c-l3fwd.sh's C_L3FWD_MIN_MBUFS), multi-lookup...
     pub c_scale_bin: PathBuf,
     /// ...and sequential lookup (C_L3FWD_SEQUENTIAL).
@@ -24,10 +25,11 @@ pub struct Tools {
     pub testpmd: PathBuf,
 }
 
-/// The rule files (`lpm_v4.cfg`, `em_v6.cfg`, ...) and the two pcap files
-/// (one per port) of one kind of run.
+/// The IPv4 and IPv6 rule files and the two pcap files (one per port) of
+/// one kind of run.
+#[derive(Clone)]
 pub struct Files {
-    pub rules_dir: PathBuf,
+    pub rules: [PathBuf; 2],
     pub pcaps: [PathBuf; 2],
 }
 
@@ -42,9 +44,10 @@ pub struct Traffic {
 }
 
 impl Traffic {
-    fn files(&self, config: Config) -> &Files {
+    /// FIB mode runs on the LPM route files and traffic.
+    pub fn files(&self, config: Config) -> &Files {
         match (config.is_scale(), config.is_em()) {
-            _ if config.mode() == "acl" => &self.acl,
+            _ if config.mode.rules() == RuleFormat::Acl => &self.acl,
             (false, false) => &self.lpm,
             (false, true) => &self.em,
             (true, false) => &self.lpm_scale,
@@ -53,32 +56,34 @@ impl Traffic {
     }
 }
 
-/// What the runs on large tables need: every pool as large as the C
-/// sample's enlarged one, and EAL memory for it.
-pub struct Scale {
-    pub mbufs: u32,
+/// The mbuf pool and EAL memory of a run.
+pub struct Pool {
+    /// mbufs per pool (l3fwd-rs's `--num-mbufs`, testpmd's
+    /// `--total-num-mbufs`; the C binary must be built for it); None: each
+    /// program's default.
+    pub mbufs: Option<u32>,
     pub memory_mb: u32,
 }
 
-/// The program to run for `config`, with EAL file prefix `prefix` (unique per run), and how to stop it.
-pub fn command(config: Config, tools: &Tools, traffic: &Traffic, scale: &Scale, prefix: &str) -> (Command, Stop) {
-    let files = traffic.files(config);
-    let memory_mb = if config.is_scale() { scale.memory_mb } else { MEMORY_MB };
-    if config == Config::Io {
-        let cmd = testpmd_io(
-            program(config, tools),
-            memory_mb,
-            prefix,
-            &pcap_vdevs(&files.pcaps),
-            None,
-        );
-        return (cmd, Stop::CloseStdin);
-    }
-    // FIB mode reads the LPM route files.
-    let rules_mode = match config.mode() {
-        "fib" => "lpm",
-        mode => mode,
+impl Pool {
+    /// The runs on the default tables: every program's own pool.
+    pub const DEFAULT: Pool = Pool {
+        mbufs: None,
+        memory_mb: MEMORY_MB,
     };
+}
+
+/// The command line of `config`, running `program` ([`program`]) on `files`
+/// with `pool`, EAL file prefix `prefix` (unique per run), and how to stop it.
+pub fn command(config: Config, program: &Path, files: &Files, pool: &Pool, prefix: &str) -> (Command, Stop) {
+    let vdevs = pcap_vdevs(&files.pcaps);
+    if config.forwarder == Forwarder::Io {
+        let mbufs = pool.mbufs.map(|n| n as usize);
+        return (
+            testpmd_io(program, pool.memory_mb, prefix, &vdevs, mbufs),
+            Stop::CloseStdin,
+        );
+    }
     let mut rs_options = Vec::new();
     if config.is_c_drain() {
         rs_options.push("--c-drain".to_string());
@@ -86,18 +91,18 @@ pub fn command(config: Config, tools: &Tools, traffic: &Traffic, scale: &Scale, 
     if config.is_rs() && config.is_sequential() {
         rs_options.push("--sequential-lookup".to_string());
     }
-    if config.is_rs() && config.is_scale() {
-        rs_options.extend(["--num-mbufs".to_string(), scale.mbufs.to_string()]);
+    if let (true, Some(mbufs)) = (config.is_rs(), pool.mbufs) {
+        rs_options.extend(["--num-mbufs".to_string(), mbufs.to_string()]);
     }
     if let Some(burst) = config.burst() {
         rs_options.extend(["--rx-burst", "--tx-burst"].map(|o| format!("{o}={burst}")));
     }
     let run = L3fwdRun {
-        program: program(config, tools),
+        program,
         mode: config.mode(),
-        rules: ["v4", "v6"].map(|family| files.rules_dir.join(format!("{rules_mode}_{family}.cfg"))),
-        vdevs: pcap_vdevs(&files.pcaps),
-        memory_mb,
+        rules: files.rules.clone(),
+        vdevs,
+        memory_mb: pool.memory_mb,
         rs_options,
     };
     (l3fwd(&run, prefix), Stop::Sigint)
@@ -187,18 +192,19 @@ pub fn pcap_vdevs(pcaps: &[PathBuf; 2]) -> Vec<String> {
 
 /// The program each configuration needs, to check before spending minutes on runs.
 pub fn program(config: Config, tools: &Tools) -> &Path {
-    match config {
-        Config::CLpm | Config::CEm | Config::CFib | Config::CAcl => &tools.c_bin,
-        Config::CEmScale => &tools.c_scale_bin,
-        Config::CEmSeqScale => &tools.c_scale_seq_bin,
-        Config::Io => &tools.testpmd,
-        _ => &tools.rs_bin,
+    match (config.forwarder, config.is_scale(), config.is_sequential()) {
+        (Forwarder::C, false, _) => &tools.c_bin,
+        (Forwarder::C, true, false) => &tools.c_scale_bin,
+        (Forwarder::C, true, true) => &tools.c_scale_seq_bin,
+        (Forwarder::Io, ..) => &tools.testpmd,
+        (Forwarder::Rs, ..) => &tools.rs_bin,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::configs::tests::config;
 
     fn args(config: Config) -> Vec<String> {
         let tools = Tools {
@@ -208,22 +214,27 @@ mod tests {
             c_scale_seq_bin: "c-scale-seq".into(),
             testpmd: "testpmd".into(),
         };
-        let files = |dir: &str| Files {
-            rules_dir: dir.into(),
+        let files = |dir: &str, mode: &str| Files {
+            rules: ["v4", "v6"].map(|f| format!("{dir}/{mode}_{f}.cfg").into()),
             pcaps: ["p0.pcap".into(), "p1.pcap".into()],
         };
         let traffic = Traffic {
-            lpm: files("d"),
-            acl: files("a"),
-            em: files("d"),
-            lpm_scale: files("s"),
-            em_scale: files("s"),
+            lpm: files("d", "lpm"),
+            acl: files("a", "acl"),
+            em: files("d", "em"),
+            lpm_scale: files("s", "lpm"),
+            em_scale: files("s", "em"),
         };
-        let scale = Scale {
-            mbufs: 1 << 20,
-            memory_mb: 8192,
+        let pool = if config.is_scale() {
+            Pool {
+                mbufs: Some(1 << 20),
+                memory_mb: 8192,
+            }
+        } else {
+            Pool::DEFAULT
         };
-        let (cmd, _) = command(config, &tools, &traffic, &scale, "pfx");
+        let program = program(config, &tools);
+        let (cmd, _) = command(config, program, traffic.files(config), &pool, "pfx");
         let program = cmd.get_program().to_string_lossy().into_owned();
         std::iter::once(program)
             .chain(cmd.get_args().map(|a| a.to_string_lossy().into_owned()))
@@ -266,35 +277,41 @@ mod tests {
                 .chain(rules)
                 .collect::<Vec<_>>()
         };
-        assert_eq!(args(Config::CLpm), [eal("c", "1", "1024"), l3fwd("lpm", "d")].concat());
+        assert_eq!(
+            args(config("c-lpm")),
+            [eal("c", "1", "1024"), l3fwd("lpm", "d")].concat()
+        );
         let c_drain = vec!["--c-drain".to_string()];
         assert_eq!(
-            args(Config::RsLpmCDrain),
+            args(config("rs-lpm-c-drain")),
             [eal("rs", "1", "1024"), l3fwd("lpm", "d"), c_drain].concat()
         );
         assert_eq!(
-            args(Config::CFib),
+            args(config("c-fib")),
             [eal("c", "1", "1024"), l3fwd("fib", "d")]
                 .concat()
                 .into_iter()
                 .map(|a| a.replace("fib_v", "lpm_v"))
                 .collect::<Vec<_>>()
         );
-        assert_eq!(args(Config::CAcl), [eal("c", "1", "1024"), l3fwd("acl", "a")].concat());
-        assert_eq!(args(Config::RsAcl)[0], "rs");
+        assert_eq!(
+            args(config("c-acl")),
+            [eal("c", "1", "1024"), l3fwd("acl", "a")].concat()
+        );
+        assert_eq!(args(config("rs-acl"))[0], "rs");
         let seq = vec!["--sequential-lookup".to_string()];
         assert_eq!(
-            args(Config::RsEmSeq),
+            args(config("rs-em-seq")),
             [eal("rs", "1", "1024"), l3fwd("em", "d"), seq.clone()].concat()
         );
         let pool = ["--num-mbufs", "1048576"].map(String::from).to_vec();
         assert_eq!(
-            args(Config::RsEmSeqScale),
+            args(config("rs-em-seq-1m")),
             [eal("rs", "1", "8192"), l3fwd("em", "s"), seq, pool].concat()
         );
         let io = ["--forward-mode=io", "--nb-cores=1", "--auto-start"]
             .map(String::from)
             .to_vec();
-        assert_eq!(args(Config::Io), [eal("testpmd", "0,1", "1024"), io].concat());
+        assert_eq!(args(config("io")), [eal("testpmd", "0,1", "1024"), io].concat());
     }
 }

@@ -1,218 +1,285 @@
-//! The configurations the benchmark compares, and how a user selects them.
+//! The configurations the benchmark compares, and how a user selects them:
+//! a forwarder x a lookup mode (l3fwd-rs's [`Mode`]s) x an option set x the
+//! tables (default or router-size). Ids are built from those parts:
+//! `c-lpm`, `rs-lpm-c-drain`, `rs-em-seq-1m`, and `io` for testpmd.
 
-/// One forwarder setup whose rate is measured.
+use crate::mode::Mode;
+use l3fwd_rs::mode::RuleFormat;
+use std::cmp::Ordering;
+
+/// Who forwards.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
-pub enum Config {
-    CLpm,
-    RsLpm,
-    /// l3fwd-rs LPM with `--c-drain`: C's TX drain timing (timer or full
-    /// buffer only), beside the default idle flush, so that one run shows
-    /// what flushing when idle costs at full load.
-    RsLpmCDrain,
-    RsLpmBurst64,
-    RsLpmBurst256,
-    CFib,
-    RsFib,
-    CAcl,
-    RsAcl,
-    CEm,
-    RsEm,
-    RsEmSeq,
+pub enum Forwarder {
+    C,
+    Rs,
+    /// testpmd io: the same ports and traffic without a lookup, the floor
+    /// under both forwarders.
     Io,
-    // At a real router's scale: large generated tables and traffic touching
-    // many of their entries (see `Scale`).
-    CEmScale,
-    CEmSeqScale,
-    RsEmScale,
-    RsEmSeqScale,
-    RsLpmScale,
 }
 
-/// Every configuration of `make bench`, in the order each round runs them.
-pub const ALL: [Config; 13] = [
-    Config::CLpm,
-    Config::RsLpm,
-    Config::RsLpmCDrain,
-    Config::RsLpmBurst64,
-    Config::RsLpmBurst256,
-    Config::CFib,
-    Config::RsFib,
-    Config::CAcl,
-    Config::RsAcl,
-    Config::CEm,
-    Config::RsEm,
-    Config::RsEmSeq,
-    Config::Io,
-];
+impl Forwarder {
+    /// A sweep runs both in each round, C first (then testpmd io with `--io`).
+    pub const BOTH: [Forwarder; 2] = [Forwarder::C, Forwarder::Rs];
 
-/// The configurations of `make bench-scale`. The C sample's LPM tables hold
-/// 1024 rules: it has no large-LPM configuration.
-pub const SCALE: [Config; 5] = [
-    Config::CEmScale,
-    Config::CEmSeqScale,
-    Config::RsEmScale,
-    Config::RsEmSeqScale,
-    Config::RsLpmScale,
-];
-
-impl Config {
-    /// Stable name, used in `--only` and as the key in the JSON file.
     pub fn id(self) -> &'static str {
         match self {
-            Config::CLpm => "c-lpm",
-            Config::RsLpm => "rs-lpm",
-            Config::RsLpmCDrain => "rs-lpm-c-drain",
-            Config::RsLpmBurst64 => "rs-lpm-burst64",
-            Config::RsLpmBurst256 => "rs-lpm-burst256",
-            Config::CFib => "c-fib",
-            Config::RsFib => "rs-fib",
-            Config::CAcl => "c-acl",
-            Config::RsAcl => "rs-acl",
-            Config::CEm => "c-em",
-            Config::RsEm => "rs-em",
-            Config::RsEmSeq => "rs-em-seq",
-            Config::Io => "io",
-            Config::CEmScale => "c-em-1m",
-            Config::CEmSeqScale => "c-em-seq-1m",
-            Config::RsEmScale => "rs-em-1m",
-            Config::RsEmSeqScale => "rs-em-seq-1m",
-            Config::RsLpmScale => "rs-lpm-1m",
+            Forwarder::C => "c",
+            Forwarder::Rs => "rs",
+            Forwarder::Io => "io",
         }
     }
 
     pub fn label(self) -> &'static str {
         match self {
-            Config::CLpm => "C l3fwd LPM",
-            Config::RsLpm => "l3fwd-rs LPM",
-            Config::RsLpmCDrain => "l3fwd-rs LPM c-drain",
-            Config::RsLpmBurst64 => "l3fwd-rs LPM burst 64",
-            Config::RsLpmBurst256 => "l3fwd-rs LPM burst 256",
-            Config::CFib => "C l3fwd FIB",
-            Config::RsFib => "l3fwd-rs FIB",
-            Config::CAcl => "C l3fwd ACL",
-            Config::RsAcl => "l3fwd-rs ACL",
-            Config::CEm => "C l3fwd EM",
-            Config::RsEm => "l3fwd-rs EM",
-            Config::RsEmSeq => "l3fwd-rs EM seq",
-            Config::Io => "testpmd io",
-            Config::CEmScale => "C EM 1M",
-            Config::CEmSeqScale => "C EM seq 1M",
-            Config::RsEmScale => "l3fwd-rs EM 1M",
-            Config::RsEmSeqScale => "l3fwd-rs EM seq 1M",
-            Config::RsLpmScale => "l3fwd-rs LPM 1M",
+            Forwarder::C => "C l3fwd",
+            Forwarder::Rs => "l3fwd-rs",
+            Forwarder::Io => "testpmd io",
         }
+    }
+}
+
+/// The options a configuration adds to its mode's defaults.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+pub enum Variant {
+    Default,
+    /// l3fwd-rs `--c-drain`: C's TX drain timing (timer or full buffer
+    /// only) beside the default idle flush, to show what flushing when idle
+    /// costs at full load.
+    CDrain,
+    /// l3fwd-rs `--rx-burst` and `--tx-burst`.
+    Burst(u16),
+    /// Exact match one packet at a time: l3fwd-rs `--sequential-lookup`,
+    /// C built with NO_HASH_MULTI_LOOKUP.
+    Sequential,
+}
+
+impl Variant {
+    fn id(self) -> String {
+        match self {
+            Variant::Default => String::new(),
+            Variant::CDrain => "-c-drain".into(),
+            Variant::Burst(n) => format!("-burst{n}"),
+            Variant::Sequential => "-seq".into(),
+        }
+    }
+
+    fn label(self) -> String {
+        match self {
+            Variant::Default => String::new(),
+            Variant::CDrain => " c-drain".into(),
+            Variant::Burst(n) => format!(" burst {n}"),
+            Variant::Sequential => " seq".into(),
+        }
+    }
+}
+
+/// One forwarder setup whose rate is measured.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Config {
+    pub forwarder: Forwarder,
+    /// testpmd runs on the default mode's traffic.
+    pub mode: Mode,
+    pub variant: Variant,
+    /// On large generated tables and traffic touching many of their
+    /// entries, at a real router's scale.
+    pub scale: bool,
+}
+
+impl Config {
+    pub fn new(forwarder: Forwarder, mode: Mode, variant: Variant, scale: bool) -> Config {
+        Config {
+            forwarder,
+            mode,
+            variant,
+            scale,
+        }
+    }
+
+    /// Stable name, used in `--only` and as the key in the JSON file.
+    pub fn id(self) -> String {
+        if self.forwarder == Forwarder::Io {
+            return "io".into();
+        }
+        let scale = if self.scale { "-1m" } else { "" };
+        format!("{}-{}{}{scale}", self.forwarder.id(), self.mode.id(), self.variant.id())
+    }
+
+    pub fn label(self) -> String {
+        if self.forwarder == Forwarder::Io {
+            return self.forwarder.label().into();
+        }
+        let scale = if self.scale { " 1M" } else { "" };
+        format!(
+            "{} {}{}{scale}",
+            self.forwarder.label(),
+            self.mode.label(),
+            self.variant.label()
+        )
+    }
+
+    /// The configuration `id` names.
+    pub fn parse(id: &str) -> Option<Config> {
+        all().into_iter().chain(scale()).find(|c| c.id() == id)
     }
 
     /// Exact-match runs need exact-match traffic and rule files.
     pub fn is_em(self) -> bool {
-        matches!(
-            self,
-            Config::CEm
-                | Config::RsEm
-                | Config::RsEmSeq
-                | Config::CEmScale
-                | Config::CEmSeqScale
-                | Config::RsEmScale
-                | Config::RsEmSeqScale
-        )
+        self.mode.rules() == RuleFormat::Flows
     }
 
     /// l3fwd-rs, not the C sample or testpmd.
     pub fn is_rs(self) -> bool {
-        matches!(
-            self,
-            Config::RsLpm
-                | Config::RsLpmCDrain
-                | Config::RsLpmBurst64
-                | Config::RsLpmBurst256
-                | Config::RsFib
-                | Config::RsAcl
-                | Config::RsEm
-                | Config::RsEmSeq
-                | Config::RsEmScale
-                | Config::RsEmSeqScale
-                | Config::RsLpmScale
-        )
+        self.forwarder == Forwarder::Rs
     }
 
     /// Runs on the large generated tables and traffic.
     pub fn is_scale(self) -> bool {
-        SCALE.contains(&self)
+        self.scale
     }
 
     /// Exact match looks packets up one by one.
     pub fn is_sequential(self) -> bool {
-        matches!(self, Config::RsEmSeq | Config::CEmSeqScale | Config::RsEmSeqScale)
+        self.variant == Variant::Sequential
     }
 
     /// Sends with C's drain timing (`--c-drain`) instead of flushing when idle.
     pub fn is_c_drain(self) -> bool {
-        self == Config::RsLpmCDrain
+        self.variant == Variant::CDrain
     }
 
     /// The `--rx-burst` and `--tx-burst` of the burst-size configurations.
     pub fn burst(self) -> Option<usize> {
-        match self {
-            Config::RsLpmBurst64 => Some(64),
-            Config::RsLpmBurst256 => Some(256),
+        match self.variant {
+            Variant::Burst(n) => Some(n.into()),
             _ => None,
         }
     }
 
     /// The `--lookup` mode.
     pub fn mode(self) -> &'static str {
-        match self {
-            _ if self.is_em() => "em",
-            Config::CFib | Config::RsFib => "fib",
-            Config::CAcl | Config::RsAcl => "acl",
-            _ => "lpm",
-        }
+        self.mode.id()
     }
 
-    /// The C sample in the same lookup mode: what this configuration is judged against.
+    /// The C sample in the same lookup mode: what this configuration is
+    /// judged against. C has the same variant if there is such a
+    /// configuration (sequential at scale), else its default.
     pub fn reference(self) -> Option<Config> {
-        match self {
-            Config::RsLpm | Config::RsLpmCDrain | Config::RsLpmBurst64 | Config::RsLpmBurst256 => Some(Config::CLpm),
-            Config::RsFib => Some(Config::CFib),
-            Config::RsAcl => Some(Config::CAcl),
-            Config::RsEm | Config::RsEmSeq => Some(Config::CEm),
-            Config::RsEmScale => Some(Config::CEmScale),
-            Config::RsEmSeqScale => Some(Config::CEmSeqScale),
-            _ => None,
+        if !self.is_rs() {
+            return None;
         }
+        let same = Config {
+            forwarder: Forwarder::C,
+            ..self
+        };
+        let default = Config {
+            variant: Variant::Default,
+            ..same
+        };
+        [same, default].into_iter().find(|c| Config::parse(&c.id()).is_some())
+    }
+
+    /// Where in a round it runs: the order of [`all`] then [`scale`].
+    fn rank(self) -> usize {
+        let id = self.id();
+        all()
+            .into_iter()
+            .chain(scale())
+            .position(|c| c.id() == id)
+            .unwrap_or(usize::MAX)
     }
 }
 
-/// Resolves `--only` items (ids or the groups all, lpm, burst, fib, acl, em, io, c, rs, scale) into
-/// configurations in run order.
+impl Ord for Config {
+    fn cmp(&self, other: &Config) -> Ordering {
+        self.rank().cmp(&other.rank())
+    }
+}
+
+impl PartialOrd for Config {
+    fn partial_cmp(&self, other: &Config) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// The variants measured on a mode besides its default: burst sizes and
+/// C's drain timing on the default mode, sequential lookup where lookups
+/// are hashed (exact match).
+fn variants(mode: Mode) -> Vec<Variant> {
+    let mut v = Vec::new();
+    if mode == Mode::default_mode() {
+        v.extend([Variant::CDrain, Variant::Burst(64), Variant::Burst(256)]);
+    }
+    if mode.rules() == RuleFormat::Flows {
+        v.push(Variant::Sequential);
+    }
+    v
+}
+
+/// Every configuration of `make bench`, in the order each round runs them:
+/// per mode, C, l3fwd-rs and its variants; testpmd io last.
+pub fn all() -> Vec<Config> {
+    let mut configs = Vec::new();
+    for mode in Mode::all() {
+        configs.push(Config::new(Forwarder::C, mode, Variant::Default, false));
+        configs.push(Config::new(Forwarder::Rs, mode, Variant::Default, false));
+        for variant in variants(mode) {
+            configs.push(Config::new(Forwarder::Rs, mode, variant, false));
+        }
+    }
+    configs.push(Config::new(
+        Forwarder::Io,
+        Mode::default_mode(),
+        Variant::Default,
+        false,
+    ));
+    configs
+}
+
+/// The configurations of `make bench-scale`: exact match (both forwarders,
+/// multi and sequential lookup), and l3fwd-rs's default mode (the C
+/// sample's LPM tables hold 1024 rules).
+pub fn scale() -> Vec<Config> {
+    let mut configs = Vec::new();
+    for mode in Mode::all().filter(|m| m.rules() == RuleFormat::Flows) {
+        for forwarder in Forwarder::BOTH {
+            for variant in [Variant::Default, Variant::Sequential] {
+                configs.push(Config::new(forwarder, mode, variant, true));
+            }
+        }
+    }
+    configs.push(Config::new(Forwarder::Rs, Mode::default_mode(), Variant::Default, true));
+    configs
+}
+
+/// Resolves `--only` items (ids, or the groups all, a mode's name, burst,
+/// c, rs, scale) into configurations in run order. A mode's group is its
+/// C and l3fwd-rs runs with their variants but the burst sizes, which
+/// `burst` selects beside the default mode's C and l3fwd-rs.
 pub fn select(items: &[String]) -> Result<Vec<Config>, String> {
     let mut chosen = Vec::new();
     for item in items.iter().map(|s| s.trim()).filter(|s| !s.is_empty()) {
         let group: Vec<Config> = match item {
-            "all" => ALL.to_vec(),
-            "lpm" => vec![Config::CLpm, Config::RsLpm, Config::RsLpmCDrain],
-            "burst" => vec![Config::CLpm, Config::RsLpm, Config::RsLpmBurst64, Config::RsLpmBurst256],
-            "fib" => vec![Config::CFib, Config::RsFib],
-            "acl" => vec![Config::CAcl, Config::RsAcl],
-            "em" => vec![Config::CEm, Config::RsEm, Config::RsEmSeq],
-            "c" => vec![Config::CLpm, Config::CFib, Config::CAcl, Config::CEm],
-            "rs" => vec![
-                Config::RsLpm,
-                Config::RsLpmCDrain,
-                Config::RsLpmBurst64,
-                Config::RsLpmBurst256,
-                Config::RsFib,
-                Config::RsAcl,
-                Config::RsEm,
-                Config::RsEmSeq,
-            ],
-            "scale" => SCALE.to_vec(),
-            id => match ALL.iter().chain(&SCALE).find(|c| c.id() == id) {
-                Some(&c) => vec![c],
-                None => {
-                    let ids: Vec<_> = ALL.iter().chain(&SCALE).map(|c| c.id()).collect();
+            "all" => all(),
+            "burst" => all()
+                .into_iter()
+                .filter(|c| c.mode == Mode::default_mode() && c.forwarder != Forwarder::Io)
+                .filter(|c| matches!(c.variant, Variant::Default | Variant::Burst(_)))
+                .collect(),
+            "c" => all().into_iter().filter(|c| c.forwarder == Forwarder::C).collect(),
+            "rs" => all().into_iter().filter(|c| c.is_rs()).collect(),
+            "scale" => scale(),
+            name => match (Mode::parse(name), Config::parse(name)) {
+                (Ok(mode), _) => all()
+                    .into_iter()
+                    .filter(|c| c.mode == mode && c.forwarder != Forwarder::Io && c.burst().is_none())
+                    .collect(),
+                (_, Some(c)) => vec![c],
+                _ => {
+                    let modes: Vec<&str> = Mode::all().map(Mode::id).collect();
+                    let ids: Vec<String> = all().into_iter().chain(scale()).map(Config::id).collect();
                     return Err(format!(
-                        "unknown configuration '{id}': use all, lpm, burst, fib, acl, em, io, c, rs, scale or {}",
+                        "unknown configuration '{name}': use all, {}, burst, c, rs, scale or {}",
+                        modes.join(", "),
                         ids.join(", ")
                     ));
                 }
@@ -229,33 +296,82 @@ pub fn select(items: &[String]) -> Result<Vec<Config>, String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub mod tests {
     use super::*;
 
-    fn sel(s: &str) -> Result<Vec<Config>, String> {
-        select(&s.split(',').map(String::from).collect::<Vec<_>>())
+    /// The configuration `id` names (tests write them as users do).
+    pub fn config(id: &str) -> Config {
+        Config::parse(id).unwrap_or_else(|| panic!("no configuration {id}"))
+    }
+
+    fn sel(s: &str) -> Result<Vec<String>, String> {
+        let chosen = select(&s.split(',').map(String::from).collect::<Vec<_>>())?;
+        Ok(chosen.into_iter().map(Config::id).collect())
+    }
+
+    #[test]
+    fn the_ids_users_type() {
+        let ids: Vec<String> = all().into_iter().map(Config::id).collect();
+        assert_eq!(
+            ids,
+            [
+                "c-lpm",
+                "rs-lpm",
+                "rs-lpm-c-drain",
+                "rs-lpm-burst64",
+                "rs-lpm-burst256",
+                "c-em",
+                "rs-em",
+                "rs-em-seq",
+                "c-fib",
+                "rs-fib",
+                "c-acl",
+                "rs-acl",
+                "io"
+            ]
+        );
+        let scale: Vec<String> = scale().into_iter().map(Config::id).collect();
+        assert_eq!(
+            scale,
+            ["c-em-1m", "c-em-seq-1m", "rs-em-1m", "rs-em-seq-1m", "rs-lpm-1m"]
+        );
+        assert_eq!(config("rs-lpm-burst64").label(), "l3fwd-rs LPM burst 64");
+        assert_eq!(config("c-em-seq-1m").label(), "C l3fwd EM seq 1M");
+        assert_eq!(config("io").label(), "testpmd io");
     }
 
     #[test]
     fn groups_and_ids_resolve_in_run_order() {
+        assert_eq!(sel("io,lpm").unwrap(), ["c-lpm", "rs-lpm", "rs-lpm-c-drain", "io"]);
+        assert_eq!(sel("rs-lpm-c-drain").unwrap(), ["rs-lpm-c-drain"]);
+        assert_eq!(sel("rs-em-seq,c-em,em").unwrap(), ["c-em", "rs-em", "rs-em-seq"]);
+        assert_eq!(sel("all").unwrap().len(), all().len());
+        assert_eq!(sel("scale").unwrap().len(), 5);
+        assert_eq!(sel("rs-lpm-1m,io").unwrap(), ["io", "rs-lpm-1m"]);
+        assert_eq!(sel("fib").unwrap(), ["c-fib", "rs-fib"]);
+        assert_eq!(sel("acl").unwrap(), ["c-acl", "rs-acl"]);
         assert_eq!(
-            sel("io,lpm").unwrap(),
-            vec![Config::CLpm, Config::RsLpm, Config::RsLpmCDrain, Config::Io]
+            sel("burst").unwrap(),
+            ["c-lpm", "rs-lpm", "rs-lpm-burst64", "rs-lpm-burst256"]
         );
-        assert_eq!(sel("rs-lpm-c-drain").unwrap(), vec![Config::RsLpmCDrain]);
-        assert_eq!(
-            sel("rs-em-seq,c-em,em").unwrap(),
-            vec![Config::CEm, Config::RsEm, Config::RsEmSeq]
-        );
-        assert_eq!(sel("all").unwrap(), ALL.to_vec());
-        assert_eq!(sel("scale").unwrap(), SCALE.to_vec());
-        assert_eq!(sel("rs-lpm-1m,io").unwrap(), vec![Config::Io, Config::RsLpmScale]);
-        assert_eq!(sel("fib").unwrap(), vec![Config::CFib, Config::RsFib]);
-        assert_eq!(sel("rs-lpm-burst256").unwrap()[0].burst(), Some(256));
-        assert_eq!(Config::RsFib.mode(), "fib");
-        assert_eq!(sel("acl").unwrap(), vec![Config::CAcl, Config::RsAcl]);
-        assert_eq!(Config::RsAcl.reference(), Some(Config::CAcl));
-        assert!(sel("nat").is_err());
+        assert_eq!(sel("c").unwrap(), ["c-lpm", "c-em", "c-fib", "c-acl"]);
+        assert_eq!(sel("rs").unwrap().len(), 8);
+        assert!(sel("nat").unwrap_err().contains("use all, lpm, em, fib, acl, burst"));
         assert!(sel("").is_err());
+    }
+
+    #[test]
+    fn what_each_configuration_runs() {
+        assert_eq!(config("rs-lpm-burst256").burst(), Some(256));
+        assert_eq!(config("rs-fib").mode(), "fib");
+        assert!(config("rs-em-seq-1m").is_sequential() && config("rs-em-seq-1m").is_em());
+        assert!(config("rs-lpm-c-drain").is_c_drain() && !config("rs-lpm").is_c_drain());
+        assert!(!config("io").is_rs() && !config("io").is_em());
+        assert_eq!(config("rs-acl").reference(), Some(config("c-acl")));
+        assert_eq!(config("rs-lpm-burst64").reference(), Some(config("c-lpm")));
+        assert_eq!(config("rs-em-seq").reference(), Some(config("c-em")));
+        assert_eq!(config("rs-em-seq-1m").reference(), Some(config("c-em-seq-1m")));
+        assert_eq!(config("rs-lpm-1m").reference(), None, "C has no large LPM run");
+        assert_eq!(config("c-lpm").reference(), None);
     }
 }

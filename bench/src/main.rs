@@ -2,15 +2,19 @@
 //! run alternately on the same virtual ports and traffic, compared as ratios;
 //! `l3fwd-bench sweep`: C l3fwd and l3fwd-rs over frame sizes x flow counts;
 //! `l3fwd-bench latency`: one-way latency (sockperf) through l3fwd-rs, C l3fwd
-//! and the kernel's forwarding between two network namespaces.
+//! and the kernel's forwarding between two network namespaces;
+//! `l3fwd-bench callgrind`: instructions per packet of each, under valgrind.
 
 #![forbid(unsafe_code)]
 
 mod baseline;
+mod callgrind;
 mod command;
 mod configs;
+mod interrupt;
 mod latency;
 mod machine;
+mod mode;
 mod report;
 mod run;
 mod stats;
@@ -19,8 +23,8 @@ mod telemetry;
 mod traffic;
 
 use clap::{Parser, Subcommand};
-use command::{Scale, Tools};
-use configs::Config;
+use command::{Pool, Tools};
+use configs::{Config, Forwarder};
 use report::{Report, Run, ScaleSettings, Settings};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -54,6 +58,9 @@ struct Cli {
 enum Sub {
     /// C l3fwd and l3fwd-rs over frame sizes x flow counts, per lookup mode: table, CSV, JSON, plots
     Sweep(sweep::SweepArgs),
+    /// Instructions per forwarded packet under valgrind's callgrind (C l3fwd, l3fwd-rs, testpmd io);
+    /// --baseline exits 2 if one rose by more than 1%
+    Callgrind(callgrind::CallgrindArgs),
     /// One-way latency (sockperf) through l3fwd-rs, C l3fwd and the kernel between two namespaces (root)
     Latency(latency::LatencyArgs),
 }
@@ -158,6 +165,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Some(Sub::Sweep(args)) => sweep::sweep(args),
         Some(Sub::Latency(args)) => latency::latency(args),
+        Some(Sub::Callgrind(args)) => callgrind::callgrind(args),
         None => bench(cli.bench),
     };
     match result {
@@ -188,14 +196,12 @@ fn bench(args: Args) -> Result<ExitCode, String> {
         &args.common.tablegen_bin,
         "build it with `cargo build --release -p trafficgen`",
     )?;
-    let scale = Scale {
-        mbufs: args.scale_mbufs,
+    let scale = Pool {
+        mbufs: Some(args.scale_mbufs),
         memory_mb: args.scale_memory,
     };
-    for (config, sequential) in [(Config::CEmScale, false), (Config::CEmSeqScale, true)] {
-        if selected.contains(&config) {
-            check_c_variant(command::program(config, &tools), scale.mbufs, sequential)?;
-        }
+    for &c in selected.iter().filter(|c| c.is_scale() && c.forwarder == Forwarder::C) {
+        check_c_variant(command::program(c, &tools), args.scale_mbufs, c.is_sequential())?;
     }
 
     let frames = args.frames as usize;
@@ -215,13 +221,14 @@ fn bench(args: Args) -> Result<ExitCode, String> {
     let needed = |scale: bool, em: bool| selected.iter().any(|c| c.is_scale() == scale && c.is_em() == em);
     let traffic = traffic::generate(&generators, &args.work_dir, frames, &sizes, needed)?;
     let any_scale = selected.iter().any(|c| c.is_scale());
-    if any_scale && 2 * args.scale_frames + POOL_HEADROOM > scale.mbufs as usize {
+    if any_scale && 2 * args.scale_frames + POOL_HEADROOM > args.scale_mbufs as usize {
         println!(
             "note: --scale-frames {}: the two infinite_rx ports need more than --scale-mbufs {}",
-            args.scale_frames, scale.mbufs
+            args.scale_frames, args.scale_mbufs
         );
     }
-    if selected.iter().any(|&c| c != Config::Io && !c.is_scale()) && 2 * frames + POOL_HEADROOM > POOL_MBUFS {
+    if selected.iter().any(|c| c.forwarder != Forwarder::Io && !c.is_scale()) && 2 * frames + POOL_HEADROOM > POOL_MBUFS
+    {
         println!(
             "note: --frames {frames}: the two infinite_rx ports hold {} of the forwarders' {POOL_MBUFS} mbufs; \
              l3fwd runs may fail or forward nothing (the C sample cannot grow its pool; l3fwd-rs can with \
@@ -252,7 +259,9 @@ fn bench(args: Args) -> Result<ExitCode, String> {
             let _ = std::io::stdout().flush();
             let prefix = format!("l3fwd-bench-{}-{}", std::process::id(), runs.len());
             let log = logs.join(format!("{}-r{round}.log", config.id()));
-            let (cmd, stop) = command::command(config, &tools, &traffic, &scale, &prefix);
+            let pool = if config.is_scale() { &scale } else { &Pool::DEFAULT };
+            let program = command::program(config, &tools);
+            let (cmd, stop) = command::command(config, program, traffic.files(config), pool, &prefix);
             let result = run::measure(cmd, stop, &prefix, &log, &timing(config));
             match &result {
                 Ok(s) => println!(
@@ -270,13 +279,13 @@ fn bench(args: Args) -> Result<ExitCode, String> {
         warmup_secs: args.common.warmup,
         window_secs: args.common.window,
         frames,
-        selected: selected.iter().map(|c| c.id().to_string()).collect(),
+        selected: selected.iter().map(|c| c.id()).collect(),
         scale: any_scale.then_some(ScaleSettings {
             em_rules: sizes.em_rules,
             v4_routes: sizes.v4_routes,
             v6_routes: sizes.v6_routes,
             frames: sizes.frames,
-            mbufs: scale.mbufs,
+            mbufs: args.scale_mbufs,
         }),
     };
     let report = report::build(

@@ -2,9 +2,10 @@
 //! written as JSON and printed as a table.
 
 use crate::configs::Config;
+use crate::configs::Forwarder;
 use crate::machine::Machine;
 use crate::run::Sample;
-use crate::stats::{self, RATIOS};
+use crate::stats;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -99,6 +100,7 @@ pub fn build(settings: Settings, machine: Machine, timestamp: String, selected: 
         .collect();
     let medians: BTreeMap<Config, f64> = spreads.iter().map(|(&c, s)| (c, s.median)).collect();
     let over = |num: Config, den: Option<Config>| Some(medians.get(&num)? / medians.get(&den?)?);
+    let io = || Config::parse("io").expect("testpmd io is a configuration");
 
     let configs = selected
         .iter()
@@ -106,15 +108,15 @@ pub fn build(settings: Settings, machine: Machine, timestamp: String, selected: 
             let spread = spreads.get(&c);
             let mine: Vec<&Run> = runs.iter().filter(|r| r.config == c).collect();
             ConfigSummary {
-                config: c.id().into(),
-                label: c.label().into(),
+                config: c.id(),
+                label: c.label(),
                 runs: mine.len(),
                 ok_runs: mine.iter().filter(|r| r.result.is_ok()).count(),
                 median_mpps: spread.map(|s| s.median),
                 min_mpps: spread.map(|s| s.min),
                 max_mpps: spread.map(|s| s.max),
                 vs_c: over(c, c.reference()),
-                of_io: over(c, (c != Config::Io).then_some(Config::Io)),
+                of_io: over(c, (c.forwarder != Forwarder::Io).then(io)),
                 first_tx_secs: stats::median(&values(c, |s| s.first_tx_secs)),
                 rss_mb: stats::median(&values(c, |s| s.rss_mb)),
                 error: mine.iter().rev().find_map(|r| r.result.as_ref().err().cloned()),
@@ -124,7 +126,7 @@ pub fn build(settings: Settings, machine: Machine, timestamp: String, selected: 
     let runs = runs
         .iter()
         .map(|r| RunRecord {
-            config: r.config.id().into(),
+            config: r.config.id(),
             round: r.round,
             mpps: r.result.as_ref().ok().map(|s| s.mpps),
             first_tx_secs: r.result.as_ref().ok().map(|s| s.first_tx_secs),
@@ -176,7 +178,7 @@ pub fn print_table(report: &Report) {
     if report.ratios.is_empty() {
         println!("  none: every ratio needs both of its configurations measured");
     }
-    for &(num, den) in &RATIOS {
+    for (num, den) in stats::ratio_pairs() {
         if let Some(r) = report.ratios.get(&stats::ratio_key(num, den)) {
             let name = format!("{} / {}", num.label(), den.label());
             println!("  {name:<36} {r:.3}  ({:+.1}%)", (r - 1.0) * 100.0);
@@ -187,6 +189,7 @@ pub fn print_table(report: &Report) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::configs::tests::config;
 
     fn ok(mpps: f64) -> Result<Sample, String> {
         Ok(Sample {
@@ -199,22 +202,22 @@ mod tests {
     fn sample() -> Report {
         let runs = [
             Run {
-                config: Config::CLpm,
+                config: config("c-lpm"),
                 round: 1,
                 result: ok(20.0),
             },
             Run {
-                config: Config::RsLpm,
+                config: config("rs-lpm"),
                 round: 1,
                 result: ok(25.0),
             },
             Run {
-                config: Config::Io,
+                config: config("io"),
                 round: 1,
                 result: ok(40.0),
             },
             Run {
-                config: Config::RsEm,
+                config: config("rs-em"),
                 round: 1,
                 result: Err("exited early".into()),
             },
@@ -231,7 +234,7 @@ mod tests {
             nproc: 2,
             cpu_model: "test".into(),
         };
-        let selected = [Config::CLpm, Config::RsLpm, Config::RsEm, Config::Io];
+        let selected = [config("c-lpm"), config("rs-lpm"), config("rs-em"), config("io")];
         build(settings, machine, "2025-01-01T00:00:00Z".into(), &selected, &runs)
     }
 

@@ -47,12 +47,9 @@ pub enum Stop {
 
 /// Runs `cmd` (output into `log`) and returns what it measured, or why there is nothing.
 pub fn measure(cmd: Command, stop: Stop, prefix: &str, log: &Path, timing: &Timing) -> Result<Sample, String> {
-    let started = Instant::now();
-    let mut proc = Proc::spawn(cmd, stop, log)?;
-    let sample = sample(&mut proc, prefix, started, timing);
-    let stopped = proc.stop();
-    // EAL leaves its runtime files behind; one directory per run would pile up.
-    let _ = std::fs::remove_dir_all(telemetry::runtime_dir(prefix));
+    let mut run = Forwarding::start(cmd, stop, prefix, log, timing.start_timeout)?;
+    let sample = sample(&mut run, timing);
+    let stopped = run.stop();
     let sample = sample?;
     match stopped {
         Ok(_) => Ok(sample),
@@ -60,42 +57,103 @@ pub fn measure(cmd: Command, stop: Stop, prefix: &str, log: &Path, timing: &Timi
     }
 }
 
-fn sample(proc: &mut Proc, prefix: &str, started: Instant, timing: &Timing) -> Result<Sample, String> {
-    let deadline = started + timing.start_timeout;
-    let wait_until = |what: &str| {
-        if Instant::now() > deadline {
-            return Err(format!("{what} after {}s", timing.start_timeout.as_secs()));
-        }
-        sleep(START_POLL);
-        Ok(())
-    };
-    let path = telemetry::socket_path(prefix);
-    let telemetry = loop {
-        proc.check_alive()?;
-        if let Ok(t) = Telemetry::connect(&path) {
-            break t;
-        }
-        wait_until("no telemetry socket")?;
-    };
-    let pid = proc.child.id();
-    let mut count = || telemetry.opackets(PORTS).map_err(|e| proc.why_lost(e));
-    // Warm-up starts once packets flow, so slow start-up does not eat into it.
-    while count()?.unwrap_or(0) == 0 {
-        wait_until("forwarded nothing")?;
-    }
-    let first_tx_secs = started.elapsed().as_secs_f64();
+fn sample(run: &mut Forwarding, timing: &Timing) -> Result<Sample, String> {
     sleep(timing.warmup);
-    let (before, start) = (count()?, Instant::now());
+    let (before, start) = (run.opackets()?, Instant::now());
     sleep(timing.window);
-    let (after, end) = (count()?, Instant::now());
-    let rss_mb = peak_rss_mb(pid).ok_or("cannot read the process's memory use")?;
-    match (before, after) {
-        (Some(b), Some(a)) => Ok(Sample {
-            mpps: a.saturating_sub(b) as f64 / (end - start).as_secs_f64() / 1e6,
-            first_tx_secs,
-            rss_mb,
-        }),
-        _ => Err("ports disappeared from telemetry".into()),
+    let (after, end) = (run.opackets()?, Instant::now());
+    let rss_mb = peak_rss_mb(run.pid()).ok_or("cannot read the process's memory use")?;
+    Ok(Sample {
+        mpps: after.saturating_sub(before) as f64 / (end - start).as_secs_f64() / 1e6,
+        first_tx_secs: run.first_tx_secs,
+        rss_mb,
+    })
+}
+
+/// A forwarder that has sent its first packets, with its telemetry socket;
+/// killed if dropped while still running. Its EAL runtime directory is
+/// removed when it stops.
+pub struct Forwarding {
+    proc: Proc,
+    telemetry: Telemetry,
+    prefix: String,
+    /// Seconds from starting the process to the first telemetry read that
+    /// shows a packet sent.
+    pub first_tx_secs: f64,
+}
+
+impl Forwarding {
+    /// Starts `cmd` (EAL file prefix `prefix`, output into `log`) and waits
+    /// until it forwards, at most `timeout`.
+    pub fn start(cmd: Command, stop: Stop, prefix: &str, log: &Path, timeout: Duration) -> Result<Forwarding, String> {
+        let started = Instant::now();
+        let mut proc = Proc::spawn(cmd, stop, log)?;
+        let wait_until = |what: &str| {
+            if started.elapsed() > timeout {
+                return Err(format!("{what} after {}s", timeout.as_secs()));
+            }
+            sleep(START_POLL);
+            Ok(())
+        };
+        let path = telemetry::socket_path(prefix);
+        let telemetry = loop {
+            proc.check_alive()?;
+            if let Ok(t) = Telemetry::connect(&path) {
+                break t;
+            }
+            wait_until("no telemetry socket")?;
+        };
+        let mut run = Forwarding {
+            proc,
+            telemetry,
+            prefix: prefix.to_string(),
+            first_tx_secs: 0.0,
+        };
+        // Warm-up starts once packets flow, so slow start-up does not eat into it.
+        while run
+            .telemetry
+            .opackets(PORTS)
+            .map_err(|e| run.proc.why_lost(e))?
+            .unwrap_or(0)
+            == 0
+        {
+            wait_until("forwarded nothing")?;
+        }
+        run.first_tx_secs = started.elapsed().as_secs_f64();
+        Ok(run)
+    }
+
+    /// See [`Telemetry::set_timeout`].
+    pub fn set_telemetry_timeout(&self, timeout: Duration) -> Result<(), String> {
+        self.telemetry
+            .set_timeout(timeout)
+            .map_err(|e| format!("telemetry: {e}"))
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.proc.child.id()
+    }
+
+    /// TX packets of both ports so far.
+    pub fn opackets(&mut self) -> Result<u64, String> {
+        match self.telemetry.opackets(PORTS) {
+            Ok(Some(n)) => Ok(n),
+            Ok(None) => Err("ports disappeared from telemetry".into()),
+            Err(e) => Err(self.proc.why_lost(e)),
+        }
+    }
+
+    /// Stops the process ([`Proc::stop`]).
+    pub fn stop(&mut self) -> Result<ExitStatus, String> {
+        self.proc.stop()
+    }
+}
+
+impl Drop for Forwarding {
+    fn drop(&mut self) {
+        // EAL leaves its runtime files behind; one directory per run would pile up.
+        let _ = self.proc.stop();
+        let _ = std::fs::remove_dir_all(telemetry::runtime_dir(&self.prefix));
     }
 }
 

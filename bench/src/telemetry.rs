@@ -40,6 +40,12 @@ impl Telemetry {
         Ok(telemetry)
     }
 
+    /// How long a reply may take (2 s from [`Telemetry::connect`]): longer
+    /// for a process slowed down by valgrind.
+    pub fn set_timeout(&self, timeout: Duration) -> io::Result<()> {
+        self.socket.set_read_timeout(Some(timeout))
+    }
+
     fn read_json(&self) -> io::Result<Value> {
         let mut buf = vec![0; REPLY_BUF];
         let n = (&self.socket).read(&mut buf)?;

@@ -33,20 +33,22 @@ pub fn generate(
     scale: &ScaleSizes,
     needed: impl Fn(bool, bool) -> bool,
 ) -> Result<Traffic, String> {
+    let rules = |dir: &Path, mode: &str| ["v4", "v6"].map(|family| dir.join(format!("{mode}_{family}.cfg")));
     let default = |mode: &str| Files {
-        rules_dir: tools.rules_dir.to_path_buf(),
-        pcaps: [1, 2].map(|seed| dir.join(format!("{mode}-{frames}-{seed}.pcap"))),
+        rules: rules(tools.rules_dir, mode),
+        pcaps: default_pcaps(dir, mode, frames),
     };
     let scale_dir = |mode: &str| dir.join(format!("scale-{mode}"));
     let scaled = |mode: &str| Files {
-        rules_dir: scale_dir(mode),
+        rules: rules(&scale_dir(mode), mode),
         pcaps: [0, 1].map(|i| scale_dir(mode).join(format!("{mode}_{i}.pcap"))),
     };
+    let acl_dir = dir.join("acl");
+    write_acl_rules(&acl_dir)?;
     let acl = Files {
-        rules_dir: dir.join("acl"),
+        rules: rules(&acl_dir, "acl"),
         ..default("lpm")
     };
-    write_acl_rules(&acl.rules_dir)?;
     let traffic = Traffic {
         lpm: default("lpm"),
         acl,
@@ -55,10 +57,10 @@ pub fn generate(
         em_scale: scaled("em"),
     };
     if needed(false, false) {
-        write_pair(tools.gen, &traffic.lpm.pcaps, frames, &[])?;
+        write_pair(tools.gen, &traffic.lpm.pcaps, frames, false)?;
     }
     if needed(false, true) {
-        write_pair(tools.gen, &traffic.em.pcaps, frames, &["--em"])?;
+        write_pair(tools.gen, &traffic.em.pcaps, frames, true)?;
     }
     // The IPv6 exact-match rules only keep the file valid: runs fill the
     // IPv4 table. UDP only: the C sample looks up groups of 8 packets that
@@ -133,8 +135,17 @@ fn write_acl_rules(dir: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// Seeds 1 and 2; valid UDP only, so that rates do not depend on drop paths.
-fn write_pair(gen: &Path, pcaps: &[PathBuf; 2], frames: usize, extra: &[&str]) -> Result<(), String> {
+/// The two pcap files of `frames` frames each of l3fwd-gen's `mode`
+/// (`lpm` or `em`) traffic, in `dir`.
+pub fn default_pcaps(dir: &Path, mode: &str, frames: usize) -> [PathBuf; 2] {
+    [1, 2].map(|seed| dir.join(format!("{mode}-{frames}-{seed}.pcap")))
+}
+
+/// Writes `pcaps` with l3fwd-gen, `frames` each, seeds 1 and 2; valid
+/// traffic only, so that rates do not depend on drop paths; for the default
+/// exact-match rules if `em`, else for the LPM routes.
+pub fn write_pair(gen: &Path, pcaps: &[PathBuf; 2], frames: usize, em: bool) -> Result<(), String> {
+    let extra: &[&str] = if em { &["--em"] } else { &[] };
     for (seed, pcap) in (1..).zip(pcaps) {
         let mut cmd = Command::new(gen);
         cmd.arg("--out")

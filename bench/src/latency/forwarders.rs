@@ -4,6 +4,7 @@
 
 use super::netns::{self, Join, Netns};
 use crate::command::{self, L3fwdRun};
+use crate::mode::Mode;
 use crate::run::{Proc, Stop};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -100,7 +101,8 @@ pub fn command(forwarder: Forwarder, programs: &Programs, prefix: &str) -> Optio
     }
     let run = L3fwdRun {
         program,
-        mode: "lpm",
+        // The routes below are LPM-style route files.
+        mode: Mode::default_mode().id(),
         rules: ["v4", "v6"].map(|family| programs.dir.join(format!("routes-{family}.cfg"))),
         vdevs: (0..2)
             .map(|p| {
@@ -157,7 +159,7 @@ impl Running {
             if ping() {
                 return Ok(());
             }
-            if netns::interrupted() {
+            if crate::interrupt::interrupted() {
                 return Err("interrupted".into());
             }
             if Instant::now() > deadline {

@@ -132,7 +132,7 @@ pub fn latency(args: LatencyArgs) -> Result<ExitCode, String> {
     crate::sweep::plot::load_font()?;
     let logs = args.out_dir.join("logs");
     std::fs::create_dir_all(&logs).map_err(|e| format!("{}: {e}", logs.display()))?;
-    netns::catch_signals()?;
+    crate::interrupt::catch_signals()?;
     let _halt_poll = args.halt_poll_ns.map(halt_poll::HaltPoll::set).transpose()?;
 
     let modes = args.modes();
@@ -168,7 +168,7 @@ pub fn latency(args: LatencyArgs) -> Result<ExitCode, String> {
         report.points.extend(points);
         // Written after every forwarder: an interrupted run keeps what it measured.
         crate::write_json(&json, &report)?;
-        if netns::interrupted() {
+        if crate::interrupt::interrupted() {
             return Err(format!("interrupted; what was measured is in {}", json.display()));
         }
     }
@@ -213,7 +213,7 @@ fn through(
     sleep(Duration::from_millis(300));
     let mut results = Vec::with_capacity(modes.len());
     for &mode in modes {
-        let result = if netns::interrupted() {
+        let result = if crate::interrupt::interrupted() {
             Err("interrupted".to_string())
         } else {
             client_run(mode, forwarder, args, logs)
@@ -221,7 +221,7 @@ fn through(
                 .and_then(|l| server.check_alive().map(|()| l))
         };
         // Ctrl-C reaches sockperf too: its cut-short run is no measurement.
-        let result = result.and_then(|l| match netns::interrupted() {
+        let result = result.and_then(|l| match crate::interrupt::interrupted() {
             true => Err("interrupted".to_string()),
             false => Ok(l),
         });

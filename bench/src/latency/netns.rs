@@ -6,14 +6,12 @@
 //! machine: the namespaces have no other interface.
 //!
 //! [`Netns`] removes everything when dropped (also on an error path or a
-//! panic), and Ctrl-C or SIGTERM only set a flag ([`interrupted`]) so that
+//! panic), and Ctrl-C or SIGTERM only set a flag ([`crate::interrupt`]) so that
 //! the run unwinds through those drops instead of dying with the set-up in
 //! place.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
 
 /// Prefix of every namespace and interface (the script's NAME).
 pub const NAME: &str = "l3lat";
@@ -32,25 +30,6 @@ pub fn site(i: usize) -> String {
 /// The veth end in the root namespace that DPDK port `i` drives.
 pub fn root_iface(i: usize) -> String {
     format!("{NAME}-r{i}")
-}
-
-/// Whether the user asked to stop; the run checks between steps.
-pub fn interrupted() -> bool {
-    flag().load(Ordering::Relaxed)
-}
-
-/// SIGINT and SIGTERM set the flag instead of ending the process. Children
-/// in the same process group get Ctrl-C as well and end their run early.
-pub fn catch_signals() -> Result<(), String> {
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(sig, Arc::clone(flag())).map_err(|e| format!("signal handler: {e}"))?;
-    }
-    Ok(())
-}
-
-fn flag() -> &'static Arc<AtomicBool> {
-    static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
-    FLAG.get_or_init(|| Arc::new(AtomicBool::new(false)))
 }
 
 /// What joins the two sites.

@@ -4,7 +4,9 @@
 
 use super::grid::Cell;
 use super::traffic::CellFiles;
-use crate::command::{self, L3fwdRun};
+use crate::command::{self, Pool};
+pub use crate::configs::Forwarder;
+use crate::configs::{Config, Variant};
 use crate::run::Stop;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -24,36 +26,8 @@ const MBUF_KB: usize = 6;
 /// The C sample's IPv4 LPM table, unpatched.
 const C_LPM_RULES: usize = 1024;
 const C_LPM_TBL8S: usize = 256;
-
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
-pub enum Forwarder {
-    C,
-    Rs,
-    /// testpmd io (`--io`): the same ports and traffic without a lookup,
-    /// the floor under both forwarders.
-    Io,
-}
-
-impl Forwarder {
-    /// Each round runs both, C first (then testpmd io with `--io`).
-    pub const BOTH: [Forwarder; 2] = [Forwarder::C, Forwarder::Rs];
-
-    pub fn id(self) -> &'static str {
-        match self {
-            Forwarder::C => "c",
-            Forwarder::Rs => "rs",
-            Forwarder::Io => "io",
-        }
-    }
-
-    pub fn label(self) -> &'static str {
-        match self {
-            Forwarder::C => "C l3fwd",
-            Forwarder::Rs => "l3fwd-rs",
-            Forwarder::Io => "testpmd io",
-        }
-    }
-}
+/// What scripts/build-c-l3fwd.sh builds in its directory.
+pub const C_BINARY: &str = "dpdk-l3fwd";
 
 /// mbufs per pool, both forwarders: a pcap port with infinite_rx holds one
 /// mbuf per frame of its file. In steps of the smallest pool, so that cells
@@ -98,20 +72,28 @@ impl CBuilds {
     /// The binary with a pool of `mbufs`, built on first use (the script does
     /// nothing when it is up to date); why not, if the build failed.
     pub fn binary(&mut self, mbufs: usize) -> Result<PathBuf, String> {
-        let (script, root, routes) = (&self.script, &self.root, self.lpm_routes);
+        let (script, routes) = (&self.script, self.lpm_routes);
+        let dir = build_dir(&self.root, mbufs, routes);
         let built = self
             .built
             .entry(mbufs)
-            .or_insert_with(|| build(script, root, mbufs, routes));
+            .or_insert_with(|| build(script, &dir, mbufs, routes));
         built.clone()
     }
 }
 
-fn build(script: &Path, root: &Path, mbufs: usize, routes: usize) -> Result<PathBuf, String> {
+/// Where [`CBuilds`] in `root` puts the build for a pool of `mbufs` and
+/// `routes` LPM routes.
+pub fn build_dir(root: &Path, mbufs: usize, routes: usize) -> PathBuf {
+    root.join(format!("mbufs-{mbufs}-lpm-{}", c_lpm_size(routes).0))
+}
+
+/// Builds the C sample into `dir` with `script` (scripts/build-c-l3fwd.sh)
+/// for a pool of `mbufs` and an LPM table of `routes` routes; its binary.
+pub fn build(script: &Path, dir: &Path, mbufs: usize, routes: usize) -> Result<PathBuf, String> {
     let (rules, tbl8s) = c_lpm_size(routes);
-    let dir = root.join(format!("mbufs-{mbufs}-lpm-{rules}"));
     let out = Command::new(script)
-        .arg(&dir)
+        .arg(dir)
         .env("C_L3FWD_MIN_MBUFS", mbufs.to_string())
         .env("C_L3FWD_LPM_RULES", rules.to_string())
         .env("C_L3FWD_LPM_TBL8S", tbl8s.to_string())
@@ -121,43 +103,38 @@ fn build(script: &Path, root: &Path, mbufs: usize, routes: usize) -> Result<Path
         let stderr = String::from_utf8_lossy(&out.stderr);
         return Err(format!("C build failed ({}): {}", out.status, stderr.trim()));
     }
-    Ok(dir.join("dpdk-l3fwd"))
+    Ok(dir.join(C_BINARY))
+}
+
+/// The pool and EAL memory of both forwarders (and testpmd) in `cell`.
+pub fn pool(cell: &Cell) -> Pool {
+    let mbufs = pool_mbufs(cell);
+    Pool {
+        mbufs: Some(u32::try_from(mbufs).unwrap_or(u32::MAX)),
+        memory_mb: u32::try_from(memory_mb(mbufs)).unwrap_or(u32::MAX),
+    }
 }
 
 /// The command line of `forwarder` (`program`) on `cell`'s files and how
-/// to stop it: the same arguments for both l3fwds, plus l3fwd-rs's
-/// `--num-mbufs` for the pool the C build has; testpmd gets that pool too.
+/// to stop it: make bench's, on the cell's mode, with the cell's [`pool`]
+/// (the C build has it).
 pub fn command(forwarder: Forwarder, program: &Path, cell: &Cell, files: &CellFiles, prefix: &str) -> (Command, Stop) {
-    let mbufs = pool_mbufs(cell);
-    let memory_mb = u32::try_from(memory_mb(mbufs)).unwrap_or(u32::MAX);
-    let vdevs = command::pcap_vdevs(&files.pcaps);
-    if forwarder == Forwarder::Io {
-        let cmd = command::testpmd_io(program, memory_mb, prefix, &vdevs, Some(mbufs));
-        return (cmd, Stop::CloseStdin);
-    }
-    let rs_options = match forwarder {
-        Forwarder::Rs => vec!["--num-mbufs".to_string(), mbufs.to_string()],
-        Forwarder::C | Forwarder::Io => Vec::new(),
-    };
-    let run = L3fwdRun {
-        program,
-        mode: cell.table.mode().id(),
-        rules: files.rules.clone(),
-        vdevs,
-        memory_mb,
-        rs_options,
-    };
-    (command::l3fwd(&run, prefix), Stop::Sigint)
+    let config = Config::new(forwarder, cell.table.mode, Variant::Default, false);
+    command::command(config, program, &files.files, &pool(cell), prefix)
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::grid::tests::mode;
     use super::super::grid::Table;
     use super::*;
 
     fn cell(flows: usize) -> Cell {
         Cell {
-            table: Table::Em,
+            table: Table {
+                mode: mode("em"),
+                routes: None,
+            },
             size: 64,
             flows,
         }
@@ -172,6 +149,8 @@ mod tests {
         assert_eq!(pool_mbufs(&cell(1 << 16)), (1 << 16) + 8192);
         assert_eq!(pool_mbufs(&cell(1 << 20)), (1 << 20) + 8192);
         assert_eq!(memory_mb(8192), 1024, "as make bench");
+        let big = pool(&cell(1 << 20));
+        assert_eq!((big.mbufs, big.memory_mb), (Some((1 << 20) + 8192), 1024 + 6144));
         assert_eq!(memory_mb((1 << 20) + 8192), 1024 + 6144);
     }
 

@@ -1,6 +1,8 @@
 //! What a sweep covers: lookup tables x packet sizes x flow counts, the
 //! cells of that grid, and how a user writes them (`64,1518`, `16,1K,1M`).
 
+pub use crate::mode::Mode;
+use l3fwd_rs::mode::RuleFormat;
 use std::fmt;
 
 /// Ethernet's frame check sequence: counted in a frame's size, absent from pcap files.
@@ -11,95 +13,37 @@ const MAX_SIZE: u32 = 1518;
 /// grows with the rules, and C's l3fwd_acl holds at most 100000.
 pub const ACL_MAX_ROUTES: usize = 1 << 16;
 
-/// The lookup a cell measures.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
-pub enum Mode {
-    Lpm,
-    Em,
-    /// rte_fib / rte_fib6 on the LPM tables and traffic.
-    Fib,
-    /// rte_acl on the LPM traffic: the LPM table's routes as ACL routes,
-    /// behind deny rules the traffic misses.
-    Acl,
-}
-
-impl Mode {
-    pub fn id(self) -> &'static str {
-        match self {
-            Mode::Lpm => "lpm",
-            Mode::Em => "em",
-            Mode::Fib => "fib",
-            Mode::Acl => "acl",
-        }
-    }
-
-    /// Which tables and traffic it runs on (l3fwd-tablegen's mode, the
-    /// rule files' prefix): FIB mode reads the LPM route files, ACL mode
-    /// rules made from them.
-    pub fn tables(self) -> &'static str {
-        match self {
-            Mode::Lpm | Mode::Fib | Mode::Acl => "lpm",
-            Mode::Em => "em",
-        }
-    }
-
-    pub fn parse(s: &str) -> Result<Mode, String> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "lpm" => Ok(Mode::Lpm),
-            "em" => Ok(Mode::Em),
-            "fib" => Ok(Mode::Fib),
-            "acl" => Ok(Mode::Acl),
-            other => Err(format!("unknown mode '{other}': use lpm, em, fib or acl")),
-        }
-    }
-}
-
 /// The table traffic is forwarded through: one plot and one heat map each.
-/// An LPM table has a fixed number of routes, whatever the flows; an
+/// A route table has a fixed number of routes, whatever the flows; an
 /// exact-match table has one rule per flow.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
-pub enum Table {
-    Lpm { routes: usize },
-    Em,
-    Fib { routes: usize },
-    Acl { routes: usize },
+pub struct Table {
+    pub mode: Mode,
+    /// Routes of a route table (ACL's: rules made from one); None: a rule
+    /// per flow.
+    pub routes: Option<usize>,
 }
 
 impl Table {
-    pub fn mode(self) -> Mode {
-        match self {
-            Table::Lpm { .. } => Mode::Lpm,
-            Table::Em => Mode::Em,
-            Table::Fib { .. } => Mode::Fib,
-            Table::Acl { .. } => Mode::Acl,
-        }
-    }
-
     /// Stable name, in cell keys and file names: `lpm-10K`, `em`.
     pub fn id(self) -> String {
-        match self {
-            Table::Lpm { routes } => format!("lpm-{}", format_count(routes)),
-            Table::Em => "em".into(),
-            Table::Fib { routes } => format!("fib-{}", format_count(routes)),
-            Table::Acl { routes } => format!("acl-{}", format_count(routes)),
+        match self.routes {
+            Some(routes) => format!("{}-{}", self.mode.id(), format_count(routes)),
+            None => self.mode.id().into(),
         }
     }
 
     pub fn label(self) -> String {
-        match self {
-            Table::Lpm { routes } => format!("LPM, {} routes", format_count(routes)),
-            Table::Em => "EM, one rule per flow".into(),
-            Table::Fib { routes } => format!("FIB, {} routes", format_count(routes)),
-            Table::Acl { routes } => format!("ACL, {} routes", format_count(routes)),
+        let mode = self.mode.label();
+        match self.routes {
+            Some(routes) => format!("{mode}, {} routes", format_count(routes)),
+            None => format!("{mode}, one rule per flow"),
         }
     }
 
     /// Routes or rules in the IPv4 table of a cell with `flows` flows.
     pub fn rules(self, flows: usize) -> usize {
-        match self {
-            Table::Lpm { routes } | Table::Fib { routes } | Table::Acl { routes } => routes,
-            Table::Em => flows,
-        }
+        self.routes.unwrap_or(flows)
     }
 }
 
@@ -146,19 +90,20 @@ pub struct Grid {
 impl Grid {
     /// `modes` with LPM tables of `lpm_routes` routes each.
     pub fn new(sizes: Vec<u32>, flows: Vec<usize>, modes: &[Mode], lpm_routes: &[usize]) -> Result<Grid, String> {
-        let mut tables: Vec<Table> = modes
+        let mut tables = modes
             .iter()
-            .flat_map(|mode| match mode {
-                Mode::Lpm => lpm_routes.iter().map(|&routes| Table::Lpm { routes }).collect(),
-                Mode::Fib => lpm_routes.iter().map(|&routes| Table::Fib { routes }).collect(),
-                Mode::Acl => lpm_routes
-                    .iter()
-                    .filter(|&&routes| routes <= ACL_MAX_ROUTES)
-                    .map(|&routes| Table::Acl { routes })
-                    .collect(),
-                Mode::Em => vec![Table::Em],
+            .flat_map(|&mode| {
+                let routes = lpm_routes.iter().map(move |&routes| Table {
+                    mode,
+                    routes: Some(routes),
+                });
+                match mode.rules() {
+                    RuleFormat::Routes => routes.collect(),
+                    RuleFormat::Acl => routes.filter(|t| t.routes <= Some(ACL_MAX_ROUTES)).collect(),
+                    RuleFormat::Flows => vec![Table { mode, routes: None }],
+                }
             })
-            .collect();
+            .collect::<Vec<Table>>();
         tables.sort();
         tables.dedup();
         let grid = Grid {
@@ -228,7 +173,7 @@ pub fn parse_size(s: &str) -> Result<u32, String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub mod tests {
     use super::*;
 
     #[test]
@@ -257,12 +202,14 @@ mod tests {
         assert!(parse_size("big").is_err());
     }
 
+    pub use crate::mode::tests::mode;
+
     #[test]
     fn grid_cells_and_keys() {
         let grid = Grid::new(
             vec![1518, 64],
             vec![1024, 16, 65_536],
-            &[Mode::Em, Mode::Lpm],
+            &[mode("em"), mode("lpm")],
             &[10_240],
         )
         .unwrap();
@@ -275,15 +222,20 @@ mod tests {
         assert_eq!(cells.last().unwrap().rules(), 65_536, "EM: a rule per flow");
         assert_eq!(cells.last().unwrap().frames_per_port(), 32_768);
         let (sizes, flows) = (vec![64, 128, 256, 512, 1024, 1518], vec![16, 1 << 10, 1 << 16, 1 << 20]);
-        let all = Grid::new(sizes, flows, &[Mode::Lpm, Mode::Em], &[16, 10 << 10, 1 << 20]).unwrap();
+        let all = Grid::new(sizes, flows, &[mode("lpm"), mode("em")], &[16, 10 << 10, 1 << 20]).unwrap();
         assert_eq!(all.cells().len(), 6 * 4 * (3 + 1));
-        assert!(Grid::new(vec![64], vec![16], &[Mode::Lpm], &[]).is_err());
-        assert_eq!(Mode::parse("EM"), Ok(Mode::Em));
-        assert_eq!(Mode::parse("fib"), Ok(Mode::Fib));
-        assert!(Mode::parse("vpp").is_err());
-        let fib = Grid::new(vec![64], vec![16], &[Mode::Fib], &[16]).unwrap();
+        assert!(Grid::new(vec![64], vec![16], &[mode("lpm")], &[]).is_err());
+        assert_eq!(Mode::parse("EM").map(Mode::id), Ok("em"));
+        assert_eq!(mode("fib").rules(), RuleFormat::Routes);
+        assert!(Mode::parse("vpp").unwrap_err().contains("use lpm, em, fib, acl"));
+        assert!(
+            mode("lpm") < mode("em") && mode("fib") < mode("acl"),
+            "the order of MODES"
+        );
+        let fib = Grid::new(vec![64], vec![16], &[mode("fib")], &[16]).unwrap();
         assert_eq!(fib.cells()[0].key(), "fib-16/64B/16");
-        assert_eq!((fib.cells()[0].rules(), Mode::Fib.tables()), (16, "lpm"));
+        assert_eq!(fib.cells()[0].to_string(), "FIB, 16 routes, 64 B, 16 flows");
+        assert_eq!(fib.cells()[0].rules(), 16);
         let acl = Grid::new(
             vec![64],
             vec![16],
@@ -293,6 +245,6 @@ mod tests {
         .unwrap();
         let keys: Vec<String> = acl.cells().iter().map(Cell::key).collect();
         assert_eq!(keys, ["acl-16/64B/16", "acl-10K/64B/16"], "no ACL table of 1M routes");
-        assert_eq!(Mode::Acl.tables(), "lpm");
+        assert_eq!(all.tables[3].label(), "EM, one rule per flow");
     }
 }

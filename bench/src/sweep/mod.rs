@@ -5,15 +5,16 @@
 //! optionally a cell-by-cell comparison with an earlier sweep.
 
 mod compare;
-mod forwarders;
-mod grid;
+pub(crate) mod forwarders;
+pub(crate) mod grid;
 pub(crate) mod plot;
 mod results;
-mod traffic;
+pub(crate) mod traffic;
 
 use crate::{machine, require, run, Common, START_TIMEOUT};
 use forwarders::{CBuilds, Forwarder};
-use grid::{Cell, Grid, Mode, Table};
+use grid::{Cell, Grid, Mode};
+use l3fwd_rs::mode::RuleFormat;
 use results::{CellRun, SweepReport, SweepSettings};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -84,14 +85,14 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
     }
 
     let cells = grid.cells();
+    // C's LPM table is sized at build time. Its FIB tables have fixed sizes
+    // (65536 IPv4 routes), but ModeInfo does not say which modes C sizes so:
+    // FIB tables size the build as well, which costs a build, not a result.
     let lpm_routes = grid
         .tables
         .iter()
-        .map(|t| match t {
-            Table::Lpm { routes } => *routes,
-            // C's FIB tables have fixed sizes (65536 IPv4 routes).
-            Table::Em | Table::Fib { .. } | Table::Acl { .. } => 0,
-        })
+        .filter(|t| t.mode.rules() == RuleFormat::Routes)
+        .filter_map(|t| t.routes)
         .max()
         .unwrap_or(0);
     let mut c_builds = CBuilds::new(args.c_build_script.clone(), args.c_build_dir.clone(), lpm_routes);

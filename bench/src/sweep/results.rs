@@ -296,6 +296,7 @@ fn rate_columns(r: &Rates) -> String {
 
 #[cfg(test)]
 pub(crate) mod tests {
+    use super::super::grid::tests::mode;
     use super::super::grid::Table;
     use super::*;
 
@@ -313,8 +314,15 @@ pub(crate) mod tests {
 
     /// Two LPM cells and an EM cell; C failed every EM run, "with, comma".
     pub fn sample() -> SweepReport {
-        let lpm = Table::Lpm { routes: 16 };
-        let cells = [cell(lpm, 64, 16), cell(lpm, 1518, 16), cell(Table::Em, 64, 1024)];
+        let lpm = Table {
+            mode: mode("lpm"),
+            routes: Some(16),
+        };
+        let em = Table {
+            mode: mode("em"),
+            routes: None,
+        };
+        let cells = [cell(lpm, 64, 16), cell(lpm, 1518, 16), cell(em, 64, 1024)];
         let mut runs = Vec::new();
         let rates = [
             (cells[0], [10.0, 12.0, 11.0], [13.0, 15.0, 14.0]),
@@ -433,7 +441,11 @@ pub(crate) mod tests {
         assert!(r.cells.iter().all(|c| c.io.is_none()));
         let text = serde_json::to_string(&r).unwrap();
         assert!(!text.contains("\"io\""), "no io key without --io");
-        let cells: Vec<Cell> = vec![cell(Table::Lpm { routes: 16 }, 64, 16)];
+        let lpm = Table {
+            mode: mode("lpm"),
+            routes: Some(16),
+        };
+        let cells: Vec<Cell> = vec![cell(lpm, 64, 16)];
         let runs: Vec<CellRun> = [20.0, 22.0, 21.0]
             .into_iter()
             .zip(1..)

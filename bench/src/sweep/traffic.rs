@@ -3,7 +3,9 @@
 //! its flows, each once per pass through the files; for ACL cells, the LPM
 //! table rewritten as ACL rules.
 
-use super::grid::{Cell, Mode, FCS};
+use super::grid::{Cell, FCS};
+use crate::command::Files;
+use l3fwd_rs::mode::RuleFormat;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -13,9 +15,7 @@ const SEED: &str = "1";
 /// A cell's files, removed when dropped (a million 1518-byte frames take 1.6 GB).
 pub struct CellFiles {
     dir: PathBuf,
-    /// IPv4 and IPv6 rule files.
-    pub rules: [PathBuf; 2],
-    pub pcaps: [PathBuf; 2],
+    pub files: Files,
 }
 
 impl Drop for CellFiles {
@@ -30,18 +30,20 @@ impl Drop for CellFiles {
 /// rule file is the default one of `rules_dir` (the C sample refuses an
 /// empty file).
 pub fn generate(tablegen: &Path, rules_dir: &Path, work_dir: &Path, cell: &Cell) -> Result<CellFiles, String> {
-    let mode = cell.table.mode().tables();
+    let mode = cell.table.mode.tables();
     let dir = work_dir.join(cell.key().replace('/', "-"));
-    let rules = match cell.table.mode() {
-        Mode::Acl => [dir.join("acl_v4.cfg"), dir.join("acl_v6.cfg")],
+    let rules = match cell.table.mode.rules() {
+        RuleFormat::Acl => [dir.join("acl_v4.cfg"), dir.join("acl_v6.cfg")],
         _ => [
             dir.join(format!("{mode}_v4.cfg")),
             rules_dir.join(format!("{mode}_v6.cfg")),
         ],
     };
     let files = CellFiles {
-        rules,
-        pcaps: [0, 1].map(|i| dir.join(format!("{mode}_{i}.pcap"))),
+        files: Files {
+            rules,
+            pcaps: [0, 1].map(|i| dir.join(format!("{mode}_{i}.pcap"))),
+        },
         dir,
     };
     let frame = (cell.size - FCS).to_string();
@@ -52,7 +54,7 @@ pub fn generate(tablegen: &Path, rules_dir: &Path, work_dir: &Path, cell: &Cell)
         .args(["--min-size", &frame, "--max-size", &frame])
         .arg("--dir")
         .arg(&files.dir);
-    if cell.table.mode() == Mode::Em {
+    if cell.table.mode.rules() == RuleFormat::Flows {
         cmd.args(["--tcp", "0"]);
     }
     let out = cmd
@@ -67,8 +69,8 @@ pub fn generate(tablegen: &Path, rules_dir: &Path, work_dir: &Path, cell: &Cell)
             stderr.trim()
         ));
     }
-    if cell.table.mode() == Mode::Acl {
-        write_acl_rules(&files.dir.join(format!("{mode}_v4.cfg")), &files.rules)?;
+    if cell.table.mode.rules() == RuleFormat::Acl {
+        write_acl_rules(&files.dir.join(format!("{mode}_v4.cfg")), &files.files.rules)?;
     }
     Ok(files)
 }

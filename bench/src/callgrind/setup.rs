@@ -1,0 +1,259 @@
+//! What the selected configurations run: their programs (built first
+//! unless --no-build), traffic and pools, from the bench's own pieces: make
+//! bench's configurations and command lines, l3fwd-gen's default traffic,
+//! and for --lpm-flows/--em-flows the sweep's cells, pools and C builds.
+
+use crate::command::{Files, Pool};
+use crate::configs::{self, Config, Forwarder};
+use crate::mode::Mode;
+use crate::sweep::forwarders::{self, C_BINARY};
+use crate::sweep::grid::{Cell, Table};
+use crate::sweep::traffic::{self as cells, CellFiles};
+use crate::traffic;
+use l3fwd_rs::mode::RuleFormat;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Frames in each port's pcap file on the default rules (as make bench).
+const FRAMES: usize = 1024;
+/// Routes of the LPM table of --lpm-flows: the sweep's lpm-16 cells.
+const CELL_ROUTES: usize = 16;
+/// The C sample's stock pool.
+const STOCK_MBUFS: usize = 8192;
+
+/// Resolves the configuration arguments: ids of make bench's configurations
+/// or `all` (all of them), each once, in the order first given.
+pub fn select(items: &[String]) -> Result<Vec<Config>, String> {
+    let mut chosen = Vec::new();
+    for item in items.iter().map(|s| s.trim()).filter(|s| !s.is_empty()) {
+        let group = match item {
+            "all" => configs::all(),
+            id => match configs::all().into_iter().find(|c| c.id() == id) {
+                Some(c) => vec![c],
+                None => {
+                    let ids: Vec<String> = configs::all().into_iter().map(Config::id).collect();
+                    return Err(format!(
+                        "unknown configuration '{id}' (one of: {}, all)",
+                        ids.join(", ")
+                    ));
+                }
+            },
+        };
+        for c in group {
+            if !chosen.contains(&c) {
+                chosen.push(c);
+            }
+        }
+    }
+    if chosen.is_empty() {
+        return Err("no configuration given".into());
+    }
+    Ok(chosen)
+}
+
+/// Where the programs, rule files and build script are.
+pub struct Tools {
+    pub rs_bin: PathBuf,
+    pub gen_bin: PathBuf,
+    pub tablegen_bin: PathBuf,
+    pub testpmd: PathBuf,
+    /// The stock C build, for runs on the default tables.
+    pub c_dir: PathBuf,
+    /// The sweep's C builds, one per pool, for runs on cells.
+    pub c_build_dir: PathBuf,
+    pub c_build_script: PathBuf,
+    pub rules_dir: PathBuf,
+    pub acl_rules: PathBuf,
+}
+
+/// The traffic of the LPM-traffic configurations (LPM, FIB, ACL, io) or of
+/// the EM ones: a sweep cell, or the default rules with l3fwd-gen's frames.
+struct Kind {
+    files: Files,
+    pool: Pool,
+    /// The C build this traffic needs.
+    c_dir: PathBuf,
+    /// Removes a cell's files when the run is over.
+    _cell: Option<CellFiles>,
+}
+
+pub struct Plan {
+    lpm: Option<Kind>,
+    em: Option<Kind>,
+    acl_rules: [PathBuf; 2],
+    rs_bin: PathBuf,
+    testpmd: PathBuf,
+}
+
+/// The flows of --lpm-flows and --em-flows, of one frame size.
+pub struct Flows {
+    pub lpm: Option<usize>,
+    pub em: Option<usize>,
+    pub size: u32,
+}
+
+impl Plan {
+    /// Builds what `configs` need unless `!build`, checks that the programs
+    /// are there, writes the traffic into `work`.
+    pub fn new(configs: &[Config], tools: &Tools, flows: &Flows, build: bool, work: &Path) -> Result<Plan, String> {
+        let needs = |em: bool| configs.iter().any(|c| c.is_em() == em);
+        let needs_c = |em: bool| configs.iter().any(|c| c.is_em() == em && c.forwarder == Forwarder::C);
+        if build {
+            cargo_build()?;
+        }
+        let kind = |em: bool, flows_of: Option<usize>| -> Result<Option<Kind>, String> {
+            if !needs(em) {
+                return Ok(None);
+            }
+            // The cell of the exact-match configurations' mode, or a plain
+            // LPM cell (ACL runs on it with --acl-rules).
+            let mode = match configs.iter().find(|c| c.is_em() && em) {
+                Some(c) => c.mode,
+                None => Mode::default_mode(),
+            };
+            let kind = match flows_of {
+                Some(n) => cell_kind(tools, mode, n, flows.size, work)?,
+                None => default_kind(tools, em, work)?,
+            };
+            if needs_c(em) {
+                let mbufs = kind.pool.mbufs.map_or(STOCK_MBUFS, |n| n as usize);
+                if build {
+                    forwarders::build(&tools.c_build_script, &kind.c_dir, mbufs, CELL_ROUTES)?;
+                }
+                crate::require(&kind.c_dir.join(C_BINARY), "build it, or drop --no-build")?;
+            }
+            Ok(Some(kind))
+        };
+        let plan = Plan {
+            lpm: kind(false, flows.lpm)?,
+            em: kind(true, flows.em)?,
+            acl_rules: ["v4", "v6"].map(|f| tools.acl_rules.join(format!("acl_{f}.cfg"))),
+            rs_bin: tools.rs_bin.clone(),
+            testpmd: tools.testpmd.clone(),
+        };
+        for &c in configs {
+            crate::require(&plan.program(c), "build it, or drop --no-build")?;
+        }
+        if configs.iter().any(|c| c.mode.rules() == RuleFormat::Acl) {
+            for rules in &plan.acl_rules {
+                crate::require(rules, "give --acl-rules DIR")?;
+            }
+        }
+        Ok(plan)
+    }
+
+    fn kind(&self, config: Config) -> &Kind {
+        let kind = if config.is_em() { &self.em } else { &self.lpm };
+        kind.as_ref()
+            .expect("Plan::new made the traffic of every configuration")
+    }
+
+    /// The program of `config`.
+    pub fn program(&self, config: Config) -> PathBuf {
+        match config.forwarder {
+            Forwarder::Io => self.testpmd.clone(),
+            Forwarder::Rs => self.rs_bin.clone(),
+            Forwarder::C => self.kind(config).c_dir.join(C_BINARY),
+        }
+    }
+
+    /// The rule and pcap files of `config`: ACL runs on the LPM traffic
+    /// with the --acl-rules rules.
+    pub fn files(&self, config: Config) -> Files {
+        let files = &self.kind(config).files;
+        let rules = match config.mode.rules() {
+            RuleFormat::Acl => self.acl_rules.clone(),
+            RuleFormat::Routes | RuleFormat::Flows => files.rules.clone(),
+        };
+        Files {
+            rules,
+            pcaps: files.pcaps.clone(),
+        }
+    }
+
+    pub fn pool(&self, config: Config) -> &Pool {
+        &self.kind(config).pool
+    }
+}
+
+/// The working tree's l3fwd-rs and generators, so that the figures are
+/// those of the current sources ($CARGO, as make sets it, or cargo).
+fn cargo_build() -> Result<(), String> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let status = Command::new(&cargo)
+        .args(["build", "--release", "-q", "-p", "l3fwd-rs", "-p", "trafficgen"])
+        .status()
+        .map_err(|e| format!("cannot run {}: {e}", cargo.to_string_lossy()))?;
+    if !status.success() {
+        return Err(format!("cargo build failed ({status})"));
+    }
+    Ok(())
+}
+
+/// The default rule files and 1024 frames per port of l3fwd-gen's traffic
+/// for them; every program's default pool.
+fn default_kind(tools: &Tools, em: bool, work: &Path) -> Result<Kind, String> {
+    let mode = if em { "em" } else { "lpm" };
+    let pcaps = traffic::default_pcaps(work, mode, FRAMES);
+    crate::require(&tools.gen_bin, "build it with `cargo build --release -p trafficgen`")?;
+    traffic::write_pair(&tools.gen_bin, &pcaps, FRAMES, em)?;
+    Ok(Kind {
+        files: Files {
+            rules: ["v4", "v6"].map(|f| tools.rules_dir.join(format!("{mode}_{f}.cfg"))),
+            pcaps,
+        },
+        pool: Pool::DEFAULT,
+        c_dir: tools.c_dir.clone(),
+        _cell: None,
+    })
+}
+
+/// The sweep's cell of `flows` flows of `size`-byte frames: its table,
+/// traffic, pool and C build.
+fn cell_kind(tools: &Tools, mode: Mode, flows: usize, size: u32, work: &Path) -> Result<Kind, String> {
+    let routes = (mode.rules() != RuleFormat::Flows).then_some(CELL_ROUTES);
+    let table = Table { mode, routes };
+    let cell = Cell { table, size, flows };
+    crate::require(
+        &tools.tablegen_bin,
+        "build it with `cargo build --release -p trafficgen`",
+    )?;
+    let files = cells::generate(&tools.tablegen_bin, &tools.rules_dir, work, &cell)?;
+    Ok(Kind {
+        files: files.files.clone(),
+        pool: forwarders::pool(&cell),
+        c_dir: forwarders::build_dir(&tools.c_build_dir, forwarders::pool_mbufs(&cell), CELL_ROUTES),
+        _cell: Some(files),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sel(items: &[&str]) -> Result<Vec<String>, String> {
+        let items: Vec<String> = items.iter().map(|s| s.to_string()).collect();
+        Ok(select(&items)?.into_iter().map(Config::id).collect())
+    }
+
+    #[test]
+    fn configurations_in_the_order_given_each_once() {
+        assert_eq!(
+            sel(&["rs-lpm", "io", "c-lpm", "rs-lpm"]).unwrap(),
+            ["rs-lpm", "io", "c-lpm"]
+        );
+        let all = sel(&["io", "all"]).unwrap();
+        assert_eq!(all[0], "io");
+        assert_eq!(all.len(), configs::all().len());
+        for id in ["c-lpm", "rs-fib", "c-em", "rs-em-seq", "c-acl", "rs-acl"] {
+            assert!(
+                all.iter().any(|c| c == id),
+                "{id}: the script's configurations are in all"
+            );
+        }
+        assert!(sel(&["rs-em-1m"])
+            .unwrap_err()
+            .contains("unknown configuration 'rs-em-1m'"));
+        assert!(sel(&["", " "]).is_err());
+    }
+}
