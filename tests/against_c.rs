@@ -11,14 +11,18 @@ const SEEDS: [u64; 3] = [1, 7, 42];
 /// Room for the exact-match tables (two of 4M entries, as in the C sample).
 const EM_MEMORY_MB: u32 = 2048;
 
-/// Runs both forwarders with `args` on the same two ports of traffic and
-/// asserts identical per-port outputs; returns how many frames were sent.
+/// Runs both forwarders on the same two ports of traffic, with
+/// `common::TWO_PORTS`, `--parse-ptype` (C's virtual ports give no packet types)
+/// and `args`, and asserts identical per-port outputs; returns how many
+/// frames were sent.
 fn assert_same_as_c(inputs: &[Vec<Vec<u8>>; 2], args: &[&str], memory_mb: u32) -> usize {
     let run = |bin| {
         let out = Run::new(bin)
             .memory_mb(memory_mb)
             .port(inputs[0].clone())
             .port(inputs[1].clone())
+            .two_ports()
+            .args(&["--parse-ptype"])
             .args(args)
             .run();
         out.assert_success();
@@ -49,13 +53,11 @@ fn traffic(seed: u64, em: bool) -> [Vec<Vec<u8>>; 2] {
     ]
 }
 
-const PORTS: &[&str] = &["-p", "0x3", "--config", "(0,0,0),(1,0,0)", "--parse-ptype"];
-
 #[test]
 fn lpm_output_is_identical_to_the_c_sample() {
     let rules = ["--rule_ipv4=configs/lpm_v4.cfg", "--rule_ipv6=configs/lpm_v6.cfg"];
     for seed in SEEDS {
-        let sent = assert_same_as_c(&traffic(seed, false), &[PORTS, &rules].concat(), 512);
+        let sent = assert_same_as_c(&traffic(seed, false), &rules, 512);
         assert!(sent > 1000, "seed {seed}: only {sent} frames forwarded");
     }
 }
@@ -75,7 +77,7 @@ fn fib_output_is_identical_to_the_c_sample() {
         for input in &mut inputs {
             input.extend(non_ip_with_ipv6_route_bytes());
         }
-        let sent = assert_same_as_c(&inputs, &[PORTS, &rules].concat(), 512);
+        let sent = assert_same_as_c(&inputs, &rules, 512);
         assert!(sent > 1000, "seed {seed}: only {sent} frames forwarded");
     }
 }
@@ -102,7 +104,7 @@ fn em_output_is_identical_to_the_c_sample() {
         // Without --ipv6 the sample loads the IPv4 rules only, with it the
         // IPv6 rules only: both must match.
         for family in [&[][..], &["--ipv6"][..]] {
-            let sent = assert_same_as_c(&traffic(seed, true), &[PORTS, &rules, family].concat(), EM_MEMORY_MB);
+            let sent = assert_same_as_c(&traffic(seed, true), &[&rules[..], family].concat(), EM_MEMORY_MB);
             assert!(sent > 1000, "seed {seed}: only {sent} frames forwarded");
         }
     }
@@ -122,7 +124,7 @@ fn acl_output_is_identical_to_the_c_sample() {
         for input in &mut inputs {
             input.extend(acl_deny_from_subnet_9(seed));
         }
-        let sent = assert_same_as_c(&inputs, &[PORTS, &rules, &[alg]].concat(), 512);
+        let sent = assert_same_as_c(&inputs, &[&rules[..], &[alg]].concat(), 512);
         assert!(sent > 300, "seed {seed}: only {sent} frames forwarded");
     }
 }
@@ -209,7 +211,7 @@ fn nested_routes_lpm_and_fib_output_is_identical_to_the_c_sample() {
     };
     let inputs = [frames(0), frames(1)];
     for mode in ["--lookup=lpm", "--lookup=fib"] {
-        let sent = assert_same_as_c(&inputs, &[PORTS, &[mode, &v4_rules, &v6_rules]].concat(), 512);
+        let sent = assert_same_as_c(&inputs, &[mode, &v4_rules, &v6_rules], 512);
         assert_eq!(
             sent,
             inputs.iter().map(Vec::len).sum::<usize>(),

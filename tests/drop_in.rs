@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{c_l3fwd, l3fwd_rs, run_cli, Run, TestDir};
+use common::{c_l3fwd, l3fwd_rs, run_cli, Run, TestDir, TWO_PORTS};
 use trafficgen::{generate, GenOpts, Mix};
 
 /// What a row expects of the two programs.
@@ -27,15 +27,14 @@ struct Row {
     expect: Expect,
 }
 
-const PORTS: &[&str] = &["-p", "0x3", "--config", "(0,0,0),(1,0,0)", "--parse-ptype"];
-
 fn strings(args: &[&str]) -> Vec<String> {
     args.iter().map(|&a| a.to_owned()).collect()
 }
 
-/// `PORTS` followed by `extra`.
+/// [`TWO_PORTS`], `--parse-ptype` (C's virtual ports give no packet types)
+/// and `extra`.
 fn with_ports(extra: &[&str]) -> Vec<String> {
-    strings(&[PORTS, extra].concat())
+    strings(&[TWO_PORTS, &["--parse-ptype"], extra].concat())
 }
 
 /// Rule files to write for the rows, and the rows using them.

@@ -115,15 +115,8 @@ fn hits_misses_and_disabled_ports() {
     let out = Run::new(l3fwd_rs())
         .port(sent.clone())
         .port(Vec::new())
-        .args(&[
-            "-p",
-            "0x3",
-            "--config",
-            "(0,0,0),(1,0,0)",
-            "-E",
-            "--hash-entry-num",
-            "64",
-        ])
+        .two_ports()
+        .args(&["-E", "--hash-entry-num", "64"])
         .run();
     out.assert_success();
     let out = out.per_port();

@@ -3,9 +3,7 @@
 
 mod common;
 
-use std::process::Command;
-
-use common::{l3fwd_rs, TestDir};
+use common::{l3fwd_rs, Run, TestDir};
 
 #[test]
 fn copied_binary_forwards_with_built_in_rules_from_an_unrelated_directory() {
@@ -15,20 +13,13 @@ fn copied_binary_forwards_with_built_in_rules_from_an_unrelated_directory() {
     for mode in ["-L", "-E"] {
         let prefix = format!("l3fwd-installed{mode}-{}", std::process::id());
         let json = dir.path(&format!("stats{mode}.json"));
-        let out = Command::new(&bin)
+        let out = Run::new(&bin)
+            .memory_mb(2048)
+            .eal_args(&["--vdev=net_null0", "--vdev=net_null1"])
+            .two_ports()
+            .args(&[mode, "--duration", "1"])
+            .command(&prefix)
             .current_dir(dir.path(""))
-            .args([
-                "-l",
-                "0",
-                "--no-huge",
-                "-m",
-                "2048",
-                "--no-pci",
-                "--file-prefix",
-                &prefix,
-            ])
-            .args(["--vdev=net_null0", "--vdev=net_null1", "--"])
-            .args(["-p", "0x3", "--config", "(0,0,0),(1,0,0)", mode, "--duration", "1"])
             .arg("--stats-json")
             .arg(&json)
             .output()

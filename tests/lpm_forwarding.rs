@@ -5,10 +5,8 @@
 mod common;
 mod frames;
 
-use common::{l3fwd_rs, Run};
+use common::{l3fwd_rs, Run, TWO_PORTS};
 use frames::*;
-
-const ONE_LCORE: &[&str] = &["-p", "0x3", "--config", "(0,0,0),(1,0,0)"];
 
 /// Sends `frames` into port 0 of a two-port l3fwd-rs and returns what each
 /// port sent, and the process's stdout.
@@ -23,7 +21,7 @@ fn routes_go_to_their_port_with_macs_ttl_and_checksum_rewritten() {
     let to1_v4 = udp4([10, 0, 0, 1], [198, 18, 1, 77], 64, 30);
     let to1_v6 = udp6(v6_in_route(9, 1), v6_in_route(1, 5), 64, 30);
     let to0_v4 = udp4([10, 0, 0, 1], [198, 18, 0, 3], 2, 18);
-    let (out, _) = forward_from_port0(vec![to1_v4.clone(), to1_v6.clone(), to0_v4.clone()], ONE_LCORE);
+    let (out, _) = forward_from_port0(vec![to1_v4.clone(), to1_v6.clone(), to0_v4.clone()], TWO_PORTS);
     assert_eq!(out[1].len(), 2);
     assert_forwarded(&to1_v4, &out[1][0], 1, next_hop_mac(1));
     assert_forwarded(&to1_v6, &out[1][1], 1, next_hop_mac(1));
@@ -41,7 +39,7 @@ fn misses_disabled_ports_and_non_ip_return_to_the_input_port() {
     let disabled_v6 = udp6(v6_in_route(1, 1), v6_in_route(5, 1), 64, 30);
     let arp = non_ip(60);
     let sent = vec![miss_v4, miss_v6, disabled_v4, disabled_v6, arp];
-    let (out, _) = forward_from_port0(sent.clone(), ONE_LCORE);
+    let (out, _) = forward_from_port0(sent.clone(), TWO_PORTS);
     assert!(out[1].is_empty(), "nothing for port 1");
     assert_eq!(out[0].len(), sent.len());
     for (s, o) in sent.iter().zip(&out[0]) {
@@ -70,7 +68,7 @@ fn invalid_ipv4_headers_and_runts_are_dropped_and_counted() {
         runt_v6,
         runt_eth,
     ];
-    let (out, stdout) = forward_from_port0(sent, ONE_LCORE);
+    let (out, stdout) = forward_from_port0(sent, TWO_PORTS);
     assert!(out[0].is_empty());
     assert_eq!(out[1].len(), 1, "only the valid frame");
     assert_forwarded(&good, &out[1][0], 1, next_hop_mac(1));
@@ -80,7 +78,7 @@ fn invalid_ipv4_headers_and_runts_are_dropped_and_counted() {
 #[test]
 fn eth_dest_sets_the_next_hop_mac() {
     let sent = vec![udp4([10, 0, 0, 1], [198, 18, 1, 1], 64, 30)];
-    let args = [ONE_LCORE, &["--eth-dest=1,aa:bb:cc:dd:ee:ff"]].concat();
+    let args = [TWO_PORTS, &["--eth-dest=1,aa:bb:cc:dd:ee:ff"]].concat();
     let (out, _) = forward_from_port0(sent.clone(), &args);
     assert_forwarded(&sent[0], &out[1][0], 1, [0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff]);
 }
@@ -130,15 +128,12 @@ fn drain_flushes_ports_the_lcore_does_not_receive_on() {
 fn idle_lcore_flushes_at_once_unless_c_drain() {
     let few = vec![udp4([10, 0, 0, 1], [198, 18, 1, 1], 64, 30); 5];
     let run = |extra: &[&str]| {
-        let args = [
-            &["-p", "0x3", "--config", "(0,0,0),(1,0,0)", "--drain-us", "100000000"][..],
-            extra,
-        ]
-        .concat();
         let out = Run::new(l3fwd_rs())
             .port(few.clone())
             .port(Vec::new())
-            .args(&args)
+            .two_ports()
+            .args(&["--drain-us", "100000000"])
+            .args(extra)
             .run();
         out.assert_success();
         out
@@ -160,11 +155,8 @@ fn tx_and_rx_burst_sizes() {
     let out = Run::new(l3fwd_rs())
         .port(few)
         .port(Vec::new())
+        .two_ports()
         .args(&[
-            "-p",
-            "0x3",
-            "--config",
-            "(0,0,0),(1,0,0)",
             "--c-drain",
             "--drain-us",
             "100000000",

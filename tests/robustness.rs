@@ -10,14 +10,13 @@ mod oracle;
 
 use std::time::Duration;
 
-use common::{l3fwd_rs, Outcome, Run};
+use common::{l3fwd_rs, Outcome, Run, TWO_PORTS};
 use frames::*;
 use l3fwd_rs::mode::{Em, Lpm, Mode, ModeInfo};
 use oracle::{check, Decision};
 use serde_json::Value;
 use trafficgen::{generate, GenOpts, Mix};
 
-const TWO_PORTS: &[&str] = &["-p", "0x3", "--config", "(0,0,0),(1,0,0)"];
 /// Two lcores, each polling queue N of both ports (and sending on TX queue N).
 const TWO_LCORES: &[&str] = &["-p", "0x3", "--config", "(0,0,0),(0,1,1),(1,0,0),(1,1,1)"];
 
@@ -184,7 +183,8 @@ fn assert_malformed_traffic_accounted(mode: &ModeInfo) {
     let out = Run::new(l3fwd_rs())
         .port(inputs[0].clone())
         .port(inputs[1].clone())
-        .args(&[TWO_PORTS, &mode_args].concat())
+        .two_ports()
+        .args(&mode_args)
         .stats_json()
         .run();
     let s = stats(&out);
@@ -212,7 +212,8 @@ fn malformed_traffic_acl_every_packet_counted_under_its_drop() {
     let out = Run::new(l3fwd_rs())
         .port(inputs[0].clone())
         .port(inputs[1].clone())
-        .args(&[TWO_PORTS, &acl].concat())
+        .two_ports()
+        .args(&acl)
         .stats_json()
         .run();
     let s = stats(&out);
@@ -259,7 +260,7 @@ fn tx_ring_refusals_are_freed_and_counted() {
         .ring_port()
         .infinite_rx()
         .stop_with("INT", Duration::from_millis(300))
-        .args(TWO_PORTS)
+        .two_ports()
         .stats_json()
         .run();
     let s = stats(&out);

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{l3fwd_rs, run_cli, Outcome, TestDir};
+use common::{l3fwd_rs, run_cli, Outcome, TestDir, TWO_PORTS};
 use trafficgen::{generate, write_pcap, GenOpts, Mix};
 
 /// 5 rules; the /25s and longer need 3 tbl8 groups (two share a /24).
@@ -21,11 +21,10 @@ const V6: &str = "R2001:db8::/32 0\nR2001:db8:1::/48 1\n";
 
 /// l3fwd-rs on two null ports for a second, with `app` arguments.
 fn lpm_run(app: &[&str]) -> Outcome {
-    let base = ["-p", "0x3", "--config", "(0,0,0),(1,0,0)", "--duration", "1"];
     run_cli(
         &l3fwd_rs(),
         &["-l", "0", "--vdev=net_null0", "--vdev=net_null1"],
-        &[&base[..], app].concat(),
+        &[TWO_PORTS, &["--duration", "1"], app].concat(),
     )
 }
 
@@ -90,7 +89,7 @@ fn num_mbufs_lets_ports_replay_large_files() {
     };
     let eal = ["-l".to_string(), "0".to_string(), vdev(0), vdev(1)];
     let eal: Vec<&str> = eal.iter().map(String::as_str).collect();
-    let app = ["-p", "0x3", "--config", "(0,0,0),(1,0,0)", "--duration", "1"];
+    let app = [TWO_PORTS, &["--duration", "1"]].concat();
 
     let out = run_cli(&l3fwd_rs(), &eal, &app);
     assert!(out.error_line().contains("cannot set up RX queue"), "{}", out.stderr);

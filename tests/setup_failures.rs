@@ -9,11 +9,11 @@
 mod common;
 
 use std::fs;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{eal_runtime_dir, l3fwd_rs, run_cli, workspace, Outcome, TestDir};
+use common::{eal_runtime_dir, l3fwd_rs, run_cli, Outcome, Run, TestDir};
 
 const ONE_PORT: &[&str] = &["-p", "0x1", "--config", "(0,0,0)"];
 
@@ -185,28 +185,11 @@ fn file_prefix_in_use() {
     let prefix = format!("l3fwd-test-collide-{}", std::process::id());
     let runtime = eal_runtime_dir(&prefix);
     let mp_socket = runtime.join("mp_socket");
-    let mut first = Command::new(l3fwd_rs())
-        .args([
-            "-l",
-            "1",
-            "--no-huge",
-            "-m",
-            "512",
-            "--no-pci",
-            "--file-prefix",
-            &prefix,
-        ])
-        .args([
-            "--vdev=net_null0",
-            "--",
-            "-p",
-            "0x1",
-            "--config",
-            "(0,0,1)",
-            "--duration",
-            "20",
-        ])
-        .current_dir(workspace())
+    let mut first = Run::new(l3fwd_rs())
+        .lcores("1")
+        .eal_args(&["--vdev=net_null0"])
+        .args(&["-p", "0x1", "--config", "(0,0,1)", "--duration", "20"])
+        .command(&prefix)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())

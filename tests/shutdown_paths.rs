@@ -9,26 +9,17 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{eal_runtime_dir, l3fwd_rs, TestDir};
+use common::{eal_runtime_dir, l3fwd_rs, Run, TestDir};
 
 /// l3fwd-rs on two net_null ports (endless traffic) with `app_args`; its
 /// file prefix is unique to this test process and `name`.
 fn spawn(name: &str, app_args: &[&str], stdout: Stdio) -> (Child, String) {
     let prefix = format!("l3fwd-shutdown-{name}-{}", std::process::id());
-    let child = Command::new(l3fwd_rs())
-        .args([
-            "-l",
-            "0",
-            "--no-huge",
-            "-m",
-            "512",
-            "--no-pci",
-            "--file-prefix",
-            &prefix,
-        ])
-        .args(["--vdev=net_null0", "--vdev=net_null1", "--"])
-        .args(["-p", "0x3", "--config", "(0,0,0),(1,0,0)"])
+    let child = Run::new(l3fwd_rs())
+        .eal_args(&["--vdev=net_null0", "--vdev=net_null1"])
+        .two_ports()
         .args(app_args)
+        .command(&prefix)
         .stdout(stdout)
         .stderr(Stdio::piped())
         .spawn()

@@ -57,6 +57,10 @@ pub fn c_l3fwd() -> PathBuf {
     .clone()
 }
 
+/// `-p` and `--config` of most runs: ports 0 and 1, each with one RX queue
+/// polled by lcore 0.
+pub const TWO_PORTS: &[&str] = &["-p", "0x3", "--config", "(0,0,0),(1,0,0)"];
+
 /// A forwarder run on virtual ports: port P is the P-th [`Run::port`],
 /// [`Run::port_queues`] or [`Run::ring_port`] call, `net_pcapP` or
 /// `net_ringP`.
@@ -169,19 +173,47 @@ impl Run {
         self
     }
 
+    /// [`TWO_PORTS`] as application arguments.
+    pub fn two_ports(self) -> Self {
+        self.args(TWO_PORTS)
+    }
+
+    /// The command line, from the EAL arguments (`vdevs` last) to the
+    /// application's.
+    fn command_line(&self, prefix: &str, vdevs: Vec<String>) -> Vec<String> {
+        let mut args = virtual_eal(self.memory_mb, prefix);
+        args.extend(["-l".into(), self.lcores.clone()]);
+        args.extend(self.eal_args.iter().cloned());
+        args.extend(vdevs);
+        args.push("--".into());
+        args.extend(self.app_args.iter().cloned());
+        args
+    }
+
+    /// The forwarder as a command with file prefix `prefix`, in the
+    /// workspace, for a test that runs and watches the process itself; its
+    /// ports are the vdevs of [`Run::eal_args`] (`net_null0`, ...).
+    pub fn command(&self, prefix: &str) -> Command {
+        assert!(self.ports.is_empty(), "Run::command takes its vdevs from eal_args");
+        assert!(!self.stats_json, "Run::command: pass --stats-json with args");
+        let mut command = Command::new(&self.bin);
+        command
+            .args(self.command_line(prefix, Vec::new()))
+            .current_dir(workspace());
+        command
+    }
+
     /// Runs the forwarder until it has been idle for a while (or as
     /// [`Run::stop_with`] says), stops it with SIGINT and collects what it
     /// sent. Panics if it does not settle or stop.
     pub fn run(self) -> Outcome {
         let scratch = Scratch::new();
         let tx_files = self.tx_files.unwrap_or_else(|| lcore_count(&self.lcores));
-        let mut args = scratch.eal_args(self.memory_mb);
-        args.extend(["-l".into(), self.lcores.clone()]);
-        args.extend(self.eal_args.iter().cloned());
+        let mut vdevs = Vec::new();
         let mut outputs = Vec::new();
         for (port, spec) in self.ports.iter().enumerate() {
             let PortSpec::Pcap(queues) = spec else {
-                args.push(format!("--vdev=net_ring{port}"));
+                vdevs.push(format!("--vdev=net_ring{port}"));
                 outputs.push(Vec::new());
                 continue;
             };
@@ -194,11 +226,10 @@ impl Run {
             let files: Vec<_> = (0..tx_files)
                 .map(|queue| scratch.dir.join(format!("out_{port}_{queue}.pcap")))
                 .collect();
-            args.push(pcap_vdev(port, &inputs, &files, self.infinite_rx));
+            vdevs.push(pcap_vdev(port, &inputs, &files, self.infinite_rx));
             outputs.push(files);
         }
-        args.push("--".into());
-        args.extend(self.app_args.iter().cloned());
+        let mut args = self.command_line(&scratch.prefix, vdevs);
         let stats_path = scratch.dir.join("stats.json");
         if self.stats_json {
             args.extend(["--stats-json".into(), stats_path.display().to_string()]);
@@ -242,7 +273,7 @@ impl Run {
 /// and waits for it to exit by itself (for command-line error tests).
 pub fn run_cli(bin: &Path, eal_args: &[&str], app_args: &[&str]) -> Outcome {
     let scratch = Scratch::new();
-    let mut args = scratch.eal_args(512);
+    let mut args = virtual_eal(512, &scratch.prefix);
     args.extend(eal_args.iter().map(|&a| a.into()));
     args.push("--".into());
     args.extend(app_args.iter().map(|&a| a.into()));
@@ -336,6 +367,21 @@ impl Drop for TestDir {
     }
 }
 
+/// EAL's arguments for virtual ports only: no hugepages (`memory_mb` of
+/// plain memory), no PCI scan, files under `prefix`.
+fn virtual_eal(memory_mb: u32, prefix: &str) -> Vec<String> {
+    [
+        "--no-huge",
+        "-m",
+        &memory_mb.to_string(),
+        "--no-pci",
+        "--file-prefix",
+        prefix,
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
 /// `--vdev` for pcap port `port`: one RX queue per input file, one TX
 /// queue per TX file.
 fn pcap_vdev(port: usize, inputs: &[PathBuf], outputs: &[PathBuf], infinite_rx: bool) -> String {
@@ -394,19 +440,6 @@ impl Scratch {
             prefix: format!("l3fwd-test-{name}"),
             _one_at_a_time: guard,
         }
-    }
-
-    fn eal_args(&self, memory_mb: u32) -> Vec<String> {
-        [
-            "--no-huge",
-            "-m",
-            &memory_mb.to_string(),
-            "--no-pci",
-            "--file-prefix",
-            &self.prefix,
-        ]
-        .map(String::from)
-        .to_vec()
     }
 
     /// Starts `bin` in the workspace (for relative rule paths), its output
@@ -531,38 +564,34 @@ impl Running {
     /// stream), so that a slow start on a loaded machine is not taken for
     /// idleness; returns its status if it exited meanwhile.
     fn wait_for_main_loop(&mut self, scratch: &Scratch) -> Option<ExitStatus> {
-        let start = Instant::now();
-        loop {
-            if let Some(status) = self.0.try_wait().expect("wait for forwarder") {
-                return Some(status);
-            }
+        self.wait_for_log(scratch, "main loop", |scratch| {
             let logs = scratch.log("stderr") + &scratch.log("stdout");
-            if logs.contains(": forwarding") || logs.contains("entering main loop") {
-                return None;
-            }
-            assert!(
-                start.elapsed() < MAX_RUN,
-                "{}: no main loop within {MAX_RUN:?}",
-                scratch.describe()
-            );
-            thread::sleep(POLL);
-        }
+            logs.contains(": forwarding") || logs.contains("entering main loop")
+        })
     }
 
     /// Waits until the process's stderr contains `needle`; returns its
     /// status if it exited meanwhile.
     fn wait_for_stderr(&mut self, scratch: &Scratch, needle: &str) -> Option<ExitStatus> {
+        self.wait_for_log(scratch, &format!("'{needle}'"), |scratch| {
+            scratch.log("stderr").contains(needle)
+        })
+    }
+
+    /// Waits until `found` sees `what` in the run's logs; returns the
+    /// process's status if it exited meanwhile.
+    fn wait_for_log(&mut self, scratch: &Scratch, what: &str, found: impl Fn(&Scratch) -> bool) -> Option<ExitStatus> {
         let start = Instant::now();
         loop {
             if let Some(status) = self.0.try_wait().expect("wait for forwarder") {
                 return Some(status);
             }
-            if scratch.log("stderr").contains(needle) {
+            if found(scratch) {
                 return None;
             }
             assert!(
                 start.elapsed() < MAX_RUN,
-                "{}: no '{needle}' within {MAX_RUN:?}",
+                "{}: no {what} within {MAX_RUN:?}",
                 scratch.describe()
             );
             thread::sleep(POLL);
