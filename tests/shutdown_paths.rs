@@ -77,7 +77,7 @@ fn closed_stdout_does_not_crash_and_the_run_ends_cleanly() {
 
 #[test]
 fn signal_during_set_up_exits_0_with_the_summary() {
-    for signal in ["INT", "TERM"] {
+    for signal in ["INT", "TERM", "HUP"] {
         let (mut child, prefix) = spawn(&format!("early-{signal}"), &["--duration", "20"], Stdio::piped());
         // Well before EAL and the ports are up (that takes hundreds of ms).
         thread::sleep(Duration::from_millis(30));
@@ -92,6 +92,36 @@ fn signal_during_set_up_exits_0_with_the_summary() {
         std::io::Read::read_to_string(child.stdout.as_mut().unwrap(), &mut stdout).unwrap();
         assert!(status.success(), "SIG{signal}: {status}\n{stderr}");
         assert!(stdout.contains("l3fwd-rs summary"), "SIG{signal}: {stdout}\n{stderr}");
+        assert_eal_cleaned_up(&prefix);
+    }
+}
+
+#[test]
+fn every_signal_that_would_kill_it_stops_it_cleanly_while_forwarding() {
+    let dir = TestDir::new("stop-signals");
+    for signal in ["HUP", "USR1", "USR2", "ALRM", "VTALRM", "PROF", "IO", "XCPU", "XFSZ"] {
+        let json = dir.path(&format!("{signal}.json"));
+        let json_arg = json.display().to_string();
+        let args = ["--stats-interval", "1", "--duration", "20", "--stats-json", &json_arg];
+        let (mut child, prefix) = spawn(&format!("sig-{signal}"), &args, Stdio::piped());
+        // The first rate line: it forwards.
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        assert!(line.contains("Mpps"), "SIG{signal}: {line}");
+        let kill = Command::new("kill")
+            .args([format!("-{signal}"), child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(kill.success());
+        let status = wait(&mut child, Duration::from_secs(15));
+        let mut rest = String::new();
+        std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
+        let stderr = stderr_of(&mut child);
+        assert!(status.success(), "SIG{signal}: {status}\n{stderr}");
+        assert!(rest.contains("l3fwd-rs summary"), "SIG{signal}: {rest}\n{stderr}");
+        let stats: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        assert!(stats["forwarded"]["tx"].as_u64().unwrap() > 0, "SIG{signal}: {stats}");
         assert_eal_cleaned_up(&prefix);
     }
 }

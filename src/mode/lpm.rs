@@ -115,7 +115,7 @@ pub struct LpmLookup {
 /// parsed. Past a few tens of thousands of routes, traffic spread over them
 /// reads tbl24 lines (and their 4 KB pages) no cache holds; parsing between
 /// two such reads keeps only two or three in flight. Measured at 1M routes:
-/// see the README's sweep section.
+/// see docs/BENCHMARKS.md, "Rate sweeps".
 fn gathers_v4(routes: usize) -> bool {
     routes > 1 << 16
 }
