@@ -4,7 +4,8 @@
 //! accounted for per port: sent by the source = received by l3fwd-rs =
 //! forwarded + counted drops, and forwarded = received by the sink.
 //! testpmd polls on CPU 0, l3fwd-rs on CPU 1. Needs root (EAL runtime
-//! files under /var/run); skips with a message otherwise.
+//! files under /var/run); without it, fails (or skips with
+//! `L3FWD_ALLOW_SKIP=1`).
 
 mod linux;
 
@@ -38,7 +39,7 @@ fn source_forwarder_sink(
     in_flight_at_stop: u64,
 ) {
     if !is_root() {
-        eprintln!("SKIPPED {name}: EAL's runtime files and the peers' sockets need root");
+        linux::cannot_run(name, "EAL's runtime files and the peers' sockets need root");
         return;
     }
     let tag = linux::unique_tag(id);

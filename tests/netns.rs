@@ -10,8 +10,8 @@
 //! LPM (IPv4 and IPv6 at once) and with exact match (one family, as EM
 //! loads one), one and two RX queues. `net_af_xdp` runs on one queue only:
 //! DPDK 22.11 takes its queue count from the interface's combined
-//! channels, which veth does not have. Needs root; skips with a message
-//! otherwise.
+//! channels, which veth does not have. Needs root; without it, fails (or
+//! skips with `L3FWD_ALLOW_SKIP=1`).
 
 mod linux;
 

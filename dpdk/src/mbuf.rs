@@ -87,16 +87,25 @@ impl Mbuf {
         if refcnt != 1 {
             return false;
         }
-        // SAFETY: with a count of 1 the mbuf header is ours alone.
-        let flags = unsafe { (*m).ol_flags };
-        flags & (sys::RTE_MBUF_F_INDIRECT | sys::RTE_MBUF_F_EXTERNAL) == 0 || self.external_exclusive(flags)
+        // Both flags sit in the top byte of ol_flags: read alone, it is one
+        // byte test in memory per packet instead of a 64-bit constant and
+        // a test.
+        const ATTACHED: u64 = sys::RTE_MBUF_F_INDIRECT | sys::RTE_MBUF_F_EXTERNAL;
+        const _: () = assert!(ATTACHED >> 56 << 56 == ATTACHED);
+        const TOP: usize = if cfg!(target_endian = "little") { 7 } else { 0 };
+        // SAFETY: with a count of 1 the mbuf header is ours alone; the byte
+        // is inside ol_flags.
+        let top = unsafe { *(std::ptr::addr_of!((*m).ol_flags) as *const u8).add(TOP) };
+        top & (ATTACHED >> 56) as u8 == 0 || self.external_exclusive()
     }
 
     /// The rare case of [`Mbuf::is_exclusive`]: a count of 1 and a buffer
     /// that is not the mbuf's own.
     #[cold]
     #[inline(never)]
-    fn external_exclusive(&self, flags: u64) -> bool {
+    fn external_exclusive(&self) -> bool {
+        // SAFETY: as in is_exclusive: a count of 1, the header is ours.
+        let flags = unsafe { (*self.0.as_ptr()).ol_flags };
         if flags & sys::RTE_MBUF_F_INDIRECT != 0 {
             return false;
         }

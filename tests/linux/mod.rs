@@ -20,9 +20,23 @@ pub mod traffic;
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-/// Whether this process may create network namespaces; if not, prints why
-/// the test `name` is skipped. Never a silent pass: the message names the
-/// test and the reason.
+/// The environment variable that lets a test which cannot run here pass as
+/// skipped (`L3FWD_ALLOW_SKIP=1`); without it such a test fails, so that a
+/// run without root cannot look green.
+pub const ALLOW_SKIP: &str = "L3FWD_ALLOW_SKIP";
+
+/// Test `name` cannot run, for `why`: a failure, or with [`ALLOW_SKIP`] set
+/// a skip whose message names the test and the reason.
+pub fn cannot_run(name: &str, why: &str) {
+    if std::env::var_os(ALLOW_SKIP).is_some_and(|v| v == "1") {
+        eprintln!("SKIPPED {name}: {why}");
+    } else {
+        panic!("{name} cannot run: {why} (set {ALLOW_SKIP}=1 to skip such tests)");
+    }
+}
+
+/// Whether this process may create network namespaces; if not, the test
+/// `name` fails or is skipped ([`cannot_run`]).
 pub fn can_create_namespaces(name: &str) -> bool {
     static PROBE: OnceLock<Result<(), String>> = OnceLock::new();
     let probed = PROBE.get_or_init(|| {
@@ -40,7 +54,7 @@ pub fn can_create_namespaces(name: &str) -> bool {
         }
     });
     if let Err(why) = probed {
-        eprintln!("SKIPPED {name}: {why}");
+        cannot_run(name, why);
     }
     probed.is_ok()
 }
