@@ -74,7 +74,8 @@ c-l3fwd: deps
 	scripts/build-c-l3fwd.sh target/c-l3fwd
 
 # Forwarding rates side by side (C l3fwd, l3fwd-rs, testpmd io), alternating
-# runs; BASELINE=old.json exits 2 if a ratio fell by more than 5%.
+# runs; BASELINE=old.json exits 2 if a ratio fell by more than 5% and
+# significantly (Mann-Whitney over rounds, p <= 0.05).
 # BENCH_ARGS e.g. "--only lpm,io --rounds 5".
 BASELINE ?=
 BENCH_ARGS ?=
@@ -118,7 +119,8 @@ bench-scale: deps
 # with --rounds 2), most of it the C sample adding 1M routes one by one; a
 # quick sweep (~5 min):
 #   make bench-sweep SWEEP_ARGS="--sizes 64,1518 --flows 16,1K,64K --routes 10K --warmup 1 --window 2"
-# BASELINE=old-sweep.json exits 2 if a cell's ratio fell by more than 5%.
+# BASELINE=old-sweep.json exits 2 if a cell's ratio fell by more than 5% and
+# significantly, as for make bench.
 SWEEP_ARGS ?=
 bench-sweep: deps
 	$(CARGO) build --release -p l3fwd-rs -p trafficgen -p l3fwd-bench

@@ -1,8 +1,11 @@
 //! Comparing this run's ratios with an earlier run's: the regression check.
+//! Each ratio is compared over rounds ([`significance`]): a change counts
+//! only when it is beyond the tolerance and significant.
 
 use crate::configs::Config;
-use crate::stats::{ratio_key, ratio_pairs};
-use std::collections::BTreeMap;
+use crate::report::RunRecord;
+use crate::significance::{self, Change, ALPHA};
+use crate::stats::ratio_pairs;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Verdict {
@@ -21,60 +24,97 @@ impl Verdict {
 
 pub struct Comparison {
     pub name: String,
-    pub old: f64,
-    pub new: Option<f64>,
+    /// None: no round of this run measured both configurations.
+    pub change: Option<Change>,
     pub verdict: Verdict,
 }
 
-/// Judges each ratio present in `old` whose configurations were selected this time;
-/// a fall of more than `tolerance` (relative) is a regression.
-pub fn compare(
-    old: &BTreeMap<String, f64>,
-    new: &BTreeMap<String, f64>,
-    selected: &[Config],
-    tolerance: f64,
-) -> Vec<Comparison> {
+/// Judges each ratio the baseline `old` measured whose configurations were
+/// selected this time, from the per-round values of both runs.
+pub fn compare(old: &[RunRecord], new: &[RunRecord], selected: &[Config], tolerance: f64) -> Vec<Comparison> {
     ratio_pairs()
         .filter(|(num, den)| selected.contains(num) && selected.contains(den))
         .filter_map(|(num, den)| {
-            let key = ratio_key(num, den);
-            let old = *old.get(&key)?;
-            let new = new.get(&key).copied();
+            let old = per_round(old, num, den);
+            if old.is_empty() {
+                return None;
+            }
+            let change = significance::compare(&old, &per_round(new, num, den));
             Some(Comparison {
                 name: format!("{} / {}", num.label(), den.label()),
-                old,
-                new,
-                verdict: judge(old, new, tolerance),
+                change,
+                verdict: judge(change, tolerance),
             })
         })
         .collect()
 }
 
-/// A ratio that was `old` and is `new` (none: not measured this time); a
-/// fall of more than `tolerance` (relative) is worse.
-pub fn judge(old: f64, new: Option<f64>, tolerance: f64) -> Verdict {
-    match new.map(|n| n / old - 1.0) {
+/// The ratio `num / den` in each round where both ran.
+fn per_round(runs: &[RunRecord], num: Config, den: Config) -> Vec<f64> {
+    let rate = |config: Config| {
+        move |round: u32| {
+            runs.iter()
+                .find(|r| r.config == config.id() && r.round == round)
+                .and_then(|r| r.mpps)
+        }
+    };
+    ratios_by_round(runs.iter().map(|r| r.round), rate(num), rate(den))
+}
+
+/// `num(round) / den(round)` for each distinct round of `rounds` where
+/// both rates exist: the per-round values [`significance::compare`] takes.
+pub fn ratios_by_round(
+    rounds: impl Iterator<Item = u32>,
+    num: impl Fn(u32) -> Option<f64>,
+    den: impl Fn(u32) -> Option<f64>,
+) -> Vec<f64> {
+    let mut rounds: Vec<u32> = rounds.collect();
+    rounds.sort_unstable();
+    rounds.dedup();
+    rounds
+        .into_iter()
+        .filter_map(|round| Some((num(round)?, den(round)?)))
+        .filter(|&(_, d)| d > 0.0)
+        .map(|(n, d)| n / d)
+        .collect()
+}
+
+/// A change beyond `tolerance` (relative) that is significant is worse or
+/// better; anything else is the same.
+pub fn judge(change: Option<Change>, tolerance: f64) -> Verdict {
+    match change {
         None => Verdict::Missing,
-        Some(change) if change < -tolerance => Verdict::Worse,
-        Some(change) if change > tolerance => Verdict::Better,
+        Some(c) if c.change < -tolerance && c.p_fall <= ALPHA => Verdict::Worse,
+        Some(c) if c.change > tolerance && c.p_rise <= ALPHA => Verdict::Better,
         Some(_) => Verdict::Same,
     }
 }
 
 pub fn print(comparisons: &[Comparison], tolerance: f64) {
     for c in comparisons {
-        let Some(new) = c.new else {
-            println!(
-                "REGRESSION: {}: was {:.3}, now not measured (runs failed)",
-                c.name, c.old
-            );
+        let Some(ch) = c.change else {
+            println!("REGRESSION: {}: now not measured (runs failed)", c.name);
             continue;
         };
-        let change = format!("{:.3} -> {new:.3} ({:+.1}%)", c.old, (new / c.old - 1.0) * 100.0);
+        let p = if ch.change < 0.0 { ch.p_fall } else { ch.p_rise };
+        let detectable = if ch.detectable.is_finite() {
+            format!("{:.1}%", ch.detectable * 100.0)
+        } else {
+            "none with so few rounds".to_owned()
+        };
+        let line = format!(
+            "{}: {:.3} -> {:.3} ({:+.1}%, p {p:.3}), spread +-{:.1}%, detectable {detectable}",
+            c.name,
+            ch.old,
+            ch.new,
+            ch.change * 100.0,
+            ch.spread * 100.0
+        );
         match c.verdict {
-            Verdict::Worse => println!("REGRESSION: {}: {change}, tolerance {:.1}%", c.name, tolerance * 100.0),
-            Verdict::Better => println!("better:     {}: {change}", c.name),
-            _ => println!("same:       {}: {change}", c.name),
+            Verdict::Worse => println!("REGRESSION: {line}, tolerance {:.1}%", tolerance * 100.0),
+            Verdict::Better => println!("better:     {line}"),
+            _ if ch.change.abs() > tolerance => println!("same:       {line} (not significant)"),
+            _ => println!("same:       {line}"),
         }
     }
 }
@@ -84,39 +124,70 @@ mod tests {
     use super::*;
     use crate::configs::tests::config;
 
-    fn map(pairs: &[(&str, f64)]) -> BTreeMap<String, f64> {
-        pairs.iter().map(|&(k, v)| (k.to_string(), v)).collect()
+    /// Runs of `(config, [rate per round])`.
+    fn runs(rates: &[(&str, &[f64])]) -> Vec<RunRecord> {
+        rates
+            .iter()
+            .flat_map(|&(config, per_round)| {
+                per_round.iter().enumerate().map(move |(i, &mpps)| RunRecord {
+                    config: config.to_owned(),
+                    round: i as u32 + 1,
+                    mpps: (mpps > 0.0).then_some(mpps),
+                    first_tx_secs: None,
+                    rss_mb: None,
+                    error: None,
+                })
+            })
+            .collect()
     }
 
     #[test]
-    fn verdicts() {
-        let old = map(&[
-            ("rs-lpm/c-lpm", 1.0),
-            ("rs-em/c-em", 1.0),
-            ("rs-em-seq/c-em", 1.0),
-            ("rs-lpm/io", 0.5),
+    fn verdicts_need_a_change_beyond_the_tolerance_and_significance() {
+        let c = [10.0, 10.0, 10.0];
+        let old = runs(&[
+            ("c-lpm", &c),
+            ("rs-lpm", &[14.0, 14.1, 13.9]),
+            ("c-em", &c),
+            ("rs-em", &[13.0, 13.1, 12.9]),
+            ("rs-em-seq", &[12.0, 12.0, 12.0]),
+            ("io", &[20.0, 20.0, 20.0]),
         ]);
-        let new = map(&[("rs-lpm/c-lpm", 0.94), ("rs-em-seq/c-em", 1.04), ("rs-lpm/io", 0.6)]);
+        let new = runs(&[
+            ("c-lpm", &c),
+            ("rs-lpm", &[13.0, 13.1, 12.9]), // -7%, no overlap: worse
+            ("c-em", &c),
+            ("rs-em", &[0.0, 0.0, 0.0]),        // failed: missing
+            ("rs-em-seq", &[11.0, 13.5, 11.1]), // -8% of medians, overlapping: same
+            ("io", &[20.0, 20.0, 20.0]),
+        ]);
         let all = crate::configs::all();
-        let verdicts: Vec<_> = compare(&old, &new, &all, 0.05)
-            .iter()
-            .map(|c| (c.name.clone(), c.verdict))
+        let verdicts: Vec<(String, Verdict)> = compare(&old, &new, &all, 0.05)
+            .into_iter()
+            .map(|c| (c.name, c.verdict))
             .collect();
+        let of = |name: &str| verdicts.iter().find(|(n, _)| n == name).map(|(_, v)| *v);
+        assert_eq!(of("l3fwd-rs LPM / C l3fwd LPM"), Some(Verdict::Worse));
+        assert_eq!(of("l3fwd-rs EM / C l3fwd EM"), Some(Verdict::Missing));
+        assert_eq!(of("l3fwd-rs EM seq / C l3fwd EM"), Some(Verdict::Same));
         assert_eq!(
-            verdicts,
-            [
-                ("l3fwd-rs LPM / C l3fwd LPM".to_string(), Verdict::Worse),
-                ("l3fwd-rs EM / C l3fwd EM".to_string(), Verdict::Missing),
-                ("l3fwd-rs EM seq / C l3fwd EM".to_string(), Verdict::Same),
-                ("l3fwd-rs LPM / testpmd io".to_string(), Verdict::Better),
-            ]
+            of("l3fwd-rs LPM / testpmd io"),
+            Some(Verdict::Worse),
+            "0.70 -> 0.65, no overlap"
         );
+        assert!(compare(&old, &new, &all, 0.10)
+            .iter()
+            .all(|c| c.verdict != Verdict::Worse));
     }
 
     #[test]
     fn unselected_ratios_are_not_judged() {
-        let old = map(&[("rs-lpm/c-lpm", 1.0), ("rs-em/c-em", 1.0)]);
-        let new = map(&[("rs-lpm/c-lpm", 1.0)]);
+        let old = runs(&[
+            ("c-lpm", &[10.0; 3]),
+            ("rs-lpm", &[12.0; 3]),
+            ("c-em", &[10.0; 3]),
+            ("rs-em", &[12.0; 3]),
+        ]);
+        let new = runs(&[("c-lpm", &[10.0; 3]), ("rs-lpm", &[12.0; 3])]);
         let lpm_only = [config("c-lpm"), config("rs-lpm")];
         let c = compare(&old, &new, &lpm_only, 0.05);
         assert_eq!(c.len(), 1);

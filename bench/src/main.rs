@@ -17,6 +17,7 @@ mod machine;
 mod mode;
 mod report;
 mod run;
+mod significance;
 mod stats;
 mod sweep;
 mod telemetry;
@@ -79,7 +80,7 @@ struct Common {
     #[arg(long, default_value_t = 3.0, value_parser = seconds)]
     window: f64,
     /// An earlier report of the same kind (--json, or a sweep's sweep.json): exit with status 2 if a
-    /// ratio fell by more than --tolerance
+    /// ratio fell by more than --tolerance and significantly (Mann-Whitney over rounds, p <= 0.05)
     #[arg(long)]
     baseline: Option<PathBuf>,
     /// Relative fall of a ratio that counts as a regression
@@ -307,7 +308,7 @@ fn bench(args: Args) -> Result<ExitCode, String> {
         args.common.baseline.unwrap_or_default().display(),
         old.timestamp
     );
-    let comparisons = baseline::compare(&old.ratios, &report.ratios, &selected, args.common.tolerance);
+    let comparisons = baseline::compare(&old.runs, &report.runs, &selected, args.common.tolerance);
     if comparisons.is_empty() {
         println!("  no ratio in common");
     }

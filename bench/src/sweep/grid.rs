@@ -225,13 +225,6 @@ pub mod tests {
         let all = Grid::new(sizes, flows, &[mode("lpm"), mode("em")], &[16, 10 << 10, 1 << 20]).unwrap();
         assert_eq!(all.cells().len(), 6 * 4 * (3 + 1));
         assert!(Grid::new(vec![64], vec![16], &[mode("lpm")], &[]).is_err());
-        assert_eq!(Mode::parse("EM").map(Mode::id), Ok("em"));
-        assert_eq!(mode("fib").rules(), RuleFormat::Routes);
-        assert!(Mode::parse("vpp").unwrap_err().contains("use lpm, em, fib, acl"));
-        assert!(
-            mode("lpm") < mode("em") && mode("fib") < mode("acl"),
-            "the order of MODES"
-        );
         let fib = Grid::new(vec![64], vec![16], &[mode("fib")], &[16]).unwrap();
         assert_eq!(fib.cells()[0].key(), "fib-16/64B/16");
         assert_eq!(fib.cells()[0].to_string(), "FIB, 16 routes, 64 B, 16 flows");
