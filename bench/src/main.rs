@@ -15,6 +15,7 @@ mod interrupt;
 mod latency;
 mod machine;
 mod mode;
+mod progress;
 mod report;
 mod run;
 mod significance;
@@ -27,7 +28,6 @@ use clap::{Parser, Subcommand};
 use command::{Pool, Tools};
 use configs::{Config, Forwarder};
 use report::{Report, Run, ScaleSettings, Settings};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -254,26 +254,27 @@ fn bench(args: Args) -> Result<ExitCode, String> {
         if any_scale { " plus start-up" } else { "" }
     );
     let mut runs = Vec::with_capacity(total);
+    let mut progress = progress::Progress::new(total);
     for round in 1..=args.common.rounds {
         for &config in &selected {
-            print!("[{}/{total}] {} round {round}: ", runs.len() + 1, config.label());
-            let _ = std::io::stdout().flush();
+            progress.start(format!("{} round {round}", config.label()));
             let prefix = format!("l3fwd-bench-{}-{}", std::process::id(), runs.len());
             let log = logs.join(format!("{}-r{round}.log", config.id()));
             let pool = if config.is_scale() { &scale } else { &Pool::DEFAULT };
             let program = command::program(config, &tools);
             let (cmd, stop) = command::command(config, program, traffic.files(config), pool, &prefix);
             let result = run::measure(cmd, stop, &prefix, &log, &timing(config));
-            match &result {
-                Ok(s) => println!(
+            progress.done(&match &result {
+                Ok(s) => format!(
                     "{:.2} Mpps, first TX after {:.2} s, {:.0} MB resident",
                     s.mpps, s.first_tx_secs, s.rss_mb
                 ),
-                Err(e) => println!("FAILED: {e} (log: {})", log.display()),
-            }
+                Err(e) => format!("FAILED: {e} (log: {})", log.display()),
+            });
             runs.push(Run { config, round, result });
         }
     }
+    drop(progress);
 
     let settings = Settings {
         rounds: args.common.rounds,

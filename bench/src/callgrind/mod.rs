@@ -176,9 +176,10 @@ pub fn callgrind(args: CallgrindArgs) -> Result<ExitCode, String> {
         counts: Default::default(),
     };
     let mut dumps = Vec::new();
+    let mut progress = crate::progress::Progress::new(configs.len());
     for (i, &config) in configs.iter().enumerate() {
         let id = config.id();
-        eprintln!("callgrind: [{}/{}] {id}", i + 1, configs.len());
+        progress.start(id.clone());
         let prefix = format!("l3fwd-callgrind-{}-{i}", std::process::id());
         let (cmd, stop) = command::command(
             config,
@@ -198,8 +199,10 @@ pub fn callgrind(args: CallgrindArgs) -> Result<ExitCode, String> {
             std::fs::copy(&dump, &kept).map_err(|e| format!("{}: {e}", kept.display()))?;
             dumps.push((id.clone(), kept, count.packets));
         }
+        progress.done(&format!("{:.1} Ir/pkt", count.ir_per_packet));
         report.counts.insert(id, count);
     }
+    drop(progress);
 
     println!("\n{}", report::table(&report));
     if keep {

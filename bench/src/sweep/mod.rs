@@ -16,7 +16,6 @@ use forwarders::{CBuilds, Forwarder};
 use grid::{Cell, Grid, Mode};
 use l3fwd_rs::mode::RuleFormat;
 use results::{CellRun, SweepReport, SweepSettings};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -128,17 +127,13 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
         tables: grid.tables.iter().map(|t| t.id()).collect(),
     };
     let mut runs = Vec::with_capacity(total);
+    let mut progress = crate::progress::Progress::new(total);
     for (done, cell) in cells.iter().enumerate() {
         let files = traffic::generate(&args.common.tablegen_bin, &args.common.rules_dir, &traffic_dir, cell);
         let c_bin = c_builds.binary(forwarders::pool_mbufs(cell));
         for round in 1..=rounds {
             for &forwarder in &forwarders {
-                print!(
-                    "[{}/{total}] {cell}, {} round {round}: ",
-                    runs.len() + 1,
-                    forwarder.label()
-                );
-                let _ = std::io::stdout().flush();
+                progress.start(format!("{cell}, {} round {round}", forwarder.label()));
                 let program = match forwarder {
                     Forwarder::C => c_bin.clone().map_err(|e| format!("C n/a: {e}")),
                     Forwarder::Rs => Ok(args.common.rs_bin.clone()),
@@ -156,13 +151,13 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
                         measure(&args.common, forwarder, &program, cell, files, &log, runs.len())
                     }
                 };
-                match &result {
+                progress.done(&match &result {
                     Ok(s) => {
-                        println!("{:.2} Mpps, first TX after {:.2} s", s.mpps, s.first_tx_secs);
                         trim_log(&log);
+                        format!("{:.2} Mpps, first TX after {:.2} s", s.mpps, s.first_tx_secs)
                     }
-                    Err(e) => println!("FAILED: {e} (log: {})", log.display()),
-                }
+                    Err(e) => format!("FAILED: {e} (log: {})", log.display()),
+                });
                 runs.push(CellRun {
                     cell: *cell,
                     forwarder,
