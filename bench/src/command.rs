@@ -5,6 +5,7 @@ use crate::run::Stop;
 use l3fwd_rs::mode::RuleFormat;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
 
 /// The lcore that forwards. On a 2-CPU machine, CPU 0 is left to control threads
 /// (telemetry, testpmd's main lcore) so that they never steal forwarding time.
@@ -160,21 +161,23 @@ pub fn testpmd_io(program: &Path, memory_mb: u32, prefix: &str, vdevs: &[String]
     cmd
 }
 
-/// `program` with the EAL arguments every run shares (lcores `lcores`, no
-/// hugepages, `memory_mb` of memory) and the ports `vdevs`, up to the `--`
-/// before the application's own arguments.
+/// EAL's memory arguments for every run of this process: `--no-huge`
+/// unless [`use_memory`] set others (hugepages) first.
+static MEMORY_ARGS: OnceLock<Vec<String>> = OnceLock::new();
+
+/// Sets the memory arguments of every run to come (once, before the first).
+pub fn use_memory(args: Vec<String>) {
+    let _ = MEMORY_ARGS.set(args);
+}
+
+/// `program` with the EAL arguments every run shares (lcores `lcores`, the
+/// memory arguments, `memory_mb` of memory) and the ports `vdevs`, up to
+/// the `--` before the application's own arguments.
 fn eal(program: &Path, lcores: &str, memory_mb: u32, prefix: &str, vdevs: &[String]) -> Command {
     let mut cmd = Command::new(program);
-    cmd.args([
-        "-l",
-        lcores,
-        "--no-huge",
-        "-m",
-        &memory_mb.to_string(),
-        "--no-pci",
-        "--file-prefix",
-        prefix,
-    ]);
+    cmd.args(["-l", lcores]);
+    cmd.args(MEMORY_ARGS.get_or_init(|| vec!["--no-huge".into()]));
+    cmd.args(["-m", &memory_mb.to_string(), "--no-pci", "--file-prefix", prefix]);
     cmd.args(vdevs);
     cmd.arg("--");
     cmd

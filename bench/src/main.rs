@@ -11,6 +11,7 @@ mod baseline;
 mod callgrind;
 mod command;
 mod configs;
+mod hugepages;
 mod interrupt;
 mod latency;
 mod machine;
@@ -253,10 +254,22 @@ fn bench(args: Args) -> Result<ExitCode, String> {
         args.common.warmup + args.common.window + 1.0,
         if any_scale { " plus start-up" } else { "" }
     );
+    // Ctrl-C ends the runs and unwinds, so that the hugepages are given back.
+    interrupt::catch_signals()?;
+    let largest = if any_scale {
+        scale.memory_mb
+    } else {
+        Pool::DEFAULT.memory_mb
+    };
+    let memory = hugepages::Memory::for_runs(largest, Path::new("target/bench/hugepages"));
+    command::use_memory(memory.eal_args());
     let mut runs = Vec::with_capacity(total);
     let mut progress = progress::Progress::new(total);
     for round in 1..=args.common.rounds {
         for &config in &selected {
+            if interrupt::interrupted() {
+                return Err("interrupted".into());
+            }
             progress.start(format!("{} round {round}", config.label()));
             let prefix = format!("l3fwd-bench-{}-{}", std::process::id(), runs.len());
             let log = logs.join(format!("{}-r{round}.log", config.id()));
@@ -282,6 +295,7 @@ fn bench(args: Args) -> Result<ExitCode, String> {
         window_secs: args.common.window,
         frames,
         selected: selected.iter().map(|c| c.id()).collect(),
+        memory: memory.describe(),
         scale: any_scale.then_some(ScaleSettings {
             em_rules: sizes.em_rules,
             v4_routes: sizes.v4_routes,

@@ -27,6 +27,9 @@ pub struct Settings {
     pub window_secs: f64,
     pub frames: usize,
     pub selected: Vec<String>,
+    /// EAL's memory: `hugepages 2MB x N` or `no-huge` (older reports: none).
+    #[serde(default)]
+    pub memory: String,
     /// The large tables and traffic, when a scale configuration ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scale: Option<ScaleSettings>,
@@ -145,7 +148,7 @@ pub fn build(settings: Settings, machine: Machine, timestamp: String, selected: 
 }
 
 pub fn print_table(report: &Report) {
-    println!();
+    println!("\nmemory: {}", report.settings.memory);
     println!(
         "{:<21} {:>11} {:>15} {:>5} {:>7} {:>7} {:>10} {:>7}",
         "configuration", "median Mpps", "min..max", "runs", "vs C", "of I/O", "first TX s", "RSS MB"
