@@ -231,6 +231,7 @@ mod tests {
             window_secs: 3.0,
             frames: 1024,
             selected: vec![],
+            memory: "no-huge (not root)".into(),
             scale: None,
         };
         let machine = Machine {
