@@ -8,7 +8,7 @@ use clap::error::ErrorKind;
 use clap::parser::ValueSource;
 use clap::{Arg, ArgAction, ArgMatches, CommandFactory, FromArgMatches, Parser};
 use dpdk::{MAX_LCORES, MAX_PORTS, MAX_QUEUES_PER_PORT};
-use rulefile::parse_c_ulong;
+use rulefile::{parse_c_ulong, skip_c_space};
 use std::fmt;
 use std::path::PathBuf;
 
@@ -120,11 +120,12 @@ pub struct Args {
     pub no_numa: bool,
 
     /// Maximum frame length in bytes, 64-9600 (sets the port MTU)
-    #[arg(long, value_name = "PKTLEN", value_parser = clap::value_parser!(u32).range(64..=9600))]
+    #[arg(long, value_name = "PKTLEN", value_parser = decimal(64_u32, 9600))]
     pub max_pkt_len: Option<u32>,
 
-    /// Exact-match table size in keys (decimal or 0x hex; default 4M, as the C sample's table)
-    #[arg(long, value_name = "N", value_parser = positive("hash entry number"))]
+    /// Exact-match table size in keys (decimal or 0x hex; default and 0: 4M,
+    /// as the C sample's table)
+    #[arg(long, value_name = "N", value_parser = parse_hash_entries)]
     pub hash_entry_num: Option<u32>,
 
     /// l3fwd-rs: rules of each LPM table (default: as many as the rule files need)
@@ -142,11 +143,11 @@ pub struct Args {
     pub num_mbufs: Option<u32>,
 
     /// Descriptors per RX queue
-    #[arg(long, value_name = "NPKTS", default_value_t = 1024, value_parser = clap::value_parser!(u16).range(1..))]
+    #[arg(long, value_name = "NPKTS", default_value_t = 1024, value_parser = decimal(1, u16::MAX))]
     pub rx_queue_size: u16,
 
     /// Descriptors per TX queue
-    #[arg(long, value_name = "NPKTS", default_value_t = 1024, value_parser = clap::value_parser!(u16).range(1..))]
+    #[arg(long, value_name = "NPKTS", default_value_t = 1024, value_parser = decimal(1, u16::MAX))]
     pub tx_queue_size: u16,
 
     /// Per-lcore mbuf cache size of the pools, 0-512 (later C l3fwd's --mbcache)
@@ -256,7 +257,8 @@ pub fn command() -> clap::Command {
     let flags = MODES.iter().filter_map(|m| {
         let flag = m.flag?;
         let help = format!("{} (legacy spelling of --lookup={})", m.about, m.name);
-        Some(Arg::new(m.name).short(flag).action(ArgAction::SetTrue).help(help))
+        // Counted: C refuses a flag given twice (`-E -E`) as two modes.
+        Some(Arg::new(m.name).short(flag).action(ArgAction::Count).help(help))
     });
     with_unsupported(command.args(flags))
 }
@@ -265,10 +267,10 @@ impl Args {
     /// C accepts one of --lookup and the legacy flags, once; none means
     /// the default mode.
     fn chosen_lookup(&self, matches: &ArgMatches) -> Result<&'static ModeInfo, String> {
-        let flags = MODES
-            .iter()
-            .copied()
-            .filter(|m| m.flag.is_some() && matches.get_flag(m.name));
+        let flags = MODES.iter().copied().filter(|m| m.flag.is_some()).flat_map(|m| {
+            let times = matches.get_count(m.name);
+            std::iter::repeat_n(m, times.into())
+        });
         let chosen: Vec<&'static ModeInfo> = flags.chain(self.lookup_arg.iter().copied()).collect();
         match chosen[..] {
             [] => Ok(mode::default_mode()),
@@ -337,7 +339,7 @@ fn parse_burst(text: &str) -> Result<usize, String> {
 /// `-p`: hexadecimal like C's `strtoul(s, &end, 16)`; 0 enables nothing and is refused.
 /// A `-` negates as strtoul does, kept to 32 bits as C's mask: `-1` is every port.
 fn parse_portmask(text: &str) -> Result<PortMask, String> {
-    let mask = match text.strip_prefix('-') {
+    let mask = match skip_c_space(text).strip_prefix('-') {
         Some(negated) => parse_c_ulong(negated, 16).map(|mask| u64::from(mask.wrapping_neg() as u32)),
         None => parse_c_ulong(text, 16),
     };
@@ -347,15 +349,41 @@ fn parse_portmask(text: &str) -> Result<PortMask, String> {
         .ok_or_else(|| format!("invalid portmask '{text}'"))
 }
 
-/// A positive count, decimal, 0x hex or 0 octal (`--hash-entry-num`, which
-/// C 22.11 accepts and ignores but l3fwd-rs sizes its exact-match tables
-/// with, and l3fwd-rs's table and pool sizes).
+/// A positive count, decimal, 0x hex or 0 octal (l3fwd-rs's table and pool
+/// sizes).
 fn positive(what: &'static str) -> impl Fn(&str) -> Result<u32, String> + Clone + Send + Sync + 'static {
     move |text| {
         parse_c_ulong(text, 0)
             .and_then(|n| u32::try_from(n).ok())
             .filter(|&n| n > 0)
             .ok_or_else(|| format!("invalid {what} '{text}'"))
+    }
+}
+
+/// `--hash-entry-num`: C 22.11 ignores it and sizes its tables for 4M
+/// keys; l3fwd-rs sizes them with it, and takes 0 as C does, for the default.
+fn parse_hash_entries(text: &str) -> Result<u32, String> {
+    match parse_c_ulong(text, 0).map(u32::try_from) {
+        Some(Ok(0)) => {
+            log::warn!("--hash-entry-num 0: using the default, {}", em::DEFAULT_HASH_ENTRIES);
+            Ok(em::DEFAULT_HASH_ENTRIES)
+        }
+        Some(Ok(n)) => Ok(n),
+        _ => Err(format!("invalid hash entry number '{text}'")),
+    }
+}
+
+/// A decimal number in `min..=max`, read as C's `strtoul(s, &end, 10)`
+/// (leading white space skipped): `--max-pkt-len`, the queue sizes.
+fn decimal<T>(min: T, max: T) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync + 'static
+where
+    T: Copy + Into<u64> + TryFrom<u64> + fmt::Display + Send + Sync + 'static,
+{
+    move |text| {
+        parse_c_ulong(text, 10)
+            .and_then(|n| T::try_from(n).ok())
+            .filter(|&n| (min.into()..=max.into()).contains(&n.into()))
+            .ok_or_else(|| format!("{min}..={max} expected"))
     }
 }
 
@@ -536,6 +564,27 @@ mod tests {
     }
 
     #[test]
+    fn numbers_may_start_with_white_space_as_for_strtoul() {
+        let argv = [
+            "-p",
+            " \t-2",
+            "--max-pkt-len",
+            " 1500",
+            "--rx-queue-size",
+            " 512",
+            "--tx-queue-size",
+            "\n64",
+        ];
+        let argv: Vec<String> = std::iter::once("l3fwd-rs").chain(argv).map(String::from).collect();
+        let args = parse(&argv).unwrap();
+        assert_eq!(args.portmask, PortMask::from_bits(0xffff_fffe));
+        assert_eq!(args.max_pkt_len, Some(1500));
+        assert_eq!((args.rx_queue_size, args.tx_queue_size), (512, 64));
+        let argv = ["l3fwd-rs", "-p", " 3"].map(String::from);
+        assert_eq!(parse(&argv).unwrap().portmask, PortMask::from_bits(3));
+    }
+
+    #[test]
     fn burst_sizes_as_later_l3fwd() {
         let bursts = |args: &str| {
             let a = ok(&format!("-p 1 {args}"));
@@ -622,6 +671,8 @@ mod tests {
             "-EL",
             "-L --lookup=em",
             "-L --lookup=lpm",
+            "-E -E",
+            "-LL",
             "--lookup em --lookup em",
         ] {
             let message = err(&format!("-p 1 {args}"));
@@ -659,6 +710,11 @@ mod tests {
         assert_eq!(args.max_pkt_len, Some(9000));
         assert_eq!((args.rx_queue_size, args.tx_queue_size), (512, 256));
         assert_eq!(args.hash_entry_num, Some(16));
+        // C ignores the option; 0 is its default size.
+        assert_eq!(
+            ok("-p 1 --hash-entry-num 0").hash_entry_num,
+            Some(em::DEFAULT_HASH_ENTRIES)
+        );
         assert_eq!((args.stats_interval, args.duration), (2, Some(5)));
         assert_eq!(args.stats_json, Some(PathBuf::from("s.json")));
         assert_eq!((args.lpm_max_rules, args.lpm_tbl8s, args.num_mbufs), (None, None, None));
@@ -681,7 +737,7 @@ mod tests {
         assert!(err("-p 1 --rx-queue-size 0").contains("'0'"));
         assert!(err("-p 1 --tx-queue-size 65536").contains("'65536'"));
         assert!(err("-p 1 --stats-interval x").contains("'x'"));
-        assert!(err("-p 1 --hash-entry-num 0").contains("invalid hash entry number '0'"));
+        assert!(err("-p 1 --hash-entry-num x").contains("invalid hash entry number 'x'"));
         assert!(err("-p 1 --lpm-max-rules 0").contains("invalid LPM rule count '0'"));
         assert!(err("-p 1 --lpm-tbl8s 4294967296").contains("invalid tbl8 group count '4294967296'"));
         assert!(err("-p 1 --num-mbufs x").contains("invalid mbuf count 'x'"));

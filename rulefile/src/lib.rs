@@ -24,8 +24,8 @@ use std::time::Instant;
 /// whole string must be consumed, so l3fwd's inputs mean the same here.
 ///
 /// `base` 0 picks hexadecimal for `0x`, octal for a leading `0`, decimal
-/// otherwise; base 16 accepts an optional `0x`. A leading `+` is allowed, as
-/// in C. `base` must be 0 or 2..=36.
+/// otherwise; base 16 accepts an optional `0x`. Leading white space and a
+/// `+` are skipped, as in C. `base` must be 0 or 2..=36.
 ///
 /// ```
 /// use rulefile::parse_c_ulong;
@@ -34,10 +34,12 @@ use std::time::Instant;
 /// assert_eq!(parse_c_ulong("030", 0), Some(24));
 /// assert_eq!(parse_c_ulong("+24", 0), Some(24));
 /// assert_eq!(parse_c_ulong("ff", 16), Some(255));
+/// assert_eq!(parse_c_ulong(" \t24", 0), Some(24));
 /// assert_eq!(parse_c_ulong("24 ", 0), None); // not wholly a number
 /// assert_eq!(parse_c_ulong("-1", 0), None);
 /// ```
 pub fn parse_c_ulong(s: &str, base: u32) -> Option<u64> {
+    let s = skip_c_space(s);
     let s = s.strip_prefix('+').unwrap_or(s);
     let hex = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X"));
     let (digits, radix) = match (base, hex) {
@@ -51,6 +53,11 @@ pub fn parse_c_ulong(s: &str, base: u32) -> Option<u64> {
         return None;
     }
     u64::from_str_radix(digits, radix).ok()
+}
+
+/// `s` without the leading white space C's `isspace` skips (`strtoul` does).
+pub fn skip_c_space(s: &str) -> &str {
+    s.trim_start_matches([' ', '\t', '\n', '\x0b', '\x0c', '\r'])
 }
 
 /// A numeric field of a rule that is not what its field takes.
@@ -321,11 +328,13 @@ mod tests {
         assert_eq!(parse_c_ulong("ff", 16), Some(255));
         assert_eq!(parse_c_ulong("0xff", 16), Some(255));
         assert_eq!(parse_c_ulong("12", 10), Some(12));
+        // strtoul skips leading white space.
+        assert_eq!(parse_c_ulong(" \t\n\x0b\x0c\r+0x1f", 0), Some(31));
     }
 
     #[test]
     fn c_ulong_rejects_partial_or_signed_numbers() {
-        for bad in ["", "0x", "08", "1x", "x", "-1", "0x+1", "++1", " 1", "1 "] {
+        for bad in ["", " ", "0x", "08", "1x", "x", "-1", "0x+1", "++1", "+ 1", "1 "] {
             assert_eq!(parse_c_ulong(bad, 0), None, "{bad:?}");
         }
         assert_eq!(parse_c_ulong("0x10", 10), None);
