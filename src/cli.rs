@@ -4,11 +4,11 @@
 //! so one argument list runs both binaries. Options l3fwd-rs adds are extra
 //! names, never renames. Long options may be abbreviated, as with getopt_long.
 
-use clap::error::ErrorKind;
+use clap::error::{ContextValue, ErrorKind};
 use clap::parser::ValueSource;
 use clap::{Arg, ArgAction, ArgMatches, CommandFactory, FromArgMatches, Parser};
 use dpdk::{MAX_LCORES, MAX_PORTS, MAX_QUEUES_PER_PORT};
-use rulefile::{parse_c_ulong, skip_c_space};
+use rulefile::{parse_c_ulong, quote, skip_c_space};
 use std::fmt;
 use std::path::PathBuf;
 
@@ -242,10 +242,22 @@ fn one_line(error: clap::Error) -> clap::Error {
     if !error.use_stderr() {
         return error;
     }
-    let rendered = error.render().to_string();
+    let rendered = capped_values(&error);
     let paragraph = rendered.split("\n\n").next().unwrap_or_default();
     let message = paragraph.lines().map(str::trim).collect::<Vec<_>>().join(" ");
     error_line(error.kind(), message.strip_prefix("error: ").unwrap_or(&message))
+}
+
+/// clap's message, with every value of the command line it echoes (a
+/// 50 KB `--config`, an unknown argument) cut as [`quote`] cuts it.
+fn capped_values(error: &clap::Error) -> String {
+    let mut rendered = error.render().to_string();
+    for (_, value) in error.context() {
+        if let ContextValue::String(text) = value {
+            rendered = rendered.replace(text.as_str(), &quote(text));
+        }
+    }
+    rendered
 }
 
 /// The command line as clap parses it: [`Args`], the modes' legacy flags
@@ -287,10 +299,11 @@ fn check_stray(stray: &[String]) -> Result<(), String> {
     for arg in stray {
         if arg.starts_with('(') {
             return Err(format!(
-                "stray argument '{arg}': part of --config? Quote the whole list, without spaces between tuples"
+                "stray argument '{}': part of --config? Quote the whole list, without spaces between tuples",
+                quote(arg)
             ));
         }
-        log::warn!("ignoring '{arg}': not an option (C l3fwd ignores it too)");
+        log::warn!("ignoring '{}': not an option (C l3fwd ignores it too)", quote(arg));
     }
     Ok(())
 }
@@ -322,7 +335,9 @@ fn first_unsupported(matches: &ArgMatches) -> Option<&'static str> {
 /// `parse_pkt_burst`, 0 or a size over the maximum keeps the default (with
 /// a warning); what is not a number is refused.
 fn parse_burst(text: &str) -> Result<usize, String> {
-    let n: u64 = text.parse().map_err(|_| format!("invalid burst size '{text}'"))?;
+    let n: u64 = text
+        .parse()
+        .map_err(|_| format!("invalid burst size '{}'", quote(text)))?;
     match usize::try_from(n) {
         Ok(n @ 1..=crate::MAX_BURST) => Ok(n),
         _ => {
@@ -346,7 +361,7 @@ fn parse_portmask(text: &str) -> Result<PortMask, String> {
     mask.and_then(|mask| u32::try_from(mask).ok())
         .map(PortMask::from_bits)
         .filter(|mask| !mask.is_empty())
-        .ok_or_else(|| format!("invalid portmask '{text}'"))
+        .ok_or_else(|| format!("invalid portmask '{}'", quote(text)))
 }
 
 /// A positive count, decimal, 0x hex or 0 octal (l3fwd-rs's table and pool
@@ -356,7 +371,7 @@ fn positive(what: &'static str) -> impl Fn(&str) -> Result<u32, String> + Clone 
         parse_c_ulong(text, 0)
             .and_then(|n| u32::try_from(n).ok())
             .filter(|&n| n > 0)
-            .ok_or_else(|| format!("invalid {what} '{text}'"))
+            .ok_or_else(|| format!("invalid {what} '{}'", quote(text)))
     }
 }
 
@@ -369,7 +384,7 @@ fn parse_hash_entries(text: &str) -> Result<u32, String> {
             Ok(em::DEFAULT_HASH_ENTRIES)
         }
         Some(Ok(n)) => Ok(n),
-        _ => Err(format!("invalid hash entry number '{text}'")),
+        _ => Err(format!("invalid hash entry number '{}'", quote(text))),
     }
 }
 
@@ -391,7 +406,11 @@ where
 fn parse_lookup(text: &str) -> Result<&'static ModeInfo, String> {
     mode::by_name(text).ok_or_else(|| {
         let names: Vec<&str> = MODES.iter().map(|m| m.name).collect();
-        format!("invalid lookup method '{text}' (accepted: {})", names.join(", "))
+        format!(
+            "invalid lookup method '{}' (accepted: {})",
+            quote(text),
+            names.join(", ")
+        )
     })
 }
 
@@ -404,7 +423,11 @@ fn parse_alg(text: &str) -> Result<dpdk::ClassifyAlg, String> {
         .map(|&(_, alg)| alg)
         .ok_or_else(|| {
             let names: Vec<&str> = dpdk::ClassifyAlg::ALL.iter().map(|(n, _)| *n).collect();
-            format!("invalid ACL classify method '{text}' (accepted: {})", names.join(", "))
+            format!(
+                "invalid ACL classify method '{}' (accepted: {})",
+                quote(text),
+                names.join(", ")
+            )
         })
 }
 
@@ -422,7 +445,7 @@ fn parse_config(text: &str) -> Result<Vec<ConfigEntry>, String> {
         if let Some(after_comma) = rest.strip_prefix(',') {
             rest = after_comma.trim_start();
         } else if !rest.is_empty() && !rest.starts_with('(') {
-            return Err(format!("invalid --config: expected ',' before '{rest}'"));
+            return Err(format!("invalid --config: expected ',' before '{}'", quote(rest)));
         }
         if rest.is_empty() {
             return Ok(entries);
@@ -434,12 +457,12 @@ fn parse_config(text: &str) -> Result<Vec<ConfigEntry>, String> {
 fn parse_tuple(text: &str) -> Result<(ConfigEntry, &str), String> {
     let inner = text
         .strip_prefix('(')
-        .ok_or_else(|| format!("invalid --config: expected '(' at '{text}'"))?;
+        .ok_or_else(|| format!("invalid --config: expected '(' at '{}'", quote(text)))?;
     let (fields, after) = inner
         .split_once(')')
-        .ok_or_else(|| format!("invalid --config tuple '{text}': missing ')'"))?;
+        .ok_or_else(|| format!("invalid --config tuple '{}': missing ')'", quote(text)))?;
     let tuple = &text[..fields.len() + 2];
-    let bad = |problem: String| format!("invalid --config tuple '{tuple}': {problem}");
+    let bad = |problem: String| format!("invalid --config tuple '{}': {problem}", quote(tuple));
     let fields: Vec<&str> = fields.split(',').map(str::trim).collect();
     let [port, queue, lcore] = fields[..] else {
         return Err(bad(format!("expected 3 fields, found {}", fields.len())));
@@ -457,7 +480,7 @@ fn config_field<T>(name: &str, text: &str, limit: T) -> Result<T, String>
 where
     T: Copy + Into<u64> + TryFrom<u64>,
 {
-    let value = parse_c_ulong(text, 0).ok_or_else(|| format!("{name} '{text}' is not a number"))?;
+    let value = parse_c_ulong(text, 0).ok_or_else(|| format!("{name} '{}' is not a number", quote(text)))?;
     T::try_from(value)
         .ok()
         .filter(|&field| field.into() < limit.into())
@@ -469,15 +492,25 @@ where
 fn parse_eth_dest(text: &str) -> Result<EthDest, String> {
     let (port, mac_text) = text
         .split_once(',')
-        .ok_or_else(|| format!("invalid --eth-dest '{text}': expected X,MM:MM:MM:MM:MM:MM"))?;
-    let port =
-        parse_c_ulong(port, 10).ok_or_else(|| format!("invalid --eth-dest '{text}': port '{port}' is not a number"))?;
+        .ok_or_else(|| format!("invalid --eth-dest '{}': expected X,MM:MM:MM:MM:MM:MM", quote(text)))?;
+    let port = parse_c_ulong(port, 10).ok_or_else(|| {
+        format!(
+            "invalid --eth-dest '{}': port '{}' is not a number",
+            quote(text),
+            quote(port)
+        )
+    })?;
     let port = u16::try_from(port)
         .ok()
         .filter(|&p| p < MAX_PORTS)
-        .ok_or_else(|| format!("invalid --eth-dest '{text}': port {port} >= {MAX_PORTS}"))?;
-    let mac = parse_mac(mac_text)
-        .ok_or_else(|| format!("invalid --eth-dest '{text}': invalid ethernet address '{mac_text}'"))?;
+        .ok_or_else(|| format!("invalid --eth-dest '{}': port {port} >= {MAX_PORTS}", quote(text)))?;
+    let mac = parse_mac(mac_text).ok_or_else(|| {
+        format!(
+            "invalid --eth-dest '{}': invalid ethernet address '{}'",
+            quote(text),
+            quote(mac_text)
+        )
+    })?;
     Ok(EthDest { port, mac })
 }
 
@@ -755,6 +788,33 @@ mod tests {
                 message.contains(&format!("invalid value '-1' for '{option}")),
                 "{message}"
             );
+        }
+    }
+
+    #[test]
+    fn echoed_values_are_cut() {
+        let tuples = vec!["(0,0,0)"; 5000].join(",");
+        let too_many = format!("{tuples},(0,1024,0)");
+        let long = "x".repeat(100_000);
+        let cases = [
+            ("--config", too_many.as_str()),
+            ("--config", &format!("{tuples},(0,0,0")),
+            ("--eth-dest", &format!("0,{long}")),
+            ("-p", &long),
+            ("--lookup", &long),
+            (&format!("--{long}"), "1"),
+            ("--max-pkt-len", &long),
+        ];
+        for (option, value) in cases {
+            let argv = ["l3fwd-rs", "-p", "1", option, value].map(String::from);
+            let message = parse(&argv).expect_err(option).to_string();
+            assert!(
+                message.len() < 600,
+                "{option}: {} bytes: {}",
+                message.len(),
+                &message[..600]
+            );
+            assert!(message.contains(" characters)"), "{option}: {message}");
         }
     }
 

@@ -141,7 +141,7 @@ impl Plan {
             .partition(|&port| usize::from(port) < topology.ports.len());
         if !missing_ports.is_empty() {
             log::warn!(
-                "portmask {portmask:#x} enables ports {missing_ports:?}, which do not exist ({} ports exist): skipped, as C l3fwd does",
+                "portmask {portmask:#x} enables ports {missing_ports:?}, which do not exist ({} ports exist): not set up, as in C l3fwd; packets routed there are dropped as unroutable",
                 topology.ports.len()
             );
         }

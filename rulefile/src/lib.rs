@@ -103,7 +103,7 @@ impl fmt::Display for NumberError {
 pub fn number(text: &str, field: &'static str, max: u64) -> Result<u64, NumberError> {
     let value = parse_c_ulong(text, 0).ok_or_else(|| NumberError::NotANumber {
         field,
-        text: text.to_owned(),
+        text: quote(text),
     })?;
     if value > max {
         return Err(NumberError::OutOfRange { field, value, max });
@@ -153,12 +153,19 @@ pub fn lines(text: &[u8]) -> impl Iterator<Item = (usize, Cow<'_, str>)> {
         .map(|(number, line)| (number, String::from_utf8_lossy(line)))
 }
 
-/// At most [`QUOTED_CHARS`] characters of `text`, without trailing white
-/// space, marked with `...` where cut.
-fn quote(text: &str) -> String {
+/// `text` as an error message may echo it: at most [`QUOTED_CHARS`]
+/// characters, without trailing white space; where cut, `...` and the
+/// whole length, so that a 10 MB field gives a short line.
+///
+/// ```
+/// assert_eq!(rulefile::quote("R1 "), "R1");
+/// let long = rulefile::quote(&"x".repeat(1000));
+/// assert_eq!(long, format!("{}... (1000 characters)", "x".repeat(80)));
+/// ```
+pub fn quote(text: &str) -> String {
     let text = text.trim_end();
     match text.char_indices().nth(QUOTED_CHARS) {
-        Some((cut, _)) => format!("{}...", &text[..cut]),
+        Some((cut, _)) => format!("{}... ({} characters)", &text[..cut], text.chars().count()),
         None => text.to_owned(),
     }
 }
@@ -189,7 +196,7 @@ pub enum Error<P> {
         origin: String,
         /// 1-based line number.
         line: usize,
-        /// The line, without trailing white space, cut to 80 characters.
+        /// The line as [`quote`] gives it.
         text: String,
         /// What is wrong with it.
         problem: P,
@@ -400,7 +407,8 @@ mod tests {
     fn long_lines_are_quoted_cut() {
         let line = "x".repeat(10_000_000);
         let err = numbers(&line).unwrap_err().to_string();
-        assert_eq!(err, format!("t.cfg:1: '{}...': not a number", "x".repeat(80)));
+        let cut = format!("{}... (10000000 characters)", "x".repeat(80));
+        assert_eq!(err, format!("t.cfg:1: '{cut}': not a number"));
         assert_eq!(quote("é".repeat(80).as_str()), "é".repeat(80));
     }
 
