@@ -16,9 +16,13 @@
 
 use std::borrow::Cow;
 use std::fmt;
-use std::io;
+use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 use std::time::Instant;
+
+mod read;
 
 /// Parses C-style unsigned numbers as `strtoul(s, &end, base)` does when the
 /// whole string must be consumed, so l3fwd's inputs mean the same here.
@@ -145,12 +149,16 @@ const QUOTED_CHARS: usize = 80;
 pub fn lines(text: &[u8]) -> impl Iterator<Item = (usize, Cow<'_, str>)> {
     text.split(|&b| b == b'\n')
         .enumerate()
-        .map(|(index, line)| {
-            let line = line.split(|&b| b == 0).next().unwrap_or_default();
-            (index + 1, line.strip_suffix(b"\r").unwrap_or(line))
-        })
-        .filter(|(_, line)| !line.starts_with(b"#") && !line.iter().all(u8::is_ascii_whitespace))
-        .map(|(number, line)| (number, String::from_utf8_lossy(line)))
+        .filter_map(|(index, line)| Some((index + 1, rule_text(line)?)))
+}
+
+/// One line's rule text (without its `\n`), or `None` for a comment or a
+/// blank line, as [`lines`] reads them.
+fn rule_text(line: &[u8]) -> Option<Cow<'_, str>> {
+    let line = line.split(|&b| b == 0).next().unwrap_or_default();
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let skipped = line.starts_with(b"#") || line.iter().all(u8::is_ascii_whitespace);
+    (!skipped).then(|| String::from_utf8_lossy(line))
 }
 
 /// `text` as an error message may echo it: at most [`QUOTED_CHARS`]
@@ -206,6 +214,13 @@ pub enum Error<P> {
         /// The file.
         origin: String,
     },
+    /// A line longer than [`MAX_LINE_BYTES`].
+    LongLine {
+        /// The file.
+        origin: String,
+        /// 1-based line number.
+        line: usize,
+    },
     /// The file starts with a UTF-8 byte-order mark.
     ByteOrderMark {
         /// The file.
@@ -224,6 +239,9 @@ impl<P: Problem> fmt::Display for Error<P> {
                 problem,
             } => write!(f, "{origin}:{line}: '{text}': {problem}"),
             Self::NoRules { origin } => write!(f, "{origin}: no {}", P::RULES),
+            Self::LongLine { origin, line } => {
+                write!(f, "{origin}:{line}: line longer than {MAX_LINE_BYTES} bytes")
+            }
             Self::ByteOrderMark { origin } => write!(
                 f,
                 "{origin}:1: the file starts with a UTF-8 byte-order mark (bytes EF BB BF), which C l3fwd refuses too: save it without one"
@@ -252,48 +270,97 @@ pub fn parse<R, P>(
     mut parse_line: impl FnMut(Line<'_>) -> Result<R, P>,
 ) -> Result<Vec<R>, Error<P>> {
     let text = text.as_ref();
+    check_start(text, origin)?;
+    let rules = lines(text)
+        .map(|(number, text)| parse_one(&mut parse_line, number, &text, origin))
+        .collect::<Result<Vec<_>, _>>()?;
+    some_rules(rules, origin)
+}
+
+/// Reads the file at `path` and parses it line by line as [`parse`] does,
+/// the path naming it in errors; logs how many rules it holds and how long
+/// that took. A line longer than [`MAX_LINE_BYTES`] is an
+/// [`Error::LongLine`] (`/dev/zero` fails at once); a pipe or FIFO is read
+/// as it comes, and the flag of [`stop_reading_on`] ends a read that waits.
+pub fn load<R, P>(
+    path: impl AsRef<Path>,
+    mut parse_line: impl FnMut(Line<'_>) -> Result<R, P>,
+) -> Result<Vec<R>, Error<P>> {
+    let start = Instant::now();
+    let path = path.as_ref();
+    let origin = path.display().to_string();
+    let io = |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut reader = BufReader::new(read::Interruptible::open(path).map_err(io)?);
+    let mut rules = Vec::new();
+    let mut raw = Vec::new();
+    for number in 1.. {
+        raw.clear();
+        let limit = MAX_LINE_BYTES as u64 + 1;
+        if (&mut reader).take(limit).read_until(b'\n', &mut raw).map_err(io)? == 0 {
+            break;
+        }
+        let line = raw.strip_suffix(b"\n").unwrap_or(&raw);
+        if line.len() > MAX_LINE_BYTES {
+            return Err(Error::LongLine { origin, line: number });
+        }
+        if number == 1 {
+            check_start(line, &origin)?;
+        }
+        if let Some(text) = rule_text(line) {
+            rules.push(parse_one(&mut parse_line, number, &text, &origin)?);
+        }
+    }
+    let rules = some_rules(rules, &origin)?;
+    log::info!("{origin}: {} rules read in {:.1?}", rules.len(), start.elapsed());
+    Ok(rules)
+}
+
+/// Longest line [`load`] reads, in bytes: far above any rule with a
+/// comment, and a bound on what a file without line ends can make it hold.
+pub const MAX_LINE_BYTES: usize = 64 * 1024;
+
+/// From now on, `flag` set (by a signal handler) ends a [`load`] that
+/// waits for input, with an [`Error::Io`]. The first call wins.
+pub fn stop_reading_on(flag: Arc<AtomicBool>) {
+    // A second flag is ignored: the process has one set of signals.
+    let _ = read::STOP.set(flag);
+}
+
+/// Refuses a text that starts with a byte-order mark.
+fn check_start<P>(text: &[u8], origin: &str) -> Result<(), Error<P>> {
     if text.starts_with(BYTE_ORDER_MARK) {
         return Err(Error::ByteOrderMark {
             origin: origin.to_owned(),
         });
     }
-    let rules = lines(text)
-        .map(|(number, text)| {
-            parse_line(Line { number, text: &text }).map_err(|problem| Error::Line {
-                origin: origin.to_owned(),
-                line: number,
-                text: quote(&text),
-                problem,
-            })
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+    Ok(())
+}
+
+/// One rule line parsed, or its [`Error::Line`].
+fn parse_one<R, P>(
+    parse_line: &mut impl FnMut(Line<'_>) -> Result<R, P>,
+    number: usize,
+    text: &str,
+    origin: &str,
+) -> Result<R, Error<P>> {
+    parse_line(Line { number, text }).map_err(|problem| Error::Line {
+        origin: origin.to_owned(),
+        line: number,
+        text: quote(text),
+        problem,
+    })
+}
+
+/// `rules`, unless there are none.
+fn some_rules<R, P>(rules: Vec<R>, origin: &str) -> Result<Vec<R>, Error<P>> {
     if rules.is_empty() {
         return Err(Error::NoRules {
             origin: origin.to_owned(),
         });
     }
-    Ok(rules)
-}
-
-/// Reads the file at `path` and [`parse`]s it, the path naming it in errors;
-/// logs how many rules it holds and how long that took.
-pub fn load<R, P>(
-    path: impl AsRef<Path>,
-    parse_line: impl FnMut(Line<'_>) -> Result<R, P>,
-) -> Result<Vec<R>, Error<P>> {
-    let start = Instant::now();
-    let path = path.as_ref();
-    let text = std::fs::read(path).map_err(|source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let rules = parse(&text, &path.display().to_string(), parse_line)?;
-    log::info!(
-        "{}: {} rules read in {:.1?}",
-        path.display(),
-        rules.len(),
-        start.elapsed()
-    );
     Ok(rules)
 }
 
