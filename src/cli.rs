@@ -133,8 +133,8 @@ pub struct Args {
     pub lpm_max_rules: Option<u32>,
 
     /// l3fwd-rs: tbl8 groups of each LPM table (default: as many as the rule files need;
-    /// IPv6 takes at most 2097152)
-    #[arg(long, value_name = "N", value_parser = positive("tbl8 group count"))]
+    /// at most 16777216; IPv6 tables take at most 2097152 of them)
+    #[arg(long, value_name = "N", value_parser = tbl8_groups)]
     pub lpm_tbl8s: Option<u32>,
 
     /// l3fwd-rs: mbufs per pool (default: as the C sample computes them); a pcap
@@ -373,6 +373,20 @@ fn positive(what: &'static str) -> impl Fn(&str) -> Result<u32, String> + Clone 
             .filter(|&n| n > 0)
             .ok_or_else(|| format!("invalid {what} '{}'", quote(text)))
     }
+}
+
+/// rte_lpm's most tbl8 groups (`RTE_LPM_MAX_TBL8_NUM_GROUPS`).
+const MAX_TBL8S: u32 = 1 << 24;
+
+/// `--lpm-tbl8s`: a positive count no table takes more of; refused above
+/// it rather than silently cut (rte_lpm6 is cut to its own maximum, as the
+/// help says).
+fn tbl8_groups(text: &str) -> Result<u32, String> {
+    let n = positive("tbl8 group count")(text)?;
+    if n > MAX_TBL8S {
+        return Err(format!("{n} tbl8 groups: rte_lpm takes at most {MAX_TBL8S}"));
+    }
+    Ok(n)
 }
 
 /// `--hash-entry-num`: C 22.11 ignores it and sizes its tables for 4M
@@ -773,6 +787,8 @@ mod tests {
         assert!(err("-p 1 --hash-entry-num x").contains("invalid hash entry number 'x'"));
         assert!(err("-p 1 --lpm-max-rules 0").contains("invalid LPM rule count '0'"));
         assert!(err("-p 1 --lpm-tbl8s 4294967296").contains("invalid tbl8 group count '4294967296'"));
+        assert!(err("-p 1 --lpm-tbl8s 16777217").contains("16777217 tbl8 groups: rte_lpm takes at most 16777216"));
+        assert_eq!(ok("-p 1 --lpm-tbl8s 16777216").lpm_tbl8s, Some(1 << 24));
         assert!(err("-p 1 --num-mbufs x").contains("invalid mbuf count 'x'"));
         assert!(err("-p 1 --mbcache 513").contains("'513'"));
         // A negative number is a value of its option, not an unknown argument.
