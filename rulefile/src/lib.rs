@@ -392,6 +392,18 @@ mod tests {
     }
 
     #[test]
+    fn load_bounds_lines_at_max_line_bytes() {
+        let path = std::env::temp_dir().join(format!("rulefile-long-{}.cfg", std::process::id()));
+        let comment = |len: usize| format!("#{}\n", "c".repeat(len - 1));
+        std::fs::write(&path, comment(MAX_LINE_BYTES) + "7\n").unwrap();
+        assert_eq!(load(&path, number).unwrap(), [(2, 7)]);
+        std::fs::write(&path, "7\n".to_owned() + &comment(MAX_LINE_BYTES + 1)).unwrap();
+        let err = load(&path, number).unwrap_err().to_string();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(err, format!("{}:2: line longer than 65536 bytes", path.display()));
+    }
+
+    #[test]
     fn c_ulong_bases() {
         assert_eq!(parse_c_ulong("24", 0), Some(24));
         assert_eq!(parse_c_ulong("0x18", 0), Some(24));
