@@ -4,11 +4,11 @@
 //! so one argument list runs both binaries. Options l3fwd-rs adds are extra
 //! names, never renames. Long options may be abbreviated, as with getopt_long.
 
-use clap::error::ErrorKind;
+use clap::error::{ContextValue, ErrorKind};
 use clap::parser::ValueSource;
 use clap::{Arg, ArgAction, ArgMatches, CommandFactory, FromArgMatches, Parser};
 use dpdk::{MAX_LCORES, MAX_PORTS, MAX_QUEUES_PER_PORT};
-use rulefile::parse_c_ulong;
+use rulefile::{parse_c_ulong, quote, skip_c_space};
 use std::fmt;
 use std::path::PathBuf;
 
@@ -120,11 +120,12 @@ pub struct Args {
     pub no_numa: bool,
 
     /// Maximum frame length in bytes, 64-9600 (sets the port MTU)
-    #[arg(long, value_name = "PKTLEN", value_parser = clap::value_parser!(u32).range(64..=9600))]
+    #[arg(long, value_name = "PKTLEN", value_parser = decimal(64_u32, 9600))]
     pub max_pkt_len: Option<u32>,
 
-    /// Exact-match table size in keys (decimal or 0x hex; default 4M, as the C sample's table)
-    #[arg(long, value_name = "N", value_parser = positive("hash entry number"))]
+    /// Exact-match table size in keys (decimal or 0x hex; default and 0: 4M,
+    /// as the C sample's table)
+    #[arg(long, value_name = "N", value_parser = parse_hash_entries)]
     pub hash_entry_num: Option<u32>,
 
     /// l3fwd-rs: rules of each LPM table (default: as many as the rule files need)
@@ -132,8 +133,8 @@ pub struct Args {
     pub lpm_max_rules: Option<u32>,
 
     /// l3fwd-rs: tbl8 groups of each LPM table (default: as many as the rule files need;
-    /// IPv6 takes at most 2097152)
-    #[arg(long, value_name = "N", value_parser = positive("tbl8 group count"))]
+    /// at most 16777216; IPv6 tables take at most 2097152 of them)
+    #[arg(long, value_name = "N", value_parser = tbl8_groups)]
     pub lpm_tbl8s: Option<u32>,
 
     /// l3fwd-rs: mbufs per pool (default: as the C sample computes them); a pcap
@@ -142,11 +143,11 @@ pub struct Args {
     pub num_mbufs: Option<u32>,
 
     /// Descriptors per RX queue
-    #[arg(long, value_name = "NPKTS", default_value_t = 1024, value_parser = clap::value_parser!(u16).range(1..))]
+    #[arg(long, value_name = "NPKTS", default_value_t = 1024, value_parser = decimal(1, u16::MAX))]
     pub rx_queue_size: u16,
 
     /// Descriptors per TX queue
-    #[arg(long, value_name = "NPKTS", default_value_t = 1024, value_parser = clap::value_parser!(u16).range(1..))]
+    #[arg(long, value_name = "NPKTS", default_value_t = 1024, value_parser = decimal(1, u16::MAX))]
     pub tx_queue_size: u16,
 
     /// Per-lcore mbuf cache size of the pools, 0-512 (later C l3fwd's --mbcache)
@@ -241,10 +242,22 @@ fn one_line(error: clap::Error) -> clap::Error {
     if !error.use_stderr() {
         return error;
     }
-    let rendered = error.render().to_string();
+    let rendered = capped_values(&error);
     let paragraph = rendered.split("\n\n").next().unwrap_or_default();
     let message = paragraph.lines().map(str::trim).collect::<Vec<_>>().join(" ");
     error_line(error.kind(), message.strip_prefix("error: ").unwrap_or(&message))
+}
+
+/// clap's message, with every value of the command line it echoes (a
+/// 50 KB `--config`, an unknown argument) cut as [`quote`] cuts it.
+fn capped_values(error: &clap::Error) -> String {
+    let mut rendered = error.render().to_string();
+    for (_, value) in error.context() {
+        if let ContextValue::String(text) = value {
+            rendered = rendered.replace(text.as_str(), &quote(text));
+        }
+    }
+    rendered
 }
 
 /// The command line as clap parses it: [`Args`], the modes' legacy flags
@@ -256,7 +269,8 @@ pub fn command() -> clap::Command {
     let flags = MODES.iter().filter_map(|m| {
         let flag = m.flag?;
         let help = format!("{} (legacy spelling of --lookup={})", m.about, m.name);
-        Some(Arg::new(m.name).short(flag).action(ArgAction::SetTrue).help(help))
+        // Counted: C refuses a flag given twice (`-E -E`) as two modes.
+        Some(Arg::new(m.name).short(flag).action(ArgAction::Count).help(help))
     });
     with_unsupported(command.args(flags))
 }
@@ -265,10 +279,10 @@ impl Args {
     /// C accepts one of --lookup and the legacy flags, once; none means
     /// the default mode.
     fn chosen_lookup(&self, matches: &ArgMatches) -> Result<&'static ModeInfo, String> {
-        let flags = MODES
-            .iter()
-            .copied()
-            .filter(|m| m.flag.is_some() && matches.get_flag(m.name));
+        let flags = MODES.iter().copied().filter(|m| m.flag.is_some()).flat_map(|m| {
+            let times = matches.get_count(m.name);
+            std::iter::repeat_n(m, times.into())
+        });
         let chosen: Vec<&'static ModeInfo> = flags.chain(self.lookup_arg.iter().copied()).collect();
         match chosen[..] {
             [] => Ok(mode::default_mode()),
@@ -285,10 +299,11 @@ fn check_stray(stray: &[String]) -> Result<(), String> {
     for arg in stray {
         if arg.starts_with('(') {
             return Err(format!(
-                "stray argument '{arg}': part of --config? Quote the whole list, without spaces between tuples"
+                "stray argument '{}': part of --config? Quote the whole list, without spaces between tuples",
+                quote(arg)
             ));
         }
-        log::warn!("ignoring '{arg}': not an option (C l3fwd ignores it too)");
+        log::warn!("ignoring '{}': not an option (C l3fwd ignores it too)", quote(arg));
     }
     Ok(())
 }
@@ -320,7 +335,9 @@ fn first_unsupported(matches: &ArgMatches) -> Option<&'static str> {
 /// `parse_pkt_burst`, 0 or a size over the maximum keeps the default (with
 /// a warning); what is not a number is refused.
 fn parse_burst(text: &str) -> Result<usize, String> {
-    let n: u64 = text.parse().map_err(|_| format!("invalid burst size '{text}'"))?;
+    let n: u64 = text
+        .parse()
+        .map_err(|_| format!("invalid burst size '{}'", quote(text)))?;
     match usize::try_from(n) {
         Ok(n @ 1..=crate::MAX_BURST) => Ok(n),
         _ => {
@@ -337,25 +354,65 @@ fn parse_burst(text: &str) -> Result<usize, String> {
 /// `-p`: hexadecimal like C's `strtoul(s, &end, 16)`; 0 enables nothing and is refused.
 /// A `-` negates as strtoul does, kept to 32 bits as C's mask: `-1` is every port.
 fn parse_portmask(text: &str) -> Result<PortMask, String> {
-    let mask = match text.strip_prefix('-') {
+    let mask = match skip_c_space(text).strip_prefix('-') {
         Some(negated) => parse_c_ulong(negated, 16).map(|mask| u64::from(mask.wrapping_neg() as u32)),
         None => parse_c_ulong(text, 16),
     };
     mask.and_then(|mask| u32::try_from(mask).ok())
         .map(PortMask::from_bits)
         .filter(|mask| !mask.is_empty())
-        .ok_or_else(|| format!("invalid portmask '{text}'"))
+        .ok_or_else(|| format!("invalid portmask '{}'", quote(text)))
 }
 
-/// A positive count, decimal, 0x hex or 0 octal (`--hash-entry-num`, which
-/// C 22.11 accepts and ignores but l3fwd-rs sizes its exact-match tables
-/// with, and l3fwd-rs's table and pool sizes).
+/// A positive count, decimal, 0x hex or 0 octal (l3fwd-rs's table and pool
+/// sizes).
 fn positive(what: &'static str) -> impl Fn(&str) -> Result<u32, String> + Clone + Send + Sync + 'static {
     move |text| {
         parse_c_ulong(text, 0)
             .and_then(|n| u32::try_from(n).ok())
             .filter(|&n| n > 0)
-            .ok_or_else(|| format!("invalid {what} '{text}'"))
+            .ok_or_else(|| format!("invalid {what} '{}'", quote(text)))
+    }
+}
+
+/// rte_lpm's most tbl8 groups (`RTE_LPM_MAX_TBL8_NUM_GROUPS`).
+const MAX_TBL8S: u32 = 1 << 24;
+
+/// `--lpm-tbl8s`: a positive count no table takes more of; refused above
+/// it rather than silently cut (rte_lpm6 is cut to its own maximum, as the
+/// help says).
+fn tbl8_groups(text: &str) -> Result<u32, String> {
+    let n = positive("tbl8 group count")(text)?;
+    if n > MAX_TBL8S {
+        return Err(format!("{n} tbl8 groups: rte_lpm takes at most {MAX_TBL8S}"));
+    }
+    Ok(n)
+}
+
+/// `--hash-entry-num`: C 22.11 ignores it and sizes its tables for 4M
+/// keys; l3fwd-rs sizes them with it, and takes 0 as C does, for the default.
+fn parse_hash_entries(text: &str) -> Result<u32, String> {
+    match parse_c_ulong(text, 0).map(u32::try_from) {
+        Some(Ok(0)) => {
+            log::warn!("--hash-entry-num 0: using the default, {}", em::DEFAULT_HASH_ENTRIES);
+            Ok(em::DEFAULT_HASH_ENTRIES)
+        }
+        Some(Ok(n)) => Ok(n),
+        _ => Err(format!("invalid hash entry number '{}'", quote(text))),
+    }
+}
+
+/// A decimal number in `min..=max`, read as C's `strtoul(s, &end, 10)`
+/// (leading white space skipped): `--max-pkt-len`, the queue sizes.
+fn decimal<T>(min: T, max: T) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync + 'static
+where
+    T: Copy + Into<u64> + TryFrom<u64> + fmt::Display + Send + Sync + 'static,
+{
+    move |text| {
+        parse_c_ulong(text, 10)
+            .and_then(|n| T::try_from(n).ok())
+            .filter(|&n| (min.into()..=max.into()).contains(&n.into()))
+            .ok_or_else(|| format!("{min}..={max} expected"))
     }
 }
 
@@ -363,7 +420,11 @@ fn positive(what: &'static str) -> impl Fn(&str) -> Result<u32, String> + Clone 
 fn parse_lookup(text: &str) -> Result<&'static ModeInfo, String> {
     mode::by_name(text).ok_or_else(|| {
         let names: Vec<&str> = MODES.iter().map(|m| m.name).collect();
-        format!("invalid lookup method '{text}' (accepted: {})", names.join(", "))
+        format!(
+            "invalid lookup method '{}' (accepted: {})",
+            quote(text),
+            names.join(", ")
+        )
     })
 }
 
@@ -376,7 +437,11 @@ fn parse_alg(text: &str) -> Result<dpdk::ClassifyAlg, String> {
         .map(|&(_, alg)| alg)
         .ok_or_else(|| {
             let names: Vec<&str> = dpdk::ClassifyAlg::ALL.iter().map(|(n, _)| *n).collect();
-            format!("invalid ACL classify method '{text}' (accepted: {})", names.join(", "))
+            format!(
+                "invalid ACL classify method '{}' (accepted: {})",
+                quote(text),
+                names.join(", ")
+            )
         })
 }
 
@@ -394,7 +459,7 @@ fn parse_config(text: &str) -> Result<Vec<ConfigEntry>, String> {
         if let Some(after_comma) = rest.strip_prefix(',') {
             rest = after_comma.trim_start();
         } else if !rest.is_empty() && !rest.starts_with('(') {
-            return Err(format!("invalid --config: expected ',' before '{rest}'"));
+            return Err(format!("invalid --config: expected ',' before '{}'", quote(rest)));
         }
         if rest.is_empty() {
             return Ok(entries);
@@ -406,12 +471,12 @@ fn parse_config(text: &str) -> Result<Vec<ConfigEntry>, String> {
 fn parse_tuple(text: &str) -> Result<(ConfigEntry, &str), String> {
     let inner = text
         .strip_prefix('(')
-        .ok_or_else(|| format!("invalid --config: expected '(' at '{text}'"))?;
+        .ok_or_else(|| format!("invalid --config: expected '(' at '{}'", quote(text)))?;
     let (fields, after) = inner
         .split_once(')')
-        .ok_or_else(|| format!("invalid --config tuple '{text}': missing ')'"))?;
+        .ok_or_else(|| format!("invalid --config tuple '{}': missing ')'", quote(text)))?;
     let tuple = &text[..fields.len() + 2];
-    let bad = |problem: String| format!("invalid --config tuple '{tuple}': {problem}");
+    let bad = |problem: String| format!("invalid --config tuple '{}': {problem}", quote(tuple));
     let fields: Vec<&str> = fields.split(',').map(str::trim).collect();
     let [port, queue, lcore] = fields[..] else {
         return Err(bad(format!("expected 3 fields, found {}", fields.len())));
@@ -429,7 +494,7 @@ fn config_field<T>(name: &str, text: &str, limit: T) -> Result<T, String>
 where
     T: Copy + Into<u64> + TryFrom<u64>,
 {
-    let value = parse_c_ulong(text, 0).ok_or_else(|| format!("{name} '{text}' is not a number"))?;
+    let value = parse_c_ulong(text, 0).ok_or_else(|| format!("{name} '{}' is not a number", quote(text)))?;
     T::try_from(value)
         .ok()
         .filter(|&field| field.into() < limit.into())
@@ -441,15 +506,25 @@ where
 fn parse_eth_dest(text: &str) -> Result<EthDest, String> {
     let (port, mac_text) = text
         .split_once(',')
-        .ok_or_else(|| format!("invalid --eth-dest '{text}': expected X,MM:MM:MM:MM:MM:MM"))?;
-    let port =
-        parse_c_ulong(port, 10).ok_or_else(|| format!("invalid --eth-dest '{text}': port '{port}' is not a number"))?;
+        .ok_or_else(|| format!("invalid --eth-dest '{}': expected X,MM:MM:MM:MM:MM:MM", quote(text)))?;
+    let port = parse_c_ulong(port, 10).ok_or_else(|| {
+        format!(
+            "invalid --eth-dest '{}': port '{}' is not a number",
+            quote(text),
+            quote(port)
+        )
+    })?;
     let port = u16::try_from(port)
         .ok()
         .filter(|&p| p < MAX_PORTS)
-        .ok_or_else(|| format!("invalid --eth-dest '{text}': port {port} >= {MAX_PORTS}"))?;
-    let mac = parse_mac(mac_text)
-        .ok_or_else(|| format!("invalid --eth-dest '{text}': invalid ethernet address '{mac_text}'"))?;
+        .ok_or_else(|| format!("invalid --eth-dest '{}': port {port} >= {MAX_PORTS}", quote(text)))?;
+    let mac = parse_mac(mac_text).ok_or_else(|| {
+        format!(
+            "invalid --eth-dest '{}': invalid ethernet address '{}'",
+            quote(text),
+            quote(mac_text)
+        )
+    })?;
     Ok(EthDest { port, mac })
 }
 
@@ -533,6 +608,27 @@ mod tests {
         // strtoul negates, and C keeps 32 bits: -1 is every port.
         assert_eq!(ok("-p -1").portmask, PortMask::from_bits(u32::MAX));
         assert_eq!(ok("-p -2").portmask, PortMask::from_bits(0xffff_fffe));
+    }
+
+    #[test]
+    fn numbers_may_start_with_white_space_as_for_strtoul() {
+        let argv = [
+            "-p",
+            " \t-2",
+            "--max-pkt-len",
+            " 1500",
+            "--rx-queue-size",
+            " 512",
+            "--tx-queue-size",
+            "\n64",
+        ];
+        let argv: Vec<String> = std::iter::once("l3fwd-rs").chain(argv).map(String::from).collect();
+        let args = parse(&argv).unwrap();
+        assert_eq!(args.portmask, PortMask::from_bits(0xffff_fffe));
+        assert_eq!(args.max_pkt_len, Some(1500));
+        assert_eq!((args.rx_queue_size, args.tx_queue_size), (512, 64));
+        let argv = ["l3fwd-rs", "-p", " 3"].map(String::from);
+        assert_eq!(parse(&argv).unwrap().portmask, PortMask::from_bits(3));
     }
 
     #[test]
@@ -622,6 +718,8 @@ mod tests {
             "-EL",
             "-L --lookup=em",
             "-L --lookup=lpm",
+            "-E -E",
+            "-LL",
             "--lookup em --lookup em",
         ] {
             let message = err(&format!("-p 1 {args}"));
@@ -659,6 +757,11 @@ mod tests {
         assert_eq!(args.max_pkt_len, Some(9000));
         assert_eq!((args.rx_queue_size, args.tx_queue_size), (512, 256));
         assert_eq!(args.hash_entry_num, Some(16));
+        // C ignores the option; 0 is its default size.
+        assert_eq!(
+            ok("-p 1 --hash-entry-num 0").hash_entry_num,
+            Some(em::DEFAULT_HASH_ENTRIES)
+        );
         assert_eq!((args.stats_interval, args.duration), (2, Some(5)));
         assert_eq!(args.stats_json, Some(PathBuf::from("s.json")));
         assert_eq!((args.lpm_max_rules, args.lpm_tbl8s, args.num_mbufs), (None, None, None));
@@ -681,9 +784,11 @@ mod tests {
         assert!(err("-p 1 --rx-queue-size 0").contains("'0'"));
         assert!(err("-p 1 --tx-queue-size 65536").contains("'65536'"));
         assert!(err("-p 1 --stats-interval x").contains("'x'"));
-        assert!(err("-p 1 --hash-entry-num 0").contains("invalid hash entry number '0'"));
+        assert!(err("-p 1 --hash-entry-num x").contains("invalid hash entry number 'x'"));
         assert!(err("-p 1 --lpm-max-rules 0").contains("invalid LPM rule count '0'"));
         assert!(err("-p 1 --lpm-tbl8s 4294967296").contains("invalid tbl8 group count '4294967296'"));
+        assert!(err("-p 1 --lpm-tbl8s 16777217").contains("16777217 tbl8 groups: rte_lpm takes at most 16777216"));
+        assert_eq!(ok("-p 1 --lpm-tbl8s 16777216").lpm_tbl8s, Some(1 << 24));
         assert!(err("-p 1 --num-mbufs x").contains("invalid mbuf count 'x'"));
         assert!(err("-p 1 --mbcache 513").contains("'513'"));
         // A negative number is a value of its option, not an unknown argument.
@@ -699,6 +804,33 @@ mod tests {
                 message.contains(&format!("invalid value '-1' for '{option}")),
                 "{message}"
             );
+        }
+    }
+
+    #[test]
+    fn echoed_values_are_cut() {
+        let tuples = vec!["(0,0,0)"; 5000].join(",");
+        let too_many = format!("{tuples},(0,1024,0)");
+        let long = "x".repeat(100_000);
+        let cases = [
+            ("--config", too_many.as_str()),
+            ("--config", &format!("{tuples},(0,0,0")),
+            ("--eth-dest", &format!("0,{long}")),
+            ("-p", &long),
+            ("--lookup", &long),
+            (&format!("--{long}"), "1"),
+            ("--max-pkt-len", &long),
+        ];
+        for (option, value) in cases {
+            let argv = ["l3fwd-rs", "-p", "1", option, value].map(String::from);
+            let message = parse(&argv).expect_err(option).to_string();
+            assert!(
+                message.len() < 600,
+                "{option}: {} bytes: {}",
+                message.len(),
+                &message[..600]
+            );
+            assert!(message.contains(" characters)"), "{option}: {message}");
         }
     }
 

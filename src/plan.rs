@@ -62,11 +62,16 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// Whether rules and routes to `port` are loaded: it is enabled and
-    /// exists. (C loads routes to missing ports too, then crashes or dumps
-    /// a stack per packet sent to them.)
-    pub fn forwards_to(&self, port: u16) -> bool {
-        self.ports.iter().any(|p| p.port == port)
+    /// Whether rules and routes to `port` are loaded: the portmask enables
+    /// it, as in C, whether it exists or not. Packets routed to a missing
+    /// port are dropped as unroutable (the lcore has no TX queue there),
+    /// never sent back out of their input port as a miss would be.
+    pub fn loads_routes_to(&self, port: u16) -> bool {
+        self.ports
+            .iter()
+            .map(|p| p.port)
+            .chain(self.missing_ports.iter().copied())
+            .any(|p| p == port)
     }
 }
 
@@ -136,7 +141,7 @@ impl Plan {
             .partition(|&port| usize::from(port) < topology.ports.len());
         if !missing_ports.is_empty() {
             log::warn!(
-                "portmask {portmask:#x} enables ports {missing_ports:?}, which do not exist ({} ports exist): skipped, as C l3fwd does",
+                "portmask {portmask:#x} enables ports {missing_ports:?}, which do not exist ({} ports exist): not set up, as in C l3fwd; packets routed there are dropped as unroutable",
                 topology.ports.len()
             );
         }
@@ -383,10 +388,11 @@ mod tests {
         let plan = Plan::build(&entries(&[(0, 0, 1)]), PortMask::from_bits(0x7), &topology(2, &[0, 1])).unwrap();
         assert_eq!(plan.ports.iter().map(|p| p.port).collect::<Vec<_>>(), [0, 1]);
         assert_eq!(plan.missing_ports, [2]);
-        assert!(plan.forwards_to(1) && !plan.forwards_to(2));
+        // Routes to the missing port are loaded, as in C; not to a disabled one.
+        assert!(plan.loads_routes_to(1) && plan.loads_routes_to(2) && !plan.loads_routes_to(3));
         let plan = Plan::build(&[], PortMask::from_bits(u32::MAX), &topology(2, &[0])).unwrap();
         assert_eq!(plan.missing_ports, (2..32).collect::<Vec<_>>());
-        assert!(!plan.forwards_to(32));
+        assert!(plan.loads_routes_to(31) && !plan.loads_routes_to(32));
     }
 
     #[test]

@@ -5,8 +5,10 @@
 //! README's "Smaller differences" documents.
 
 mod common;
+mod frames;
 
 use common::{c_l3fwd, l3fwd_rs, run_cli, Run, TestDir, TWO_PORTS};
+use frames::{em_flow4, udp4};
 use trafficgen::{generate, GenOpts, Mix};
 
 /// What a row expects of the two programs.
@@ -19,6 +21,9 @@ enum Expect {
     /// C runs, l3fwd-rs refuses with one line containing the text (see
     /// README, "Smaller differences").
     RsRefuses(&'static str),
+    /// l3fwd-rs runs, C exits with an error (see README, "Smaller
+    /// differences").
+    CRefuses,
 }
 
 struct Row {
@@ -88,6 +93,41 @@ fn rows(dir: &TestDir) -> Vec<Row> {
             "portmask naming ports that do not exist",
             strings(&[&all_ports("0xff")[..], &[&r4, &r6]].concat()),
             Identical,
+        ),
+        row(
+            "portmask naming ports that do not exist, routes to them: dropped",
+            strings(&all_ports("0xf")),
+            Identical,
+        ),
+        row(
+            "exact match, routes to ports that do not exist: dropped",
+            strings(&[&all_ports("0xf")[..], &["-E"]].concat()),
+            CRefuses,
+        ),
+        row(
+            "numbers with leading spaces, as strtoul reads them",
+            strings(&[
+                "-p",
+                " 3",
+                "--config",
+                "(0,0,0),(1,0,0)",
+                "--parse-ptype",
+                "--max-pkt-len",
+                " 1500",
+            ]),
+            Identical,
+        ),
+        row(
+            "--hash-entry-num 0: ignored, as in C",
+            with_ports(&["-E", "--hash-entry-num", "0"]),
+            Identical,
+        ),
+        row("-E -E: one mode, twice", with_ports(&["-E", "-E"]), BothRefuse),
+        row("-L -L: one mode, twice", with_ports(&["-L", "-L"]), BothRefuse),
+        row(
+            "portmask wider than 32 bits",
+            strings(&["-p", "1ffffffff", "--config", "(0,0,0),(1,0,0)", "--parse-ptype"]),
+            RsRefuses("invalid portmask '1ffffffff'"),
         ),
         row(
             "-p -1: every port",
@@ -272,6 +312,41 @@ fn c_l3fwd_command_lines_run_l3fwd_rs_alike() {
                 assert!(line.contains(text), "{context}: {line}");
                 forward(c_l3fwd(), &inputs, &row.args).assert_success();
             }
+            Expect::CRefuses => {
+                forward(l3fwd_rs(), &inputs, &row.args).assert_success();
+                let c = refuses(&c_l3fwd(), &row.args);
+                assert!(!c.status.success(), "{context}: C ran\n{}", c.stdout);
+            }
         }
+    }
+}
+
+/// A portmask enabling a port that does not exist loads the routes to it,
+/// as C does, and C's TX to that port drops the packets: so are they
+/// here, counted as unroutable, never sent back out of their input port.
+#[test]
+fn routes_to_a_missing_enabled_port_drop_as_unroutable() {
+    let mut em_miss = em_flow4(1);
+    em_miss[37] = 10; // another UDP destination port: no exact-match rule
+    let lpm_miss = udp4([10, 0, 0, 1], [10, 9, 9, 9], 64, 26);
+    let modes: [(&[&str], Vec<u8>); 3] = [
+        (&["--lookup=lpm"], lpm_miss.clone()),
+        (&["--lookup=fib"], lpm_miss),
+        (&["-E", "--hash-entry-num", "1024"], em_miss),
+    ];
+    for (mode, miss) in modes {
+        // The built-in tables route 198.18.2.0/24 (and flow 2) to port 2.
+        let out = Run::new(l3fwd_rs())
+            .port(vec![em_flow4(2), em_flow4(1), miss])
+            .port(Vec::new())
+            .args(&[&["-p", "0x7", "--config", "(0,0,0),(1,0,0)"], mode].concat())
+            .stats_json()
+            .run();
+        out.assert_success();
+        let sent: Vec<usize> = out.per_port().iter().map(Vec::len).collect();
+        assert_eq!(sent, [1, 1], "{mode:?}: only the miss goes back out of port 0");
+        let stats = out.stats.as_ref().expect("--stats-json");
+        let unroutable = &stats["forwarded"]["dropped_unroutable"];
+        assert_eq!(unroutable.as_u64(), Some(1), "{mode:?}: {stats}");
     }
 }

@@ -183,7 +183,7 @@ fn rule<N: Prefix>(line: Line<'_>) -> Result<Rule<N>, LineProblem> {
     let prefix = |i: usize| {
         N::parse_prefix(f[i]).ok_or_else(|| LineProblem::BadAddress {
             field: FIELDS[i],
-            text: f[i].to_owned(),
+            text: rulefile::quote(f[i]),
         })
     };
     let (src, dst) = (prefix(0)?, prefix(1)?);
@@ -191,7 +191,7 @@ fn rule<N: Prefix>(line: Line<'_>) -> Result<Rule<N>, LineProblem> {
     let dst_ports = port_range(&f, 5)?;
     let (proto, proto_mask) = f[8].split_once('/').ok_or_else(|| LineProblem::BadField {
         field: "protocol '<value>/<mask>'",
-        text: f[8].to_owned(),
+        text: rulefile::quote(f[8]),
     })?;
     let action = if route {
         Action::Route(number(f[9], FIELDS[9], u32::MAX.into())? as u32)
@@ -217,7 +217,7 @@ fn port_range(f: &[&str; FIELDS.len()], at: usize) -> Result<RangeInclusive<u16>
     if f[at + 1] != ":" {
         return Err(LineProblem::BadField {
             field: FIELDS[at + 1],
-            text: f[at + 1].to_owned(),
+            text: rulefile::quote(f[at + 1]),
         });
     }
     if low > high {

@@ -131,7 +131,7 @@ fn rule<A: FromStr>(line: Line<'_>) -> Result<Rule<A>, LineProblem> {
 fn address<A: FromStr>(text: &str, field: &'static str) -> Result<A, LineProblem> {
     text.parse().map_err(|_| LineProblem::BadAddress {
         field,
-        text: text.to_owned(),
+        text: rulefile::quote(text),
     })
 }
 

@@ -164,7 +164,9 @@ fn route<N: Prefix>(line: Line<'_>) -> Result<Route<N>, LineProblem> {
 
 fn parse_prefix<N: Prefix>(net: &str) -> Result<N, LineProblem> {
     let (addr, depth) = net.split_once('/').ok_or(LineProblem::MissingDepth)?;
-    let addr = addr.parse().map_err(|_| LineProblem::BadAddress(addr.to_owned()))?;
+    let addr = addr
+        .parse()
+        .map_err(|_| LineProblem::BadAddress(rulefile::quote(addr)))?;
     let depth = number(depth, "depth", N::MAX_DEPTH.into())?;
     Ok(N::new(addr, depth as u8))
 }
@@ -193,6 +195,20 @@ mod tests {
     /// The one-line message of a rejected IPv4 file.
     fn v4_err(text: &str) -> String {
         v4(text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn a_long_field_is_quoted_cut() {
+        let field = "1".repeat(10_000_000);
+        for line in [
+            format!("R{field}/24 1"),
+            format!("R10.0.0.0/{field} 1"),
+            format!("R10.0.0.0/8 {field}"),
+        ] {
+            let message = v4_err(&line);
+            assert!(message.len() < 300, "{} bytes", message.len());
+            assert!(message.contains("... (10000000 characters)"), "{message}");
+        }
     }
 
     #[test]

@@ -16,16 +16,20 @@
 
 use std::borrow::Cow;
 use std::fmt;
-use std::io;
+use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 use std::time::Instant;
+
+mod read;
 
 /// Parses C-style unsigned numbers as `strtoul(s, &end, base)` does when the
 /// whole string must be consumed, so l3fwd's inputs mean the same here.
 ///
 /// `base` 0 picks hexadecimal for `0x`, octal for a leading `0`, decimal
-/// otherwise; base 16 accepts an optional `0x`. A leading `+` is allowed, as
-/// in C. `base` must be 0 or 2..=36.
+/// otherwise; base 16 accepts an optional `0x`. Leading white space and a
+/// `+` are skipped, as in C. `base` must be 0 or 2..=36.
 ///
 /// ```
 /// use rulefile::parse_c_ulong;
@@ -34,10 +38,12 @@ use std::time::Instant;
 /// assert_eq!(parse_c_ulong("030", 0), Some(24));
 /// assert_eq!(parse_c_ulong("+24", 0), Some(24));
 /// assert_eq!(parse_c_ulong("ff", 16), Some(255));
+/// assert_eq!(parse_c_ulong(" \t24", 0), Some(24));
 /// assert_eq!(parse_c_ulong("24 ", 0), None); // not wholly a number
 /// assert_eq!(parse_c_ulong("-1", 0), None);
 /// ```
 pub fn parse_c_ulong(s: &str, base: u32) -> Option<u64> {
+    let s = skip_c_space(s);
     let s = s.strip_prefix('+').unwrap_or(s);
     let hex = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X"));
     let (digits, radix) = match (base, hex) {
@@ -51,6 +57,11 @@ pub fn parse_c_ulong(s: &str, base: u32) -> Option<u64> {
         return None;
     }
     u64::from_str_radix(digits, radix).ok()
+}
+
+/// `s` without the leading white space C's `isspace` skips (`strtoul` does).
+pub fn skip_c_space(s: &str) -> &str {
+    s.trim_start_matches([' ', '\t', '\n', '\x0b', '\x0c', '\r'])
 }
 
 /// A numeric field of a rule that is not what its field takes.
@@ -96,7 +107,7 @@ impl fmt::Display for NumberError {
 pub fn number(text: &str, field: &'static str, max: u64) -> Result<u64, NumberError> {
     let value = parse_c_ulong(text, 0).ok_or_else(|| NumberError::NotANumber {
         field,
-        text: text.to_owned(),
+        text: quote(text),
     })?;
     if value > max {
         return Err(NumberError::OutOfRange { field, value, max });
@@ -138,20 +149,31 @@ const QUOTED_CHARS: usize = 80;
 pub fn lines(text: &[u8]) -> impl Iterator<Item = (usize, Cow<'_, str>)> {
     text.split(|&b| b == b'\n')
         .enumerate()
-        .map(|(index, line)| {
-            let line = line.split(|&b| b == 0).next().unwrap_or_default();
-            (index + 1, line.strip_suffix(b"\r").unwrap_or(line))
-        })
-        .filter(|(_, line)| !line.starts_with(b"#") && !line.iter().all(u8::is_ascii_whitespace))
-        .map(|(number, line)| (number, String::from_utf8_lossy(line)))
+        .filter_map(|(index, line)| Some((index + 1, rule_text(line)?)))
 }
 
-/// At most [`QUOTED_CHARS`] characters of `text`, without trailing white
-/// space, marked with `...` where cut.
-fn quote(text: &str) -> String {
+/// One line's rule text (without its `\n`), or `None` for a comment or a
+/// blank line, as [`lines`] reads them.
+fn rule_text(line: &[u8]) -> Option<Cow<'_, str>> {
+    let line = line.split(|&b| b == 0).next().unwrap_or_default();
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let skipped = line.starts_with(b"#") || line.iter().all(u8::is_ascii_whitespace);
+    (!skipped).then(|| String::from_utf8_lossy(line))
+}
+
+/// `text` as an error message may echo it: at most [`QUOTED_CHARS`]
+/// characters, without trailing white space; where cut, `...` and the
+/// whole length, so that a 10 MB field gives a short line.
+///
+/// ```
+/// assert_eq!(rulefile::quote("R1 "), "R1");
+/// let long = rulefile::quote(&"x".repeat(1000));
+/// assert_eq!(long, format!("{}... (1000 characters)", "x".repeat(80)));
+/// ```
+pub fn quote(text: &str) -> String {
     let text = text.trim_end();
     match text.char_indices().nth(QUOTED_CHARS) {
-        Some((cut, _)) => format!("{}...", &text[..cut]),
+        Some((cut, _)) => format!("{}... ({} characters)", &text[..cut], text.chars().count()),
         None => text.to_owned(),
     }
 }
@@ -182,7 +204,7 @@ pub enum Error<P> {
         origin: String,
         /// 1-based line number.
         line: usize,
-        /// The line, without trailing white space, cut to 80 characters.
+        /// The line as [`quote`] gives it.
         text: String,
         /// What is wrong with it.
         problem: P,
@@ -191,6 +213,13 @@ pub enum Error<P> {
     NoRules {
         /// The file.
         origin: String,
+    },
+    /// A line longer than [`MAX_LINE_BYTES`].
+    LongLine {
+        /// The file.
+        origin: String,
+        /// 1-based line number.
+        line: usize,
     },
     /// The file starts with a UTF-8 byte-order mark.
     ByteOrderMark {
@@ -210,6 +239,9 @@ impl<P: Problem> fmt::Display for Error<P> {
                 problem,
             } => write!(f, "{origin}:{line}: '{text}': {problem}"),
             Self::NoRules { origin } => write!(f, "{origin}: no {}", P::RULES),
+            Self::LongLine { origin, line } => {
+                write!(f, "{origin}:{line}: line longer than {MAX_LINE_BYTES} bytes")
+            }
             Self::ByteOrderMark { origin } => write!(
                 f,
                 "{origin}:1: the file starts with a UTF-8 byte-order mark (bytes EF BB BF), which C l3fwd refuses too: save it without one"
@@ -238,48 +270,97 @@ pub fn parse<R, P>(
     mut parse_line: impl FnMut(Line<'_>) -> Result<R, P>,
 ) -> Result<Vec<R>, Error<P>> {
     let text = text.as_ref();
+    check_start(text, origin)?;
+    let rules = lines(text)
+        .map(|(number, text)| parse_one(&mut parse_line, number, &text, origin))
+        .collect::<Result<Vec<_>, _>>()?;
+    some_rules(rules, origin)
+}
+
+/// Reads the file at `path` and parses it line by line as [`parse`] does,
+/// the path naming it in errors; logs how many rules it holds and how long
+/// that took. A line longer than [`MAX_LINE_BYTES`] is an
+/// [`Error::LongLine`] (`/dev/zero` fails at once); a pipe or FIFO is read
+/// as it comes, and the flag of [`stop_reading_on`] ends a read that waits.
+pub fn load<R, P>(
+    path: impl AsRef<Path>,
+    mut parse_line: impl FnMut(Line<'_>) -> Result<R, P>,
+) -> Result<Vec<R>, Error<P>> {
+    let start = Instant::now();
+    let path = path.as_ref();
+    let origin = path.display().to_string();
+    let io = |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut reader = BufReader::new(read::Interruptible::open(path).map_err(io)?);
+    let mut rules = Vec::new();
+    let mut raw = Vec::new();
+    for number in 1.. {
+        raw.clear();
+        let limit = MAX_LINE_BYTES as u64 + 1;
+        if (&mut reader).take(limit).read_until(b'\n', &mut raw).map_err(io)? == 0 {
+            break;
+        }
+        let line = raw.strip_suffix(b"\n").unwrap_or(&raw);
+        if line.len() > MAX_LINE_BYTES {
+            return Err(Error::LongLine { origin, line: number });
+        }
+        if number == 1 {
+            check_start(line, &origin)?;
+        }
+        if let Some(text) = rule_text(line) {
+            rules.push(parse_one(&mut parse_line, number, &text, &origin)?);
+        }
+    }
+    let rules = some_rules(rules, &origin)?;
+    log::info!("{origin}: {} rules read in {:.1?}", rules.len(), start.elapsed());
+    Ok(rules)
+}
+
+/// Longest line [`load`] reads, in bytes: far above any rule with a
+/// comment, and a bound on what a file without line ends can make it hold.
+pub const MAX_LINE_BYTES: usize = 64 * 1024;
+
+/// From now on, `flag` set (by a signal handler) ends a [`load`] that
+/// waits for input, with an [`Error::Io`]. The first call wins.
+pub fn stop_reading_on(flag: Arc<AtomicBool>) {
+    // A second flag is ignored: the process has one set of signals.
+    let _ = read::STOP.set(flag);
+}
+
+/// Refuses a text that starts with a byte-order mark.
+fn check_start<P>(text: &[u8], origin: &str) -> Result<(), Error<P>> {
     if text.starts_with(BYTE_ORDER_MARK) {
         return Err(Error::ByteOrderMark {
             origin: origin.to_owned(),
         });
     }
-    let rules = lines(text)
-        .map(|(number, text)| {
-            parse_line(Line { number, text: &text }).map_err(|problem| Error::Line {
-                origin: origin.to_owned(),
-                line: number,
-                text: quote(&text),
-                problem,
-            })
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+    Ok(())
+}
+
+/// One rule line parsed, or its [`Error::Line`].
+fn parse_one<R, P>(
+    parse_line: &mut impl FnMut(Line<'_>) -> Result<R, P>,
+    number: usize,
+    text: &str,
+    origin: &str,
+) -> Result<R, Error<P>> {
+    parse_line(Line { number, text }).map_err(|problem| Error::Line {
+        origin: origin.to_owned(),
+        line: number,
+        text: quote(text),
+        problem,
+    })
+}
+
+/// `rules`, unless there are none.
+fn some_rules<R, P>(rules: Vec<R>, origin: &str) -> Result<Vec<R>, Error<P>> {
     if rules.is_empty() {
         return Err(Error::NoRules {
             origin: origin.to_owned(),
         });
     }
-    Ok(rules)
-}
-
-/// Reads the file at `path` and [`parse`]s it, the path naming it in errors;
-/// logs how many rules it holds and how long that took.
-pub fn load<R, P>(
-    path: impl AsRef<Path>,
-    parse_line: impl FnMut(Line<'_>) -> Result<R, P>,
-) -> Result<Vec<R>, Error<P>> {
-    let start = Instant::now();
-    let path = path.as_ref();
-    let text = std::fs::read(path).map_err(|source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let rules = parse(&text, &path.display().to_string(), parse_line)?;
-    log::info!(
-        "{}: {} rules read in {:.1?}",
-        path.display(),
-        rules.len(),
-        start.elapsed()
-    );
     Ok(rules)
 }
 
@@ -311,6 +392,18 @@ mod tests {
     }
 
     #[test]
+    fn load_bounds_lines_at_max_line_bytes() {
+        let path = std::env::temp_dir().join(format!("rulefile-long-{}.cfg", std::process::id()));
+        let comment = |len: usize| format!("#{}\n", "c".repeat(len - 1));
+        std::fs::write(&path, comment(MAX_LINE_BYTES) + "7\n").unwrap();
+        assert_eq!(load(&path, number).unwrap(), [(2, 7)]);
+        std::fs::write(&path, "7\n".to_owned() + &comment(MAX_LINE_BYTES + 1)).unwrap();
+        let err = load(&path, number).unwrap_err().to_string();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(err, format!("{}:2: line longer than 65536 bytes", path.display()));
+    }
+
+    #[test]
     fn c_ulong_bases() {
         assert_eq!(parse_c_ulong("24", 0), Some(24));
         assert_eq!(parse_c_ulong("0x18", 0), Some(24));
@@ -321,11 +414,13 @@ mod tests {
         assert_eq!(parse_c_ulong("ff", 16), Some(255));
         assert_eq!(parse_c_ulong("0xff", 16), Some(255));
         assert_eq!(parse_c_ulong("12", 10), Some(12));
+        // strtoul skips leading white space.
+        assert_eq!(parse_c_ulong(" \t\n\x0b\x0c\r+0x1f", 0), Some(31));
     }
 
     #[test]
     fn c_ulong_rejects_partial_or_signed_numbers() {
-        for bad in ["", "0x", "08", "1x", "x", "-1", "0x+1", "++1", " 1", "1 "] {
+        for bad in ["", " ", "0x", "08", "1x", "x", "-1", "0x+1", "++1", "+ 1", "1 "] {
             assert_eq!(parse_c_ulong(bad, 0), None, "{bad:?}");
         }
         assert_eq!(parse_c_ulong("0x10", 10), None);
@@ -391,7 +486,8 @@ mod tests {
     fn long_lines_are_quoted_cut() {
         let line = "x".repeat(10_000_000);
         let err = numbers(&line).unwrap_err().to_string();
-        assert_eq!(err, format!("t.cfg:1: '{}...': not a number", "x".repeat(80)));
+        let cut = format!("{}... (10000000 characters)", "x".repeat(80));
+        assert_eq!(err, format!("t.cfg:1: '{cut}': not a number"));
         assert_eq!(quote("é".repeat(80).as_str()), "é".repeat(80));
     }
 

@@ -72,7 +72,7 @@ impl Mode for Em {
             v6.clear();
         }
         let entries = args.hash_entry_num.unwrap_or(em::DEFAULT_HASH_ENTRIES);
-        let tables = EmTables::new(eal, entries, 0, &v4, &v6, |p| plan.forwards_to(p.into()))?;
+        let tables = EmTables::new(eal, entries, 0, &v4, &v6, |p| plan.loads_routes_to(p.into()))?;
         Ok(EmLookup {
             tables,
             sequential: args.sequential_lookup,

@@ -39,7 +39,7 @@ impl Mode for Lpm {
     }
 
     fn build(eal: &Eal, plan: &Plan, args: &Args, (v4, v6): Routes) -> Result<LpmLookup, Box<dyn Error>> {
-        let enabled = |p: u8| plan.forwards_to(p.into());
+        let enabled = |p: u8| plan.loads_routes_to(p.into());
         let (tables, report) = LpmTables::build(eal, "l3fwd", 0, &v4, &v6, route_limits(args), enabled)?;
         log_routes("LPM", &report);
         Ok(LpmLookup {

@@ -1,0 +1,105 @@
+//! Inputs that never end or never come: nothing waits forever. A rule file
+//! without line ends fails at once, a pipe is read as it comes, a FIFO
+//! with no writer gives way to a signal, and a `--stats-json` FIFO with no
+//! reader holds up neither start-up nor shutdown.
+
+mod common;
+
+use std::io::Write;
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use common::{l3fwd_rs, Run, TestDir};
+
+const V6: &str = "--rule_ipv6=configs/lpm_v6.cfg";
+
+/// l3fwd-rs on two null ports with `args`, stdin, stdout and stderr piped.
+fn spawn(name: &str, args: &[&str]) -> Child {
+    let prefix = format!("user-errors-{name}-{}", std::process::id());
+    Run::new(l3fwd_rs())
+        .eal_args(&["--vdev=net_null0", "--vdev=net_null1"])
+        .two_ports()
+        .args(args)
+        .command(&prefix)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn l3fwd-rs")
+}
+
+/// Its exit within `timeout`, or a kill and a panic.
+fn exit_within(mut child: Child, timeout: Duration) -> Output {
+    let deadline = Instant::now() + timeout;
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("still running after {timeout:?}: {:?}", child.wait_with_output());
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn mkfifo(dir: &TestDir, name: &str) -> String {
+    let path = dir.path(name).display().to_string();
+    let status: ExitStatus = Command::new("mkfifo").arg(&path).status().expect("run mkfifo");
+    assert!(status.success(), "mkfifo {path}");
+    path
+}
+
+#[test]
+fn a_rule_file_without_line_ends_fails_at_its_first_line() {
+    for mode in ["-L", "-E"] {
+        let child = spawn("zero", &[mode, "--rule_ipv4=/dev/zero", V6]);
+        let out = exit_within(child, Duration::from_secs(5));
+        assert_eq!(out.status.code(), Some(1), "{mode}");
+        let expected = "/dev/zero:1: line longer than 65536 bytes";
+        assert!(stderr(&out).contains(expected), "{mode}: {}", stderr(&out));
+    }
+}
+
+#[test]
+fn a_rule_file_from_a_pipe_is_read() {
+    let mut child = spawn("pipe", &["--rule_ipv4=/dev/stdin", V6, "--duration", "1"]);
+    let routes = std::fs::read(common::workspace().join("configs/lpm_v4.cfg")).unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    thread::sleep(Duration::from_millis(300)); // the writer comes late
+    stdin.write_all(&routes).unwrap();
+    drop(stdin);
+    let out = exit_within(child, Duration::from_secs(20));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("/dev/stdin: 16 rules read"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_fifo_without_a_writer_gives_way_to_sigint() {
+    let dir = TestDir::new("fifo-rules");
+    let fifo = mkfifo(&dir, "routes");
+    let mut child = spawn("fifo", &[&format!("--rule_ipv4={fifo}"), V6]);
+    thread::sleep(Duration::from_secs(1));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "l3fwd-rs did not wait for the writer"
+    );
+    let kill = Command::new("kill").args(["-INT", &child.id().to_string()]).status();
+    assert!(kill.expect("run kill").success());
+    let out = exit_within(child, Duration::from_secs(3));
+    assert_eq!(out.status.code(), Some(1));
+    let expected = format!("cannot read {fifo}: stopped by a signal while waiting for input");
+    assert!(stderr(&out).contains(&expected), "{}", stderr(&out));
+}
+
+#[test]
+fn a_stats_json_fifo_without_a_reader_holds_nothing_up() {
+    let dir = TestDir::new("fifo-json");
+    let fifo = mkfifo(&dir, "stats.json");
+    let child = spawn("json", &["--stats-json", &fifo, "--duration", "1"]);
+    let out = exit_within(child, Duration::from_secs(20));
+    assert!(out.status.success(), "{}", stderr(&out));
+}
