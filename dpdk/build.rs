@@ -4,11 +4,17 @@
 use std::env;
 use std::path::PathBuf;
 
+#[path = "build/version.rs"]
+mod version;
+
 fn main() {
-    pkg_config::Config::new()
-        .atleast_version("22.11")
+    let dpdk = pkg_config::Config::new()
+        .atleast_version(version::SUPPORTED)
         .probe("libdpdk")
         .expect("DPDK 22.11 not found by pkg-config: install dpdk-dev and libdpdk-dev (make deps)");
+    if let Err(why) = version::check(&dpdk.version) {
+        panic!("{why}");
+    }
 
     // DPDK's cflags carry `-include rte_config.h` and `-march=...`: both the
     // shim and bindgen must see the same configuration as the libraries.

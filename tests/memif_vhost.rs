@@ -60,12 +60,13 @@ fn source_forwarder_sink(
     // totals at exit are its port's (the forwarder is still connected).
     let source_out = source.stop();
     let sent = last_count(&source_out, "TX-packets");
-    // The sink's periodic counts, once they settle: they are read while
-    // the forwarder is still connected (net_memif zeroes its statistics
-    // when the peer goes).
-    let sunk = sink.settled_count("RX-packets");
+    // The sink next, once its count settles (the forwarder has drained):
+    // its totals at exit, while the forwarder is still connected (net_memif
+    // zeroes its statistics when the peer goes).
+    sink.settled_count("RX-packets");
+    let sink_out = sink.stop();
+    let sunk = last_count(&sink_out, "RX-packets");
     let summary = fwd.stop();
-    sink.stop();
     println!("{}", summary.stdout);
 
     let (rx0, tx0) = summary.port_rx_tx(0);
@@ -82,18 +83,13 @@ fn source_forwarder_sink(
         "nothing goes back to the source or comes from the sink"
     );
     assert!(tx1 > 0, "nothing forwarded to the sink\n{}", summary.stdout);
-    // The sink cannot receive more than port 1 sent. It may show less: its
-    // count comes from testpmd's periodic stats on the CPU it shares with
-    // the source, and under load it was seen to settle well behind (by 2080
-    // on memif, 43232 on vhost-user), so the exact match is only reported.
+    // What port 1 sent, the sink received, but for what its link still
+    // held when the sink stopped.
     assert!(
-        sunk > 0 && sunk <= tx1,
-        "port 1 sent {tx1}, the sink received {sunk}\n{}",
+        sunk <= tx1 && tx1 - sunk <= in_flight_at_stop,
+        "port 1 sent {tx1}, the sink received {sunk} (up to {in_flight_at_stop} may be in flight at its stop)\n{}\n{sink_out}",
         summary.stdout
     );
-    if sunk != tx1 {
-        eprintln!("{name}: the sink's count settled at {sunk} of the {tx1} port 1 sent");
-    }
     // received = forwarded + counted drops; no mbuf leaked.
     summary.assert_conserved();
     let rx_mpps = summary.json["ports"][0]["rx_mpps"].as_f64().unwrap();

@@ -76,9 +76,13 @@ fn closed_stdout_does_not_crash_and_the_run_ends_cleanly() {
 }
 
 #[test]
-fn signal_during_set_up_exits_0_with_the_summary() {
+fn signal_during_set_up_exits_0_with_the_summary_before_forwarding() {
+    let dir = TestDir::new("early-signals");
     for signal in ["INT", "TERM", "HUP"] {
-        let (mut child, prefix) = spawn(&format!("early-{signal}"), &["--duration", "20"], Stdio::piped());
+        let json = dir.path(&format!("{signal}.json"));
+        let json_arg = json.display().to_string();
+        let args = ["--duration", "20", "--stats-json", &json_arg];
+        let (mut child, prefix) = spawn(&format!("early-{signal}"), &args, Stdio::piped());
         // Well before EAL and the ports are up (that takes hundreds of ms).
         thread::sleep(Duration::from_millis(30));
         let kill = Command::new("kill")
@@ -92,7 +96,22 @@ fn signal_during_set_up_exits_0_with_the_summary() {
         std::io::Read::read_to_string(child.stdout.as_mut().unwrap(), &mut stdout).unwrap();
         assert!(status.success(), "SIG{signal}: {status}\n{stderr}");
         assert!(stdout.contains("l3fwd-rs summary"), "SIG{signal}: {stdout}\n{stderr}");
+        assert_nothing_forwarded(&json, signal);
         assert_eal_cleaned_up(&prefix);
+    }
+}
+
+/// net_null ports deliver a burst to every poll: a single poll round
+/// would show in the counts.
+fn assert_nothing_forwarded(json: &std::path::Path, signal: &str) {
+    let stats: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+    let counts = stats["ports"].as_array().unwrap().iter().flat_map(|port| {
+        let queues = port["rx_queue_packets"].as_array().unwrap();
+        [&port["rx_packets"], &port["tx_packets"]].into_iter().chain(queues)
+    });
+    let lcores = stats["forwarded"].as_object().unwrap().values();
+    for count in counts.chain(lcores) {
+        assert_eq!(count.as_u64(), Some(0), "SIG{signal}: {stats}");
     }
 }
 

@@ -45,7 +45,9 @@ fn hop(raw: u64) -> Option<u64> {
 /// The head of rte_fib's DIR-24-8 tables, what `rte_fib_get_dp` points
 /// at: `struct dir24_8_tbl` of DPDK 22.11's private `lib/fib/dir24_8.h`
 /// (unchanged through 22.11.11). Being private, it may differ in another
-/// build: [`Dir24_8::of`] checks it before anything relies on it.
+/// release: the crate builds only against 22.11.x (`build/version.rs`),
+/// [`Dir24_8::of`] checks the head and [`Fib::new`] a probe's lookups
+/// before anything relies on it.
 ///
 /// An entry (4 bytes here) holds a value shifted left by one above the ext
 /// bit: in `tbl24`, with the bit clear, the /24's next hop; with it set,
@@ -172,14 +174,41 @@ impl Fib {
         let p = unsafe { sys::rte_fib_create(cname.as_ptr(), socket, &mut conf) };
         let raw = NonNull::new(p).ok_or_else(|| DpdkError::from_errno(format!("cannot create FIB {name}")))?;
         let tables = Dir24_8::of(raw, tbl8s);
-        if tables.is_none() {
-            log::warn!("FIB {name}: unknown DIR-24-8 layout, lookups go through rte_fib_lookup_bulk");
-        }
-        Ok(Fib {
+        let mut fib = Fib {
             raw,
             tables,
             _eal: eal.clone(),
-        })
+        };
+        if fib.tables.is_some() && !fib.probe_agrees(Fib::lookup) {
+            fib.tables = None;
+        }
+        if fib.tables.is_none() {
+            log::warn!("FIB {name}: unknown DIR-24-8 layout, lookups go through rte_fib_lookup_bulk");
+        }
+        Ok(fib)
+    }
+
+    /// Whether `inline` answers as rte_fib_lookup_bulk with a probe's
+    /// routes in (a /16 in tbl24, a /25 in a tbl8 group if there is one):
+    /// the head check alone cannot see a tbl8 group or an entry laid out
+    /// otherwise. The FIB is empty again after.
+    fn probe_agrees(&mut self, inline: impl Fn(&Fib, u32) -> Option<u64>) -> bool {
+        let routes =
+            [([198, 18, 0, 0], 16, 1), ([198, 18, 7, 128], 25, 2)].map(|(a, d, h)| (u32::from_be_bytes(a), d, h));
+        let ips = [[198, 18, 7, 200], [198, 18, 7, 1], [198, 19, 0, 1]].map(u32::from_be_bytes);
+        // A route that does not fit (no tbl8 group) is left out.
+        let added: Vec<_> = routes
+            .into_iter()
+            .filter(|&(ip, d, h)| self.add(ip, d, h).is_ok())
+            .collect();
+        let mut agree = true;
+        self.lookup_bulk(&ips, |i, by_dpdk| agree &= inline(self, ips[i]) == by_dpdk);
+        for (ip, depth, _) in added {
+            // SAFETY: the FIB is alive and &mut self excludes lookups.
+            let ret = unsafe { sys::rte_fib_delete(self.raw.as_ptr(), ip, depth) };
+            agree &= ret == 0;
+        }
+        agree
     }
 
     /// Adds `ip/depth -> next_hop` (ip in host order; depth 0 is a default
@@ -270,7 +299,7 @@ impl Drop for Fib {
 
 /// The head of rte_fib6's trie, what `rte_fib6_get_dp` points at: `struct
 /// rte_trie_tbl` of DPDK 22.11's private `lib/fib/trie.h` (unchanged
-/// through 22.11.11). Checked by [`Trie::of`] as [`Dir24_8`] is.
+/// through 22.11.11). Checked by [`Trie::of`] and [`Fib6::new`] as [`Dir24_8`] is.
 ///
 /// Entries (4 bytes here) are as in [`Dir24_8`], but the levels go on: an
 /// entry with the ext bit names a group of 256 entries in `tbl8` for the
@@ -358,14 +387,39 @@ impl Fib6 {
         let p = unsafe { sys::rte_fib6_create(cname.as_ptr(), socket, &mut conf) };
         let raw = NonNull::new(p).ok_or_else(|| DpdkError::from_errno(format!("cannot create FIB6 {name}")))?;
         let tables = Trie::of(raw, tbl8s);
-        if tables.is_none() {
-            log::warn!("FIB6 {name}: unknown trie layout, lookups go through rte_fib6_lookup_bulk");
-        }
-        Ok(Fib6 {
+        let mut fib = Fib6 {
             raw,
             tables,
             _eal: eal.clone(),
-        })
+        };
+        if fib.tables.is_some() && !fib.probe_agrees(Fib6::lookup) {
+            fib.tables = None;
+        }
+        if fib.tables.is_none() {
+            log::warn!("FIB6 {name}: unknown trie layout, lookups go through rte_fib6_lookup_bulk");
+        }
+        Ok(fib)
+    }
+
+    /// As [`Fib::probe_agrees`]: a /16 in tbl24 and a /40 two tbl8 levels
+    /// below it, if there are groups for it.
+    fn probe_agrees(&mut self, inline: impl Fn(&Fib6, &[u8; 16]) -> Option<u64>) -> bool {
+        let at = |ip: u128| ip.to_be_bytes();
+        let routes = [(at(0x2001_0db8 << 96), 16, 1), (at(0x2001_0db8_0700 << 80), 40, 2)];
+        let ips = [0x2001_0db8_0700_0001 << 64, 0x2001_0db8_0800 << 80, 0x2002 << 112].map(at);
+        // A route that does not fit (no tbl8 group) is left out.
+        let added: Vec<_> = routes
+            .into_iter()
+            .filter(|(ip, d, h)| self.add(ip, *d, *h).is_ok())
+            .collect();
+        let mut agree = true;
+        self.lookup_bulk(&ips, |i, by_dpdk| agree &= inline(self, &ips[i]) == by_dpdk);
+        for (ip, depth, _) in added {
+            // SAFETY: ip points at 16 bytes; the FIB is alive and exclusive.
+            let ret = unsafe { sys::rte_fib6_delete(self.raw.as_ptr(), ip.as_ptr(), depth) };
+            agree &= ret == 0;
+        }
+        agree
     }
 
     /// Adds `ip/depth -> next_hop` (`ip` in network order; depth 0 is a
@@ -469,6 +523,26 @@ mod tests {
             misses += usize::from(by_dpdk.is_none());
         });
         misses
+    }
+
+    #[test]
+    fn the_probe_refuses_an_inline_lookup_that_answers_otherwise() {
+        let eal = Eal::for_tests(512, &[]).expect("EAL init");
+        let mut fib = Fib::new(eal, "fib_probe", 0, 16, 64).unwrap();
+        assert!(fib.tables.is_some(), "DIR-24-8 layout not recognised");
+        assert!(fib.probe_agrees(Fib::lookup));
+        assert!(!fib.probe_agrees(|f, ip| f.lookup(ip).map(|h| h + 1)));
+        assert!(!fib.probe_agrees(|_, _| None));
+        let mut fib6 = Fib6::new(eal, "fib6_probe", 0, 16, 64).unwrap();
+        assert!(fib6.tables.is_some(), "trie layout not recognised");
+        assert!(fib6.probe_agrees(Fib6::lookup));
+        assert!(!fib6.probe_agrees(|f, ip| f.lookup(ip).map(|h| h + 1)));
+        assert!(!fib6.probe_agrees(|_, _| None));
+        // The probes' routes are gone.
+        let ips = [[198, 18, 7, 200], [198, 18, 7, 1]].map(u32::from_be_bytes);
+        fib.lookup_bulk(&ips, |i, hop| assert_eq!(hop, None, "{i}"));
+        let ips6 = [0x2001_0db8_0700_0001_u128 << 64, 0x2001_0db8_0800 << 80].map(u128::to_be_bytes);
+        fib6.lookup_bulk(&ips6, |i, hop| assert_eq!(hop, None, "{i}"));
     }
 
     #[test]
