@@ -37,6 +37,14 @@ fn a_lone_rule_file_is_ignored_with_a_warning() {
 }
 
 #[test]
+fn a_portmask_naming_missing_ports_warns_once() {
+    // Two ports exist; -p 0x7 (after TWO_PORTS' -p 0x3) also names port 2.
+    let stderr = stderr_of_run(&["-p", "0x7"]);
+    let warning = "enables ports [2], which do not exist";
+    assert_eq!(stderr.matches(warning).count(), 1, "{stderr}");
+}
+
+#[test]
 fn a_stray_argument_is_ignored_with_a_warning() {
     let stderr = stderr_of_run(&["stray"]);
     assert!(stderr.contains("ignoring 'stray': not an option"), "{stderr}");
