@@ -1,12 +1,15 @@
 //! l3fwd-rs between two `dpdk-testpmd` processes over shared-memory links,
 //! as containers (memif) and VMs (vhost-user) reach a software router: a
-//! txonly source on port 0, an rxonly sink on port 1, and every packet
-//! accounted for per port: sent by the source = received by l3fwd-rs =
-//! forwarded + counted drops, and forwarded = received by the sink.
+//! txonly source on port 0, a sink on port 1 that copies what it receives
+//! to a pcap file, and every packet accounted for per port: sent by the
+//! source = received by l3fwd-rs = forwarded + counted drops, and
+//! forwarded = received by the sink (up to what a link holds), whose
+//! frames carry l3fwd-rs's rewrite.
 //! testpmd polls on CPU 0, l3fwd-rs on CPU 1. Needs root (EAL runtime
 //! files under /var/run); without it, fails (or skips with
 //! `L3FWD_ALLOW_SKIP=1`).
 
+mod frames;
 mod linux;
 
 use linux::forwarder::{Forwarder, ScratchDir};
@@ -52,8 +55,11 @@ fn source_forwarder_sink(
         ("--rule_ipv6", ROUTES_V6.to_string()),
     ];
     let fwd = Forwarder::start(&scratch, &tag, &eal, &app, &rules);
-    let sink = TestPmd::start(&scratch, &format!("{tag}-sink"), &peer(&sockets[1]), "rxonly");
-    let source = TestPmd::start(&scratch, &format!("{tag}-source"), &peer(&sockets[0]), "txonly");
+    // The sink copies what it receives to a pcap file (its port 1).
+    let capture = scratch.path("sink.pcap");
+    let sink_ports = [peer(&sockets[1]), format!("net_pcap1,tx_pcap={}", capture.display())];
+    let sink = TestPmd::start(&scratch, &format!("{tag}-sink"), &sink_ports, "io");
+    let source = TestPmd::start(&scratch, &format!("{tag}-source"), &[peer(&sockets[0])], "txonly");
     std::thread::sleep(TRAFFIC);
 
     // Source first, so that nothing is in flight when the rest stop; its
@@ -63,7 +69,8 @@ fn source_forwarder_sink(
     // The sink next, once its count settles (the forwarder has drained):
     // its totals at exit, while the forwarder is still connected (net_memif
     // zeroes its statistics when the peer goes).
-    sink.settled_count("RX-packets");
+    // (The last periodic TX-packets: what it wrote to the file.)
+    sink.settled_count("TX-packets");
     let sink_out = sink.stop();
     let sunk = last_count(&sink_out, "RX-packets");
     let summary = fwd.stop();
@@ -90,6 +97,9 @@ fn source_forwarder_sink(
         "port 1 sent {tx1}, the sink received {sunk} (up to {in_flight_at_stop} may be in flight at its stop)\n{}\n{sink_out}",
         summary.stdout
     );
+    let sample = trafficgen::read_pcap(&capture).expect("read the sink's capture");
+    assert_eq!(sample.len() as u64, sunk, "the sink's capture");
+    assert_routed(&sample, &summary.stderr);
     // received = forwarded + counted drops; no mbuf leaked.
     summary.assert_conserved();
     let rx_mpps = summary.json["ports"][0]["rx_mpps"].as_f64().unwrap();
@@ -99,6 +109,33 @@ fn source_forwarder_sink(
          tx-full drops {}, sink received {sunk}",
         summary.forwarded("dropped_tx_full")
     );
+}
+
+/// The first, middle and last frame the sink received: testpmd's txonly
+/// frame (IPv4, TTL 64) as l3fwd-rs rewrites it for port 1.
+fn assert_routed(frames: &[Vec<u8>], forwarder_log: &str) {
+    let port1_mac = port_address(forwarder_log, 1);
+    for at in [0, frames.len() / 2, frames.len() - 1] {
+        let f = &frames[at];
+        assert_eq!(f[0..6], [2, 0, 0, 0, 0, 1], "frame {at}: destination MAC");
+        assert_eq!(f[6..12], port1_mac, "frame {at}: source MAC is port 1's");
+        assert_eq!(f[12..14], [0x08, 0x00], "frame {at}: IPv4");
+        assert_eq!(f[14 + 8], 63, "frame {at}: TTL");
+        assert_eq!(f[14 + 16..14 + 20], [198, 18, 0, 2], "frame {at}: destination");
+        assert!(frames::ipv4_checksum_ok(&f[14..34]), "frame {at}: IPv4 checksum");
+    }
+}
+
+/// The MAC address l3fwd-rs logged for `port` ("port P (...): ...,
+/// address XX:..., ...").
+fn port_address(log: &str, port: u16) -> [u8; 6] {
+    let line = log
+        .lines()
+        .find(|l| l.contains(&format!("port {port} (")) && l.contains("address "))
+        .unwrap_or_else(|| panic!("no address of port {port} in\n{log}"));
+    let text = line.split("address ").nth(1).unwrap().split([',', ' ']).next().unwrap();
+    let bytes: Vec<u8> = text.split(':').map(|b| u8::from_str_radix(b, 16).unwrap()).collect();
+    bytes.try_into().unwrap_or_else(|_| panic!("not a MAC: {text}"))
 }
 
 fn is_root() -> bool {

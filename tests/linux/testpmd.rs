@@ -21,10 +21,10 @@ pub struct TestPmd {
 }
 
 impl TestPmd {
-    /// Starts testpmd on `vdev` in forward mode `mode` (txonly, rxonly,
-    /// flowgen); returns once it forwards and has printed its first
-    /// statistics (its port is connected by then).
-    pub fn start(dir: &ScratchDir, name: &str, vdev: &str, mode: &str) -> TestPmd {
+    /// Starts testpmd on `vdevs` (ports 0, 1, ...) in forward mode `mode`
+    /// (txonly, rxonly, flowgen, io); returns once it forwards and has
+    /// printed its first statistics (its ports are connected by then).
+    pub fn start(dir: &ScratchDir, name: &str, vdevs: &[String], mode: &str) -> TestPmd {
         let prefix = format!("l3fwd-testpmd-{}-{name}", std::process::id());
         let log = dir.path(&format!("testpmd-{name}.log"));
         let child = Command::new("dpdk-testpmd")
@@ -38,7 +38,7 @@ impl TestPmd {
                 "--file-prefix",
                 &prefix,
             ])
-            .arg(format!("--vdev={vdev}"))
+            .args(vdevs.iter().map(|vdev| format!("--vdev={vdev}")))
             .args([
                 "--",
                 &format!("--forward-mode={mode}"),
