@@ -47,6 +47,15 @@ fn stderr_of(child: &mut Child) -> String {
     text
 }
 
+/// Sends SIG`signal` (`INT`, `HUP`, ...) to `child`.
+fn send_signal(child: &Child, signal: &str) {
+    let kill = Command::new("kill")
+        .args([format!("-{signal}"), child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success(), "kill -{signal}");
+}
+
 /// EAL removes its multi-process socket only in rte_eal_cleanup.
 fn assert_eal_cleaned_up(prefix: &str) {
     let socket = eal_runtime_dir(prefix).join("mp_socket");
@@ -85,11 +94,7 @@ fn signal_during_set_up_exits_0_with_the_summary_before_forwarding() {
         let (mut child, prefix) = spawn(&format!("early-{signal}"), &args, Stdio::piped());
         // Well before EAL and the ports are up (that takes hundreds of ms).
         thread::sleep(Duration::from_millis(30));
-        let kill = Command::new("kill")
-            .args([format!("-{signal}"), child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(kill.success());
+        send_signal(&child, signal);
         let status = wait(&mut child, Duration::from_secs(15));
         let stderr = stderr_of(&mut child);
         let mut stdout = String::new();
@@ -128,11 +133,7 @@ fn every_signal_that_would_kill_it_stops_it_cleanly_while_forwarding() {
         let mut line = String::new();
         stdout.read_line(&mut line).unwrap();
         assert!(line.contains("Mpps"), "SIG{signal}: {line}");
-        let kill = Command::new("kill")
-            .args([format!("-{signal}"), child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(kill.success());
+        send_signal(&child, signal);
         let status = wait(&mut child, Duration::from_secs(15));
         let mut rest = String::new();
         std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
