@@ -12,7 +12,7 @@ use dpdk::{Eal, Port};
 use crate::cli::Args;
 use crate::mode::{self, Mode, ModeTask};
 use crate::plan::{Plan, PortCaps, Topology};
-use crate::poll;
+use crate::{poll, stats_json};
 
 /// The signals that stop l3fwd-rs as Ctrl-C does (flush, summary,
 /// `--stats-json`, EAL cleanup): every one whose default would kill it
@@ -38,8 +38,8 @@ pub fn run(eal_args: &[String], args: &Args) -> Result<(), Box<dyn Error>> {
         signal_hook::flag::register(sig, Arc::clone(&quit))?;
     }
     rulefile::stop_reading_on(Arc::clone(&quit));
-    // Held to the end of the run: see `check_writable`.
-    let _stats_fifo = args.stats_json.as_deref().map(check_writable).transpose()?;
+    // Held to the end of the run: see `stats_json::check_writable`.
+    let _stats_fifo = args.stats_json.as_deref().map(stats_json::check_writable).transpose()?;
     let run = Run {
         eal_args,
         args,
@@ -70,26 +70,6 @@ impl ModeTask for Run<'_> {
         let lookup = M::build(&eal, &plan, args, rules)?;
         poll::serve(&eal, ports, &plan, args, M::RSS_L4, lookup, quit)
     }
-}
-
-/// Fails now, before any set-up, if `--stats-json` could not be written at
-/// exit. Creates the file (empty until then). A FIFO is opened for reading
-/// too, which does not wait for a reader, and returned to be held open: the
-/// JSON written at exit then goes into its buffer instead of waiting for a
-/// reader that may never come.
-fn check_writable(path: &std::path::Path) -> Result<Option<std::fs::File>, String> {
-    use std::os::unix::fs::FileTypeExt;
-    let fifo = std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo());
-    let mut options = std::fs::OpenOptions::new();
-    if fifo {
-        options.read(true).write(true);
-    } else {
-        options.append(true).create(true);
-    }
-    let file = options
-        .open(path)
-        .map_err(|e| format!("--stats-json {}: {e}", path.display()))?;
-    Ok(fifo.then_some(file))
 }
 
 /// EAL start, its ports, and the port/queue/lcore plan: common to both modes.

@@ -219,10 +219,10 @@ impl Summary {
         );
     }
 
-    /// Writes the JSON form to `path`.
+    /// Writes the JSON form to `path` (see [`crate::stats_json::write`]).
     pub fn write_json(&self, path: &Path) -> std::io::Result<()> {
         let text = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
-        std::fs::write(path, text + "\n")
+        crate::stats_json::write(path, &(text + "\n"))
     }
 }
 

@@ -19,6 +19,7 @@ pub mod poll;
 pub mod portmask;
 pub mod rule_files;
 pub mod setup;
+pub mod stats_json;
 
 /// Most packets per RX burst and per TX buffer (`--rx-burst`, `--tx-burst`:
 /// later l3fwd's MAX_PKT_BURST): the capacity of the per-lcore arrays.

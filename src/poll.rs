@@ -57,7 +57,7 @@ pub fn serve<L: Lookup>(
     if let Some(path) = &args.stats_json {
         summary
             .write_json(path)
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            .map_err(|e| format!("cannot write --stats-json {}: {e}", path.display()))?;
     }
     Ok(())
 }

@@ -1,7 +1,8 @@
 //! Inputs that never end or never come: nothing waits forever. A rule file
 //! without line ends fails at once, a pipe is read as it comes, a FIFO
 //! with no writer gives way to a signal, and a `--stats-json` FIFO with no
-//! reader holds up neither start-up nor shutdown.
+//! reader, or one that stopped reading, holds up neither start-up nor
+//! shutdown.
 
 mod common;
 
@@ -40,6 +41,12 @@ fn exit_within(mut child: Child, timeout: Duration) -> Output {
         thread::sleep(Duration::from_millis(20));
     }
     child.wait_with_output().unwrap()
+}
+
+/// Sends SIGINT to `child`.
+fn interrupt(child: &Child) {
+    let kill = Command::new("kill").args(["-INT", &child.id().to_string()]).status();
+    assert!(kill.expect("run kill").success());
 }
 
 fn stderr(output: &Output) -> String {
@@ -87,8 +94,7 @@ fn a_fifo_without_a_writer_gives_way_to_sigint() {
         child.try_wait().unwrap().is_none(),
         "l3fwd-rs did not wait for the writer"
     );
-    let kill = Command::new("kill").args(["-INT", &child.id().to_string()]).status();
-    assert!(kill.expect("run kill").success());
+    interrupt(&child);
     let out = exit_within(child, Duration::from_secs(3));
     assert_eq!(out.status.code(), Some(1));
     let expected = format!("cannot read {fifo}: stopped by a signal while waiting for input");
@@ -102,4 +108,33 @@ fn a_stats_json_fifo_without_a_reader_holds_nothing_up() {
     let child = spawn("json", &["--stats-json", &fifo, "--duration", "1"]);
     let out = exit_within(child, Duration::from_secs(20));
     assert!(out.status.success(), "{}", stderr(&out));
+}
+
+#[test]
+fn a_stats_json_reader_that_stopped_reading_holds_up_the_exit_2_s_at_most() {
+    use rustix::fs::{Mode, OFlags};
+    let dir = TestDir::new("full-fifo-json");
+    let fifo = mkfifo(&dir, "stats.json");
+    // A reader that read nothing, and a pipe buffer already full.
+    let reader = rustix::fs::open(&fifo, OFlags::RDWR | OFlags::NONBLOCK, Mode::empty()).unwrap();
+    while rustix::io::write(&reader, &[b'x'; 4096]).is_ok() {}
+    let child = spawn("full-json", &["--stats-json", &fifo, "--duration", "20"]);
+    thread::sleep(Duration::from_secs(1));
+    let signalled = Instant::now();
+    interrupt(&child);
+    let out = exit_within(child, Duration::from_secs(20));
+    let waited = signalled.elapsed();
+    let stderr = stderr(&out);
+    assert!(
+        waited < Duration::from_secs(5),
+        "exit {waited:?} after SIGINT\n{stderr}"
+    );
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("l3fwd-rs summary"),
+        "{stderr}"
+    );
+    let expected = format!("l3fwd-rs: cannot write --stats-json {fifo}: its reader took 0 of ");
+    assert!(stderr.contains(&expected), "{stderr}");
+    drop(reader);
 }
