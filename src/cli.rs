@@ -19,6 +19,14 @@ use crate::portmask::PortMask;
 /// C l3fwd's `lcore_params_array_default`, used when `--config` is absent.
 const DEFAULT_CONFIG: &str = "(0,0,2),(0,1,2),(0,2,2),(1,0,2),(1,1,2),(1,2,2),(2,0,2),(3,0,3),(3,1,3)";
 
+/// The command line's shape: EAL's options, then l3fwd's.
+pub const USAGE: &str = "l3fwd-rs [EAL options] -- -p PORTMASK [--config (port,queue,lcore)[,...]] [options]";
+
+/// A command line that runs anywhere DPDK is installed: no NIC, no
+/// hugepages, two `net_null` ports (endless 64-byte frames) for 3 s.
+pub const EXAMPLE: &str = "l3fwd-rs -l 0 --no-huge -m 512 --no-pci --vdev=net_null0 --vdev=net_null1 \
+-- -p 0x3 --config '(0,0,0),(1,0,0)' --stats-interval 1 --duration 3";
+
 /// C options l3fwd-rs accepts but does not implement, and whether they take a value.
 const UNSUPPORTED: [(&str, bool); 6] = [
     ("mode", true),
@@ -54,7 +62,8 @@ pub struct EthDest {
 /// l3fwd's application arguments.
 #[derive(Debug, Clone, Parser)]
 #[command(
-    about = "DPDK's l3fwd sample in Rust: l3fwd-rs [EAL options] -- -p PORTMASK [options]",
+    about = "DPDK's l3fwd sample in Rust",
+    override_usage = USAGE,
     args_override_self = true,
     allow_negative_numbers = true
 )]
@@ -272,7 +281,29 @@ pub fn command() -> clap::Command {
         // Counted: C refuses a flag given twice (`-E -E`) as two modes.
         Some(Arg::new(m.name).short(flag).action(ArgAction::Count).help(help))
     });
+    let command = command.version(version()).after_help(eal_help());
     with_unsupported(command.args(flags))
+}
+
+/// `--version`: l3fwd-rs's and the DPDK libraries' it runs on.
+fn version() -> &'static str {
+    static VERSION: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    VERSION.get_or_init(|| format!("{} on {}", env!("CARGO_PKG_VERSION"), dpdk::version()))
+}
+
+/// The end of `--help`: where EAL's options are told, and [`EXAMPLE`].
+fn eal_help() -> String {
+    let release = dpdk::version()
+        .split(' ')
+        .nth(1)
+        .and_then(|v| v.rsplit_once('.'))
+        .map_or("22.11", |(r, _)| r);
+    format!(
+        "EAL options (before --) are DPDK's, e.g. -l CORES, -m MB, --no-huge, --no-pci, --vdev DEVICE, \
+         --file-prefix NAME; `dpdk-testpmd --help` lists them all, as does \
+         https://doc.dpdk.org/guides-{release}/linux_gsg/linux_eal_parameters.html\n\n\
+         Example, on virtual ports (no NIC, no hugepages):\n  {EXAMPLE}"
+    )
 }
 
 impl Args {

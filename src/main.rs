@@ -12,7 +12,24 @@ fn main() {
         .format_target(false)
         .init();
     let argv: Vec<String> = std::env::args().collect();
-    let (eal_args, app_args) = split_args(&argv);
+    let (eal_args, mut app_args) = split_args(&argv);
+    if argv.len() == 1 {
+        errln!(
+            "Usage: {}\n\nTry, on virtual ports:\n  {}\n\n`l3fwd-rs --help` lists the options.",
+            cli::USAGE,
+            cli::EXAMPLE
+        );
+        std::process::exit(1);
+    }
+    // `--help`, `-h` and `--version` where EAL's options go: what a new
+    // user types first. EAL's own `--help` would exit without l3fwd's.
+    if let Some(asked) = eal_args
+        .iter()
+        .skip(1)
+        .find(|a| ["--help", "-h", "--version"].contains(&a.as_str()))
+    {
+        app_args = vec![argv[0].clone(), asked.clone()];
+    }
     if let Some(option) = app_option_before_separator(&argv) {
         errln!(
             "l3fwd-rs: {option} is an l3fwd option, but no '--' separates the EAL options from l3fwd's: \

@@ -174,6 +174,69 @@ fn help_exits_zero_and_lists_options() {
     }
 }
 
+/// l3fwd-rs run with exactly `args` (no harness EAL arguments, no `--`).
+fn run_bare(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(l3fwd_rs()).args(args).output().unwrap()
+}
+
+#[test]
+fn help_and_version_without_the_separator_exit_zero() {
+    for args in [&["--help"][..], &["-h"], &["-l", "0", "--no-huge", "--help"]] {
+        let out = run_bare(args);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stdout}");
+        for needle in [
+            "Usage: l3fwd-rs [EAL options] -- -p PORTMASK",
+            "--config <CONFIG>",
+            "dpdk-testpmd --help",
+        ] {
+            assert!(stdout.contains(needle), "{args:?}: no '{needle}' in\n{stdout}");
+        }
+    }
+    // The DPDK version is the installed library's, as pkg-config knows it.
+    let dpdk = std::process::Command::new("pkg-config")
+        .args(["--modversion", "libdpdk"])
+        .output()
+        .unwrap();
+    let dpdk = String::from_utf8_lossy(&dpdk.stdout);
+    let expected = format!("l3fwd-rs {} on DPDK {}\n", env!("CARGO_PKG_VERSION"), dpdk.trim());
+    for args in [&["--version"][..], &["--", "--version"]] {
+        let out = run_bare(args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), expected, "{args:?}");
+    }
+}
+
+#[test]
+fn a_bare_l3fwd_rs_shows_the_usage_and_an_example_that_runs() {
+    let out = run_bare(&[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.starts_with("Usage: l3fwd-rs [EAL options] --"), "{stderr}");
+    let example = stderr
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("l3fwd-rs "))
+        .unwrap_or_else(|| panic!("no example in\n{stderr}"));
+    // As printed, with this test's own EAL file prefix.
+    let prefix = format!("cli-example-{}", std::process::id());
+    let line = format!("\"$0\" --file-prefix {prefix} {example}");
+    let run = std::process::Command::new("sh")
+        .args(["-c", &line])
+        .arg(l3fwd_rs())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "{example}\n{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(
+        stdout.contains("Mpps") && stdout.contains("l3fwd-rs summary"),
+        "{stdout}"
+    );
+}
+
 #[test]
 fn forgotten_separator_names_the_real_problem() {
     let out = std::process::Command::new(l3fwd_rs())

@@ -14,6 +14,7 @@
 #include <rte_jhash.h>
 #include <rte_hash_crc.h>
 #include <rte_telemetry.h>
+#include <rte_version.h>
 #include "shim.h"
 #include <rte_fib.h>
 #include <rte_fib6.h>

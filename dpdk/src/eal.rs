@@ -379,6 +379,24 @@ pub fn current_lcore() -> u32 {
     unsafe { sys::shim_lcore_id() }
 }
 
+/// The version of the DPDK libraries this process runs on, as
+/// `rte_version()` gives it ("DPDK 22.11.11"): the shared library loaded,
+/// not the headers built against. Needs no EAL.
+///
+/// ```
+/// assert!(dpdk::version().starts_with("DPDK 22.11"));
+/// ```
+pub fn version() -> &'static str {
+    static VERSION: OnceLock<String> = OnceLock::new();
+    VERSION.get_or_init(|| {
+        // SAFETY: rte_version fills a static buffer on its first call (the
+        // OnceLock makes that one call) and returns it, NUL-terminated and
+        // never freed.
+        let text = unsafe { std::ffi::CStr::from_ptr(sys::rte_version()) };
+        text.to_string_lossy().into_owned()
+    })
+}
+
 /// The CPU's time-stamp counter: the cheap clock of the forwarding loop.
 #[inline(always)]
 pub fn rdtsc() -> u64 {

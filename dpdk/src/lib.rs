@@ -131,7 +131,7 @@ pub const MAX_LCORES: u32 = sys::RTE_MAX_LCORE;
 pub const MAX_QUEUES_PER_PORT: u16 = sys::RTE_MAX_QUEUES_PER_PORT as u16;
 
 pub use acl::{Acl, AclRule, ClassifyAlg, FieldDef, FieldKind, FieldValue, MAX_PRIORITY as ACL_MAX_PRIORITY};
-pub use eal::{current_lcore, rdtsc, Eal, SingleRxPool};
+pub use eal::{current_lcore, rdtsc, version, Eal, SingleRxPool};
 pub use error::{DpdkError, Result};
 pub use fib::{Fib, Fib6};
 pub use hash::{Hash, HASH_BULK_MAX};
