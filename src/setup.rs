@@ -90,6 +90,36 @@ fn port_conf(info: &PortInfo, opts: &Args, rss_l4: bool, fast_free: Option<Singl
     conf
 }
 
+/// Fails, naming the limit and what would work, where `--max-pkt-len`
+/// asks for more than `port` takes: ethdev would refuse the configuration
+/// with a bare EINVAL.
+fn check_frame_size(port: u16, info: &PortInfo, conf: &EthConf, max_pkt_len: Option<u32>) -> Result<(), String> {
+    let (Some(len), Some(mtu)) = (max_pkt_len, conf.mtu) else {
+        return Ok(());
+    };
+    let at_most = |limit: String| format!("--max-pkt-len {len}: port {port} ({}) takes {limit}", info.name);
+    if len > info.max_rx_pktlen {
+        return Err(at_most(format!("frames of at most {} bytes", info.max_rx_pktlen)));
+    }
+    if info.max_mtu != u16::MAX && mtu > info.max_mtu {
+        return Err(at_most(format!(
+            "an MTU of at most {} (frames of {len} bytes need {mtu})",
+            info.max_mtu
+        )));
+    }
+    let multi_segs = dpdk::tx_offload_multi_segs();
+    if conf.tx_offloads & multi_segs != 0 && info.tx_offloads & multi_segs == 0 {
+        let standard = ETHER_MTU + overhead_len(info);
+        return Err(format!(
+            "--max-pkt-len {len}: port {port} ({}) has no multi-segment TX, which an MTU above {ETHER_MTU} \
+             needs (a frame larger than an mbuf is sent in several, as in C l3fwd); --max-pkt-len {standard} \
+             or less works on it, jumbo frames need a port with multi-segment TX (most NICs' drivers, net_ring)",
+            info.name
+        ));
+    }
+    Ok(())
+}
+
 /// MBUF_FAST_FREE if the port offers it and one pool holds every mbuf.
 fn fast_free_offload(info: &PortInfo, fast_free: Option<SingleRxPool>) -> u64 {
     match fast_free {
@@ -163,11 +193,9 @@ pub fn build(
             .and_then(Option::take)
             .ok_or_else(|| format!("port {} does not exist", pp.port))?;
         let info = port.info()?;
-        let slots = port.configure(
-            pp.n_rx_queues,
-            pp.n_tx_queues,
-            &port_conf(&info, opts, rss_l4, fast_free),
-        )?;
+        let conf = port_conf(&info, opts, rss_l4, fast_free);
+        check_frame_size(pp.port, &info, &conf, opts.max_pkt_len)?;
+        let slots = port.configure(pp.n_rx_queues, pp.n_tx_queues, &conf)?;
         let (rxd, txd) = port.adjust_ring_sizes(opts.rx_queue_size, opts.tx_queue_size)?;
         let mac = port.mac()?;
         let dest = opts

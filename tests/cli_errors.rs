@@ -56,6 +56,18 @@ fn more_queues_than_the_port_has() {
 }
 
 #[test]
+fn jumbo_frames_on_a_port_without_multi_segment_tx() {
+    let dir = TestDir::new("jumbo-pcap");
+    let input = dir.path("one-frame.pcap");
+    trafficgen::write_pcap(&input, &[vec![0u8; 60]]).unwrap();
+    let vdev = format!("--vdev=net_pcap0,rx_pcap={}", input.display());
+    let app = ["-p", "0x1", "--config", "(0,0,0)", "--max-pkt-len", "9000"];
+    let expected = "--max-pkt-len 9000: port 0 (net_pcap0) has no multi-segment TX, which an MTU above 1500 needs";
+    assert_fails_on(&[&vdev], &app, expected);
+    assert_fails_on(&[&vdev], &app, "--max-pkt-len 1518 or less works on it");
+}
+
+#[test]
 fn bad_rule_files_name_file_and_line() {
     let dir = TestDir::new("bad-rules");
     let path = dir.file("bad.cfg", "# comment\nR10.0.0.0/8 1\nR10.1.0.0/33 1\n");

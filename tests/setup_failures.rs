@@ -142,21 +142,42 @@ fn mempool_that_does_not_fit_in_eal_memory() {
             "cannot create mempool",
             "131358 mbufs",
             "MiB of EAL memory",
-            "Cannot allocate memory",
+            "Cannot allocate memory; give EAL more: -m MB",
         ],
     );
     assert_eal_cleaned_up(&out);
 }
 
-/// The LPM table alone (a 2^24-entry first level) needs more than 64 MB.
+/// What EAL memory does not hold tells how much it needs and what gives
+/// more. The LPM table alone (a 2^24-entry first level) needs more than
+/// 64 MB; a FIB also RIB nodes for 65536 routes and 32768 tbl8 groups of
+/// 1 KiB; the exact-match table of 4M keys about 193 MiB (rte_hash sets
+/// no rte_errno when its memory runs out: what it had read ENOENT).
 #[test]
 fn lookup_table_that_does_not_fit_in_eal_memory() {
-    let out = fails_with(
-        &["-m", "64", "--vdev=net_null0"],
-        ONE_PORT,
-        &["cannot create LPM table", "Cannot allocate memory"],
-    );
-    assert_eal_cleaned_up(&out);
+    let hint = "Cannot allocate memory; give EAL more: -m MB (with --no-huge), or more hugepages";
+    let cases: [(&[&str], &[&str]); 3] = [
+        (
+            &[],
+            &["cannot create LPM table l3fwd_v4 of 1 rules and 1 tbl8 groups (about 65 MiB of EAL memory)"],
+        ),
+        (
+            &["--lookup=fib"],
+            &["cannot create FIB l3fwd_fib4 of 65536 routes and 32768 tbl8 groups (about 113 MiB of EAL memory)"],
+        ),
+        (
+            &["-E"],
+            &["cannot create hash table em_IPv4_0 of 4194304 entries (about 193 MiB of EAL memory)"],
+        ),
+    ];
+    for (mode, needles) in cases {
+        let out = fails_with(
+            &["-m", "64", "--vdev=net_null0"],
+            &[ONE_PORT, mode].concat(),
+            &[needles, &[hint]].concat(),
+        );
+        assert_eal_cleaned_up(&out);
+    }
 }
 
 /// Each lcore needs a TX queue on every port; a pcap port has one per

@@ -43,6 +43,11 @@ int shim_errno(void)
 	return rte_errno;
 }
 
+void shim_clear_errno(void)
+{
+	rte_errno = 0;
+}
+
 uint32_t shim_hash_crc(const void *data, uint32_t len, uint32_t init)
 {
 	return rte_hash_crc(data, len, init);

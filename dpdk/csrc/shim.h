@@ -18,6 +18,7 @@ int shim_lpm_lookup_bulk(const struct rte_lpm *lpm, const uint32_t *ips, uint32_
 unsigned shim_lcore_id(void);
 uint64_t shim_rdtsc(void);
 int shim_errno(void);
+void shim_clear_errno(void);
 uint32_t shim_hash_crc(const void *data, uint32_t len, uint32_t init);
 struct rte_mempool;
 const char *shim_mempool_ops_name(const struct rte_mempool *mp);

@@ -58,6 +58,30 @@ impl DpdkError {
         Self::from_code(what, 0)
     }
 
+    /// An error for a call that returned NULL while allocating about
+    /// `bytes` of EAL memory: the size, and for want of memory the EAL
+    /// options that give more. Call [`clear_errno`] before the call.
+    /// `rte_errno` left at 0 or ENOENT is taken as want of memory:
+    /// rte_hash_create's allocation failures set nothing, and leave what
+    /// a lookup inside it set (ENOENT: "No such file or directory"); no
+    /// allocation fails for want of a name.
+    pub(crate) fn from_allocation(what: impl fmt::Display, bytes: u64) -> Self {
+        let mib = bytes.div_ceil(1 << 20);
+        let errno = match last_errno() {
+            errno if errno == 0 || errno == sys::ENOENT as i32 => sys::ENOMEM as i32,
+            errno => errno,
+        };
+        let mut reason = strerror(errno);
+        if errno == sys::ENOMEM as i32 {
+            reason += "; give EAL more: -m MB (with --no-huge), or more hugepages";
+        }
+        Self {
+            what: format!("{what} (about {mib} MiB of EAL memory)"),
+            reason,
+            errno,
+        }
+    }
+
     /// An error detected before calling DPDK.
     pub(crate) fn invalid(what: impl Into<String>, reason: impl Into<String>) -> Self {
         Self {
@@ -82,6 +106,12 @@ impl fmt::Display for DpdkError {
 }
 
 impl std::error::Error for DpdkError {}
+
+/// Sets this thread's `rte_errno` to 0 (see [`DpdkError::from_allocation`]).
+pub(crate) fn clear_errno() {
+    // SAFETY: writes this thread's rte_errno through the shim; no arguments.
+    unsafe { sys::shim_clear_errno() }
+}
 
 fn last_errno() -> i32 {
     // SAFETY: reads this thread's rte_errno through the shim; no arguments.

@@ -17,7 +17,8 @@ use std::ffi::{c_void, CString};
 use std::ptr::{addr_of, NonNull};
 
 use crate::eal::Eal;
-use crate::error::{DpdkError, Result};
+use crate::error::{clear_errno, DpdkError, Result};
+use crate::lpm::dir24_8_memory;
 use crate::lpm::in_chunks;
 use crate::sys;
 
@@ -28,6 +29,16 @@ const NO_ROUTE: u64 = (1 << 31) - 1;
 
 fn c_name(name: &str) -> Result<CString> {
     CString::new(name).map_err(|_| DpdkError::invalid("FIB name", "contains a NUL byte"))
+}
+
+/// EAL memory an rte_fib (DIR-24-8) or rte_fib6 (trie) takes (DPDK
+/// 22.11's dir24_8.c, trie.c, rte_rib): the tables with one group more
+/// than asked and a 4-byte index per group, and two RIB nodes per route,
+/// each 128 bytes in its mempool (header and node, each cache-line
+/// aligned).
+fn eal_memory(max_routes: u32, tbl8s: u32) -> u64 {
+    const RIB_NODE: u64 = 128;
+    dir24_8_memory(tbl8s.saturating_add(1)) + 4 * u64::from(tbl8s) + 2 * RIB_NODE * u64::from(max_routes)
 }
 
 fn check_hop(next_hop: u64) -> Result<()> {
@@ -170,9 +181,15 @@ impl Fib {
         };
         conf.__bindgen_anon_1.dir24_8.nh_sz = sys::rte_fib_dir24_8_nh_sz_RTE_FIB_DIR24_8_4B;
         conf.__bindgen_anon_1.dir24_8.num_tbl8 = tbl8s;
+        clear_errno();
         // SAFETY: cname and conf are valid for the call.
         let p = unsafe { sys::rte_fib_create(cname.as_ptr(), socket, &mut conf) };
-        let raw = NonNull::new(p).ok_or_else(|| DpdkError::from_errno(format!("cannot create FIB {name}")))?;
+        let raw = NonNull::new(p).ok_or_else(|| {
+            DpdkError::from_allocation(
+                format_args!("cannot create FIB {name} of {max_routes} routes and {tbl8s} tbl8 groups"),
+                eal_memory(max_routes, tbl8s),
+            )
+        })?;
         let tables = Dir24_8::of(raw, tbl8s);
         let mut fib = Fib {
             raw,
@@ -383,9 +400,15 @@ impl Fib6 {
         };
         conf.__bindgen_anon_1.trie.nh_sz = sys::rte_fib_trie_nh_sz_RTE_FIB6_TRIE_4B;
         conf.__bindgen_anon_1.trie.num_tbl8 = tbl8s;
+        clear_errno();
         // SAFETY: cname and conf are valid for the call.
         let p = unsafe { sys::rte_fib6_create(cname.as_ptr(), socket, &mut conf) };
-        let raw = NonNull::new(p).ok_or_else(|| DpdkError::from_errno(format!("cannot create FIB6 {name}")))?;
+        let raw = NonNull::new(p).ok_or_else(|| {
+            DpdkError::from_allocation(
+                format_args!("cannot create FIB6 {name} of {max_routes} routes and {tbl8s} tbl8 groups"),
+                eal_memory(max_routes, tbl8s),
+            )
+        })?;
         let tables = Trie::of(raw, tbl8s);
         let mut fib = Fib6 {
             raw,

@@ -17,7 +17,7 @@ use std::mem::MaybeUninit;
 use std::ptr::NonNull;
 
 use crate::eal::Eal;
-use crate::error::{DpdkError, Result};
+use crate::error::{clear_errno, DpdkError, Result};
 use crate::sys;
 
 /// Most keys one bulk lookup takes (RTE_HASH_LOOKUP_BULK_MAX, 64):
@@ -77,11 +77,14 @@ impl<const N: usize> Hash<N> {
             socket_id: socket,
             ..Default::default()
         };
+        clear_errno();
         // SAFETY: params and the name it points to are valid for the call;
         // rte_hash copies the name.
         let p = unsafe { sys::rte_hash_create(&params) };
-        let raw = NonNull::new(p)
-            .ok_or_else(|| DpdkError::from_errno(format!("cannot create hash table {name} of {entries} entries")))?;
+        let raw = NonNull::new(p).ok_or_else(|| {
+            let what = format_args!("cannot create hash table {name} of {entries} entries");
+            DpdkError::from_allocation(what, eal_memory(entries, N))
+        })?;
         Ok(Hash {
             raw,
             crc,
@@ -291,4 +294,15 @@ impl<const N: usize> Drop for Hash<N> {
         // SAFETY: the table is ours and no lookup can run (we hold &mut).
         unsafe { sys::rte_hash_free(self.raw.as_ptr()) }
     }
+}
+/// EAL memory an rte_hash of `entries` keys of `key_len` bytes takes
+/// (DPDK 22.11's rte_cuckoo_hash.c, no extra flags): 64-byte buckets of 8
+/// slots for the entries rounded up to a power of two, a key store of
+/// `entries + 1` slots (the key after an 8-byte pointer, in 16-byte
+/// steps), and a ring of 4-byte free-slot indexes.
+pub(crate) fn eal_memory(entries: u32, key_len: usize) -> u64 {
+    let slots = u64::from(entries) + 1;
+    let buckets = u64::from(entries).next_power_of_two() / 8;
+    let key_slot = (8 + key_len as u64).next_multiple_of(16);
+    buckets * 64 + slots * key_slot + slots.next_power_of_two() * 4
 }

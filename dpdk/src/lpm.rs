@@ -14,7 +14,8 @@ use std::ffi::CString;
 use std::ptr::NonNull;
 
 use crate::eal::Eal;
-use crate::error::{DpdkError, Result};
+use crate::error::{clear_errno, DpdkError, Result};
+use crate::hash;
 use crate::sys;
 
 /// Bit rte_lpm sets in a bulk-lookup result when the address matched.
@@ -62,6 +63,14 @@ unsafe impl Send for LpmTable {}
 // SAFETY: as above: &LpmTable only allows lookups.
 unsafe impl Sync for LpmTable {}
 
+/// EAL memory of a first level of 2^24 4-byte entries and `tbl8s` groups
+/// of 256 more: the bulk of rte_lpm, rte_lpm6, rte_fib and rte_fib6 (4-byte
+/// next hops; DPDK 22.11).
+pub(crate) fn dir24_8_memory(tbl8s: u32) -> u64 {
+    const ENTRY: u64 = 4;
+    ((1 << 24) + 256 * u64::from(tbl8s)) * ENTRY
+}
+
 fn c_name(name: &str) -> Result<CString> {
     CString::new(name).map_err(|_| DpdkError::invalid("table name", "contains a NUL byte"))
 }
@@ -74,9 +83,17 @@ impl LpmTable {
             number_tbl8s: tbl8s,
             flags: 0,
         };
+        clear_errno();
         // SAFETY: cname and config are valid for the call.
         let p = unsafe { sys::rte_lpm_create(cname.as_ptr(), socket, &config) };
-        let raw = NonNull::new(p).ok_or_else(|| DpdkError::from_errno(format!("cannot create LPM table {name}")))?;
+        let raw = NonNull::new(p).ok_or_else(|| {
+            // A rule is an address and a next hop, 8 bytes.
+            let bytes = dir24_8_memory(tbl8s) + 8 * u64::from(max_rules);
+            DpdkError::from_allocation(
+                format_args!("cannot create LPM table {name} of {max_rules} rules and {tbl8s} tbl8 groups"),
+                bytes,
+            )
+        })?;
         Ok(LpmTable { raw, _eal: eal.clone() })
     }
 
@@ -367,9 +384,18 @@ impl Lpm6 {
             number_tbl8s: tbl8s,
             flags: 0,
         };
+        clear_errno();
         // SAFETY: cname and config are valid for the call.
         let p = unsafe { sys::rte_lpm6_create(cname.as_ptr(), socket, &config) };
-        let raw = NonNull::new(p).ok_or_else(|| DpdkError::from_errno(format!("cannot create LPM6 table {name}")))?;
+        let raw = NonNull::new(p).ok_or_else(|| {
+            // Per group, a 4-byte index and an 8-byte header besides its
+            // entries; the rules are an rte_hash of 20-byte keys.
+            let bytes = dir24_8_memory(tbl8s) + 12 * u64::from(tbl8s) + hash::eal_memory(max_rules, 20);
+            DpdkError::from_allocation(
+                format_args!("cannot create LPM6 table {name} of {max_rules} rules and {tbl8s} tbl8 groups"),
+                bytes,
+            )
+        })?;
         Ok(Lpm6 { raw, _eal: eal.clone() })
     }
 

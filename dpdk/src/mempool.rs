@@ -5,7 +5,7 @@ use std::ptr::NonNull;
 use std::sync::Arc;
 
 use crate::eal::Eal;
-use crate::error::{DpdkError, Result};
+use crate::error::{clear_errno, DpdkError, Result};
 use crate::sys;
 
 /// A pool of packet buffers (`rte_pktmbuf_pool_create_by_ops`), always
@@ -89,18 +89,15 @@ impl Mempool {
         let cname = CString::new(name).map_err(|_| DpdkError::invalid("mempool name", "contains a NUL byte"))?;
         let data_room = (sys::RTE_MBUF_DEFAULT_DATAROOM + sys::RTE_PKTMBUF_HEADROOM) as u16;
         let ops = pool_ops();
+        clear_errno();
         // SAFETY: cname and ops are valid C strings for the call; the other
         // arguments are plain values.
         let p = unsafe {
             sys::rte_pktmbuf_pool_create_by_ops(cname.as_ptr(), n, cache, 0, data_room, socket, ops.as_ptr())
         };
         let raw = NonNull::new(p).ok_or_else(|| {
-            // The size tells whether EAL memory (-m, hugepages) is the
-            // reason, the usual one.
-            let mib = (u64::from(n) * u64::from(mbuf_size(data_room))).div_ceil(1 << 20);
-            DpdkError::from_errno(format!(
-                "cannot create mempool {name} of {n} mbufs ({mib} MiB of EAL memory)"
-            ))
+            let bytes = u64::from(n) * u64::from(mbuf_size(data_room));
+            DpdkError::from_allocation(format_args!("cannot create mempool {name} of {n} mbufs"), bytes)
         })?;
         Ok(Mempool(Arc::new(Pool {
             raw,

@@ -53,9 +53,8 @@ pub enum LpmError {
         kind: &'static str,
         /// `"IPv4"` or `"IPv6"`.
         family: &'static str,
-        /// The size asked for.
-        size: Size,
-        /// DPDK's error.
+        /// DPDK's error, with the size asked for (a FIB asks for more
+        /// than the routes need: see `fib_size`).
         source: DpdkError,
     },
     /// rte_lpm6_add refused a route.
@@ -101,16 +100,7 @@ impl fmt::Display for LpmError {
                     } => write!(f, "more than {limit} tbl8 groups, the library's maximum"),
                 }
             }
-            Self::Create {
-                kind,
-                family,
-                size,
-                source,
-            } => write!(
-                f,
-                "{family} {kind} table of {} rules and {} tbl8 groups: {source}",
-                size.rules, size.tbl8s
-            ),
+            Self::Create { kind, family, source } => write!(f, "{family} {kind} table: {source}"),
             Self::Add { origin, line, source } => write!(f, "{origin}:{line}: {source}"),
             Self::DefaultRoute { origin, line, library } => write!(
                 f,
@@ -308,12 +298,7 @@ fn load<N: Library, T>(
             let (origin, line) = at(line);
             LpmError::Add { origin, line, source }
         }
-        None => LpmError::Create {
-            kind,
-            family,
-            size,
-            source,
-        },
+        None => LpmError::Create { kind, family, source },
     })?;
     log::info!(
         "{kind}: {family}: {} routes in a table of {} rules and {} tbl8 groups, built in {:.1?}",
