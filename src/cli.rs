@@ -112,6 +112,12 @@ pub struct Args {
     #[arg(long, value_name = "X,MM:MM:MM:MM:MM:MM", value_parser = parse_eth_dest)]
     pub eth_dest: Vec<EthDest>,
 
+    /// Fixed link speed in Mbit/s, autonegotiation off (later l3fwd's
+    /// option): 1000, 2500, 5000, 10000, 20000, 25000, 40000, 50000,
+    /// 56000, 100000, 200000 or 400000
+    #[arg(long, value_name = "MBPS", value_parser = parse_link_speed)]
+    pub eth_link_speed: Option<dpdk::LinkSpeed>,
+
     /// Exact match: fill the IPv6 table instead of the IPv4 one
     #[arg(long)]
     pub ipv6: bool,
@@ -379,6 +385,20 @@ fn parse_burst(text: &str) -> Result<usize, String> {
             );
             Ok(crate::DEFAULT_BURST)
         }
+    }
+}
+
+/// `--eth-link-speed`: a decimal speed ethdev knows. C (25.11) refuses 10
+/// and 100, whose bits it would take half-duplex, and ignores what
+/// `atoi` reads as no known speed; l3fwd-rs refuses that too.
+fn parse_link_speed(text: &str) -> Result<dpdk::LinkSpeed, String> {
+    let mbps = parse_c_ulong(text, 10).and_then(|n| u32::try_from(n).ok());
+    match mbps {
+        Some(10 | 100) => Err("unsupported fixed speed (10 and 100 Mbit/s need a duplex, as in C)".to_owned()),
+        Some(mbps) => dpdk::LinkSpeed::fixed(mbps).ok_or_else(|| {
+            format!("{mbps} Mbit/s is no link speed: 1000, 2500, 5000, 10000, 20000, 25000, ... expected")
+        }),
+        None => Err(format!("invalid link speed '{}'", quote(text))),
     }
 }
 

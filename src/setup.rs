@@ -78,6 +78,7 @@ fn port_conf(info: &PortInfo, opts: &Args, rss_l4: bool, fast_free: Option<Singl
         },
         tx_offloads: fast_free_offload(info, fast_free),
         mtu: None,
+        link_speed: opts.eth_link_speed,
         fast_free,
     };
     if let Some(len) = opts.max_pkt_len {
@@ -213,6 +214,13 @@ pub fn build(
             fmt_mac(&mac),
             fmt_mac(&dest)
         );
+        if let Some(speed) = conf.link_speed {
+            log::info!(
+                "port {}: link speed fixed at {} Mbit/s, autonegotiation off",
+                pp.port,
+                speed.mbps()
+            );
+        }
         let eth = eth_rewrite(dest, mac);
 
         // One pool for all ports (or one per port with --per-port-pool) on

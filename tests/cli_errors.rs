@@ -56,6 +56,26 @@ fn more_queues_than_the_port_has() {
 }
 
 #[test]
+fn eth_link_speed_takes_the_speeds_ethdev_knows() {
+    let app = |speed: &'static str| ["-p", "0x3", "--config", "(0,0,0)", "--eth-link-speed", speed];
+    assert_fails_with(&app("100"), "unsupported fixed speed");
+    assert_fails_with(&app("12345"), "12345 Mbit/s is no link speed");
+    assert_fails_with(&app("fast"), "invalid link speed 'fast'");
+    // Virtual ports take a fixed speed (and ignore it): the run starts.
+    let vdevs = ["-l", "0", "--vdev=net_null0", "--vdev=net_null1"];
+    let out = run_cli(
+        &l3fwd_rs(),
+        &vdevs,
+        &[&app(" 25000")[..], &["--duration", "1"]].concat(),
+    );
+    out.assert_success();
+    for port in 0..2 {
+        let line = format!("port {port}: link speed fixed at 25000 Mbit/s, autonegotiation off");
+        assert!(out.stderr.contains(&line), "{}", out.stderr);
+    }
+}
+
+#[test]
 fn jumbo_frames_on_a_port_without_multi_segment_tx() {
     let dir = TestDir::new("jumbo-pcap");
     let input = dir.path("one-frame.pcap");

@@ -72,3 +72,4 @@ const uint64_t shim_rss_ip = RTE_ETH_RSS_IP;
 const uint64_t shim_rss_l4 = RTE_ETH_RSS_UDP | RTE_ETH_RSS_TCP | RTE_ETH_RSS_SCTP;
 const uint64_t shim_tx_offload_fast_free = RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE;
 const uint64_t shim_tx_offload_multi_segs = RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+const uint32_t shim_link_speed_fixed = RTE_ETH_LINK_SPEED_FIXED;

@@ -31,5 +31,6 @@ extern const uint64_t shim_rss_ip;
 extern const uint64_t shim_rss_l4;
 extern const uint64_t shim_tx_offload_fast_free;
 extern const uint64_t shim_tx_offload_multi_segs;
+extern const uint32_t shim_link_speed_fixed;
 
 #endif

@@ -140,6 +140,6 @@ pub use lpm::{FrozenLpm, Lpm, Lpm6, LpmTable, Tbl24};
 pub use mbuf::{prefetch, Drain, Mbuf, MbufArray};
 pub use mempool::Mempool;
 pub use port::{
-    rss_ip, rss_l4, tx_offload_fast_free, tx_offload_multi_segs, EthConf, Link, Port, PortInfo, PortStats, QueueSlots,
-    RxQueue, RxSlot, TxQueue, TxSlot, QUEUE_STATS,
+    rss_ip, rss_l4, tx_offload_fast_free, tx_offload_multi_segs, EthConf, Link, LinkSpeed, Port, PortInfo, PortStats,
+    QueueSlots, RxQueue, RxSlot, TxQueue, TxSlot, QUEUE_STATS,
 };

@@ -64,10 +64,49 @@ pub struct EthConf {
     pub tx_offloads: u64,
     /// MTU to set; the driver default if None.
     pub mtu: Option<u16>,
+    /// A fixed link speed, autonegotiation off; None autonegotiates
+    /// (advertising every speed the device has).
+    pub link_speed: Option<LinkSpeed>,
     /// The proof that every mbuf comes from one pool, without which
     /// [`tx_offload_fast_free`] is refused (in `tx_offloads` and in the
     /// port's TX queues' offloads).
     pub fast_free: Option<SingleRxPool>,
+}
+
+/// One link speed with autonegotiation off (`rte_eth_conf.link_speeds` =
+/// `RTE_ETH_LINK_SPEED_FIXED` and that speed's bit), for links that stay
+/// down when autonegotiating. Only speeds ethdev has a full-duplex bit for
+/// are made: ethdev takes one speed, never a set, when it is fixed.
+///
+/// ```
+/// assert_eq!(dpdk::LinkSpeed::fixed(10_000).map(|s| s.mbps()), Some(10_000));
+/// assert!(dpdk::LinkSpeed::fixed(12_345).is_none());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LinkSpeed {
+    mbps: u32,
+    bits: u32,
+}
+
+impl LinkSpeed {
+    /// `mbps` (one of ethdev's `RTE_ETH_SPEED_NUM_*`: 10, 100, 1000, 2500,
+    /// ... 400000), full duplex, fixed; None for a speed ethdev does not
+    /// know.
+    pub fn fixed(mbps: u32) -> Option<LinkSpeed> {
+        // SAFETY: a pure function of its arguments.
+        let speed = unsafe { sys::rte_eth_speed_bitflag(mbps, sys::RTE_ETH_LINK_FULL_DUPLEX as i32) };
+        // SAFETY: reads a constant defined in the shim.
+        let fixed = unsafe { sys::shim_link_speed_fixed };
+        (speed != 0).then_some(LinkSpeed {
+            mbps,
+            bits: speed | fixed,
+        })
+    }
+
+    /// The speed in Mbit/s.
+    pub fn mbps(self) -> u32 {
+        self.mbps
+    }
 }
 
 /// `RTE_ETH_RSS_IP`: RSS over IPv4 and IPv6 addresses.
@@ -403,6 +442,7 @@ impl Port {
         }
         c.txmode.mq_mode = sys::rte_eth_tx_mq_mode_RTE_ETH_MQ_TX_NONE;
         c.txmode.offloads = conf.tx_offloads;
+        c.link_speeds = conf.link_speed.map_or(0, |s| s.bits);
         if let Some(mtu) = conf.mtu {
             c.rxmode.mtu = mtu.into();
         }
