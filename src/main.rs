@@ -11,7 +11,13 @@ fn main() {
         .format_timestamp(None)
         .format_target(false)
         .init();
-    let argv: Vec<String> = std::env::args().collect();
+    let argv = match utf8_args() {
+        Ok(argv) => argv,
+        Err(message) => {
+            errln!("l3fwd-rs: {message}");
+            std::process::exit(1);
+        }
+    };
     let (eal_args, mut app_args) = split_args(&argv);
     if argv.len() == 1 {
         errln!(
@@ -49,6 +55,20 @@ fn main() {
         errln!("l3fwd-rs: {e}");
         std::process::exit(1);
     }
+}
+
+/// The command line, every argument UTF-8 (`std::env::args` would panic
+/// on one that is not).
+fn utf8_args() -> Result<Vec<String>, String> {
+    std::env::args_os()
+        .enumerate()
+        .map(|(i, arg)| {
+            arg.into_string().map_err(|arg| {
+                let shown = rulefile::quote(&arg.to_string_lossy());
+                format!("argument {i} ('{shown}') is not UTF-8 text, which l3fwd-rs takes only")
+            })
+        })
+        .collect()
 }
 
 /// EAL arguments (with the program name) and the application's (with the

@@ -270,6 +270,23 @@ fn a_bare_l3fwd_rs_shows_the_usage_and_an_example_that_runs() {
 }
 
 #[test]
+fn an_argument_that_is_not_utf8_is_one_error_line() {
+    use std::os::unix::ffi::OsStrExt;
+    let bad = std::ffi::OsStr::from_bytes(b"0x\xff");
+    let out = std::process::Command::new(l3fwd_rs())
+        .args(["--no-huge", "--", "-p"])
+        .arg(bad)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(
+        stderr,
+        "l3fwd-rs: argument 4 ('0x\u{fffd}') is not UTF-8 text, which l3fwd-rs takes only\n"
+    );
+}
+
+#[test]
 fn forgotten_separator_names_the_real_problem() {
     let out = std::process::Command::new(l3fwd_rs())
         .args(["-l", "0", "--no-huge", "-p", "0x3", "--config", "(0,0,0)"])
