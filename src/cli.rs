@@ -4,11 +4,12 @@
 //! so one argument list runs both binaries. Options l3fwd-rs adds are extra
 //! names, never renames. Long options may be abbreviated, as with getopt_long.
 
-use clap::error::{ContextValue, ErrorKind};
+use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::parser::ValueSource;
 use clap::{Arg, ArgAction, ArgMatches, CommandFactory, FromArgMatches, Parser};
 use dpdk::{MAX_LCORES, MAX_PORTS, MAX_QUEUES_PER_PORT};
 use rulefile::{parse_c_ulong, quote, skip_c_space};
+use std::error::Error as _;
 use std::fmt;
 use std::path::PathBuf;
 
@@ -256,6 +257,15 @@ fn error_line(kind: ErrorKind, message: &str) -> clap::Error {
 fn one_line(error: clap::Error) -> clap::Error {
     if !error.use_stderr() {
         return error;
+    }
+    // clap renders a value's control characters its own way (a backspace
+    // dropped, newlines kept), which no replacement finds: say it here.
+    let value = (error.get(ContextKind::InvalidValue), error.get(ContextKind::InvalidArg));
+    if let ((Some(ContextValue::String(value)), Some(ContextValue::String(arg))), Some(why)) = (value, error.source()) {
+        return error_line(
+            error.kind(),
+            &format!("invalid value '{}' for '{arg}': {why}", quote(value)),
+        );
     }
     let rendered = capped_values(&error);
     let paragraph = rendered.split("\n\n").next().unwrap_or_default();

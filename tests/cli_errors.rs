@@ -27,6 +27,11 @@ fn bad_portmask() {
     assert_fails_with(&["-p", "0", "--config", "(0,0,0)"], "portmask '0'");
     assert_fails_with(&["-p", "xyz", "--config", "(0,0,0)"], "portmask 'xyz'");
     assert_fails_with(&["-p", "-0", "--config", "(0,0,0)"], "portmask '-0'");
+    // Control characters are escaped: the message stays one line, whole.
+    assert_fails_with(
+        &["-p", "3\n\nx\u{8}", "--config", "(0,0,0)"],
+        "for '-p <PORTMASK>': invalid portmask '3\\n\\nx\\u{8}'",
+    );
 }
 
 #[test]

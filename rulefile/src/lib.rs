@@ -163,18 +163,31 @@ fn rule_text(line: &[u8]) -> Option<Cow<'_, str>> {
 
 /// `text` as an error message may echo it: at most [`QUOTED_CHARS`]
 /// characters, without trailing white space; where cut, `...` and the
-/// whole length, so that a 10 MB field gives a short line.
+/// whole length, so that a 10 MB field gives a short line. Control
+/// characters but tabs are escaped (`\n`, `\u{1b}`): an echo neither
+/// breaks the message's line nor drives the terminal.
 ///
 /// ```
 /// assert_eq!(rulefile::quote("R1 "), "R1");
 /// let long = rulefile::quote(&"x".repeat(1000));
 /// assert_eq!(long, format!("{}... (1000 characters)", "x".repeat(80)));
+/// assert_eq!(rulefile::quote("3\n\nx\u{1b}[2J"), "3\\n\\nx\\u{1b}[2J");
 /// ```
 pub fn quote(text: &str) -> String {
     let text = text.trim_end();
-    match text.char_indices().nth(QUOTED_CHARS) {
-        Some((cut, _)) => format!("{}... ({} characters)", &text[..cut], text.chars().count()),
-        None => text.to_owned(),
+    let whole = text.chars().count();
+    let mut shown = String::new();
+    for c in text.chars().take(QUOTED_CHARS) {
+        if c.is_control() && c != '\t' {
+            shown.extend(c.escape_default());
+        } else {
+            shown.push(c);
+        }
+    }
+    if whole > QUOTED_CHARS {
+        format!("{shown}... ({whole} characters)")
+    } else {
+        shown
     }
 }
 
