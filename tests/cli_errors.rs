@@ -54,9 +54,7 @@ fn config_against_the_ports_and_lcores() {
 fn more_queues_than_the_port_has() {
     // A pcap port has one RX queue per rx_pcap file.
     let dir = TestDir::new("one-frame");
-    let input = dir.path("one-frame.pcap");
-    trafficgen::write_pcap(&input, &[vec![0u8; 60]]).unwrap();
-    let vdev = format!("--vdev=net_pcap0,rx_pcap={}", input.display());
+    let vdev = dir.one_frame_pcap_vdev();
     assert_fails_on(&[&vdev], &["-p", "0x1", "--config", "(0,0,0),(0,1,0)"], "2 RX queues");
 }
 
@@ -83,9 +81,7 @@ fn eth_link_speed_takes_the_speeds_ethdev_knows() {
 #[test]
 fn jumbo_frames_on_a_port_without_multi_segment_tx() {
     let dir = TestDir::new("jumbo-pcap");
-    let input = dir.path("one-frame.pcap");
-    trafficgen::write_pcap(&input, &[vec![0u8; 60]]).unwrap();
-    let vdev = format!("--vdev=net_pcap0,rx_pcap={}", input.display());
+    let vdev = dir.one_frame_pcap_vdev();
     let app = ["-p", "0x1", "--config", "(0,0,0)", "--max-pkt-len", "9000"];
     let expected = "--max-pkt-len 9000: port 0 (net_pcap0) has no multi-segment TX, which an MTU above 1500 needs";
     assert_fails_on(&[&vdev], &app, expected);

@@ -186,9 +186,7 @@ fn lookup_table_that_does_not_fit_in_eal_memory() {
 #[test]
 fn more_tx_queues_than_the_port_has() {
     let dir = TestDir::new("one-frame");
-    let input = dir.path("one-frame.pcap");
-    trafficgen::write_pcap(&input, &[vec![0u8; 60]]).unwrap();
-    let vdev = format!("--vdev=net_pcap0,rx_pcap={}", input.display());
+    let vdev = dir.one_frame_pcap_vdev();
     let out = fails_with(&["-l", "0-1", &vdev], ONE_PORT, &["port 0", "2 TX queues", "at most 1"]);
     assert_eal_cleaned_up(&out);
 }

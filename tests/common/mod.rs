@@ -359,6 +359,15 @@ impl TestDir {
         fs::write(&path, text).expect("write test file");
         path.display().to_string()
     }
+
+    /// `--vdev=net_pcap0,rx_pcap=F`, F a file of one 60-byte frame in the
+    /// directory: a port with one RX queue (a pcap port has one per
+    /// rx_pcap file) and one TX queue.
+    pub fn one_frame_pcap_vdev(&self) -> String {
+        let input = self.path("one-frame.pcap");
+        trafficgen::write_pcap(&input, &[vec![0u8; 60]]).expect("write input pcap");
+        format!("--vdev=net_pcap0,rx_pcap={}", input.display())
+    }
 }
 
 impl Drop for TestDir {
