@@ -82,6 +82,12 @@ pub struct EthConf {
 /// assert_eq!(dpdk::LinkSpeed::fixed(10_000).map(|s| s.mbps()), Some(10_000));
 /// assert!(dpdk::LinkSpeed::fixed(12_345).is_none());
 /// ```
+///
+/// A speed ethdev does not know cannot be made any other way:
+///
+/// ```compile_fail
+/// let speed = dpdk::LinkSpeed { mbps: 12_345, bits: 1 };
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LinkSpeed {
     mbps: u32,
