@@ -32,11 +32,24 @@ pub const C_LONG_OPTIONS: [&str; 20] = [
 ];
 
 /// `args` with every abbreviated long option written out. `all` are the
-/// long options l3fwd-rs knows (C's among them). A prefix of several
-/// options is an error naming them; an unknown name is left for the
-/// parser to refuse.
-pub fn expand(args: &[String], all: &[&str]) -> Result<Vec<String>, String> {
-    args.iter().map(|arg| expand_one(arg, all)).collect()
+/// long options l3fwd-rs knows (C's among them); the argument after one of
+/// `with_value` (`-p`, `--config`, ...) is its value, as getopt takes it,
+/// and kept (`-p --rule_` is a bad port mask, not an ambiguous option). A
+/// prefix of several options is an error naming them; an unknown name is
+/// left for the parser to refuse.
+pub fn expand(args: &[String], all: &[&str], with_value: &[String]) -> Result<Vec<String>, String> {
+    let mut expanded = Vec::with_capacity(args.len());
+    let mut is_value = false;
+    for arg in args {
+        let arg = if std::mem::take(&mut is_value) {
+            arg.clone()
+        } else {
+            expand_one(arg, all)?
+        };
+        is_value = with_value.contains(&arg);
+        expanded.push(arg);
+    }
+    Ok(expanded)
 }
 
 fn expand_one(arg: &str, all: &[&str]) -> Result<String, String> {
@@ -109,6 +122,19 @@ mod tests {
         for arg in ["--config", "--c-drain", "-p", "0x3", "--", "--bogus", "(0,0,0)"] {
             assert_eq!(one(arg).unwrap(), arg);
         }
+    }
+
+    #[test]
+    fn an_options_value_is_kept() {
+        let args: Vec<String> = ["l3fwd-rs", "-p", "--p", "--conf", "--h", "--h"]
+            .map(String::from)
+            .to_vec();
+        let with_value = ["-p", "--config"].map(String::from);
+        let expanded = expand(&args, ALL, &with_value).unwrap();
+        assert_eq!(
+            expanded,
+            ["l3fwd-rs", "-p", "--p", "--config", "--h", "--hash-entry-num"]
+        );
     }
 
     #[test]

@@ -233,7 +233,19 @@ pub struct Args {
 pub fn parse(app_args: &[String]) -> Result<Args, clap::Error> {
     let command = command();
     let long_names: Vec<&str> = command.get_arguments().filter_map(Arg::get_long).collect();
-    let app_args = abbrev::expand(app_args, &long_names).map_err(|e| error_line(ErrorKind::UnknownArgument, &e))?;
+    let with_value: Vec<String> = command
+        .get_arguments()
+        .filter(|a| a.get_action().takes_values())
+        .flat_map(|a| {
+            [
+                a.get_long().map(|l| format!("--{l}")),
+                a.get_short().map(|s| format!("-{s}")),
+            ]
+        })
+        .flatten()
+        .collect();
+    let app_args =
+        abbrev::expand(app_args, &long_names, &with_value).map_err(|e| error_line(ErrorKind::UnknownArgument, &e))?;
     let matches = command.clone().try_get_matches_from(app_args).map_err(one_line)?;
     if let Some(option) = first_unsupported(&matches) {
         let message = format!("option --{option} is not supported by l3fwd-rs (eventdev mode is not mirrored)");

@@ -27,6 +27,8 @@ fn bad_portmask() {
     assert_fails_with(&["-p", "0", "--config", "(0,0,0)"], "portmask '0'");
     assert_fails_with(&["-p", "xyz", "--config", "(0,0,0)"], "portmask 'xyz'");
     assert_fails_with(&["-p", "-0", "--config", "(0,0,0)"], "portmask '-0'");
+    // -p's value, as getopt takes it: not an abbreviated option.
+    assert_fails_with(&["-p", "--rule_", "--config", "(0,0,0)"], "portmask '--rule_'");
     // Control characters are escaped: the message stays one line, whole.
     assert_fails_with(
         &["-p", "3\n\nx\u{8}", "--config", "(0,0,0)"],
