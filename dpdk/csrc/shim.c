@@ -5,6 +5,7 @@
 #include <rte_lcore.h>
 #include <rte_lpm.h>
 #include <rte_mbuf.h>
+#include <rte_rcu_qsbr.h>
 
 #include "shim.h"
 
@@ -26,6 +27,33 @@ void shim_pktmbuf_free(struct rte_mbuf *m)
 int shim_lpm_lookup_bulk(const struct rte_lpm *lpm, const uint32_t *ips, uint32_t *next_hops, unsigned n)
 {
 	return rte_lpm_lookup_bulk(lpm, ips, next_hops, n);
+}
+
+void shim_rcu_qsbr_thread_online(struct rte_rcu_qsbr *v, unsigned thread_id)
+{
+	rte_rcu_qsbr_thread_online(v, thread_id);
+}
+
+void shim_rcu_qsbr_thread_offline(struct rte_rcu_qsbr *v, unsigned thread_id)
+{
+	rte_rcu_qsbr_thread_offline(v, thread_id);
+}
+
+void shim_rcu_qsbr_quiescent(struct rte_rcu_qsbr *v, unsigned thread_id)
+{
+	rte_rcu_qsbr_quiescent(v, thread_id);
+}
+
+uint64_t shim_rcu_qsbr_start(struct rte_rcu_qsbr *v)
+{
+	return rte_rcu_qsbr_start(v);
+}
+
+/* Waits until every reader online when `token` was taken has reported a
+ * quiescent state since (or gone offline). */
+void shim_rcu_qsbr_wait(struct rte_rcu_qsbr *v, uint64_t token)
+{
+	rte_rcu_qsbr_check(v, token, true);
 }
 
 uint64_t shim_rdtsc(void)

@@ -18,3 +18,4 @@
 #include <rte_fib.h>
 #include <rte_fib6.h>
 #include <rte_acl.h>
+#include <rte_rcu_qsbr.h>

@@ -27,7 +27,11 @@
 //!   it; a pool whose mbufs are not all back is never freed;
 //! - a table takes `&mut self` to change and `&self` to look up, so it is
 //!   shared read-only between lcores once built; a table written whole
-//!   ([`FrozenLpm`]) has no way to change at all.
+//!   ([`FrozenLpm`]) has no way to change at all;
+//! - a table replaced while lcores read it is a [`Live`] value under RCU
+//!   QSBR: a reader's [`Guard`] cannot outlive its next quiescent state,
+//!   and the value swapped out comes back [`Retired`], freed only after a
+//!   grace period.
 //!
 //! # Examples
 //!
@@ -102,6 +106,7 @@ mod lpm;
 mod mbuf;
 mod mempool;
 mod port;
+mod rcu;
 mod telemetry;
 #[cfg(test)]
 #[path = "../build/version.rs"]
@@ -143,3 +148,4 @@ pub use port::{
     rss_ip, rss_l4, tx_offload_fast_free, tx_offload_multi_segs, EthConf, Link, Port, PortInfo, PortStats, QueueSlots,
     RxQueue, RxSlot, TxQueue, TxSlot, QUEUE_STATS,
 };
+pub use rcu::{Guard, Live, Online, Qsbr, Reader, Retired};
