@@ -39,7 +39,7 @@ build: deps
 PREFIX ?= /usr/local
 install: build
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/l3fwd-rs/configs
-	install -m 755 $(RELEASE)/l3fwd-rs $(RELEASE)/l3fwd-gen $(RELEASE)/l3fwd-tablegen $(DESTDIR)$(PREFIX)/bin/
+	install -m 755 $(RELEASE)/l3fwd-rs $(RELEASE)/l3fwd-ctl $(RELEASE)/l3fwd-gen $(RELEASE)/l3fwd-tablegen $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 configs/*.cfg $(DESTDIR)$(PREFIX)/share/l3fwd-rs/configs/
 
 $(OUT)/demo0.pcap $(OUT)/demo1.pcap: build

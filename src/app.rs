@@ -8,23 +8,45 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use dpdk::{Eal, Port};
+use signal_hook::consts::SIGHUP;
+use signal_hook::SigId;
 
 use crate::cli::Args;
+use crate::live::LiveTables;
 use crate::mode::{self, Mode, ModeTask};
 use crate::plan::{Plan, PortCaps, Topology};
-use crate::poll;
+use crate::poll::{self, Changes, LiveLookup};
 
 /// The signals that stop l3fwd-rs as Ctrl-C does (flush, summary,
 /// `--stats-json`, EAL cleanup): every one whose default would kill it
-/// silently, SIGHUP (a closed terminal) first among them. Those that dump
-/// core by default (SIGQUIT, SIGABRT, SIGSEGV, ...) keep that default: they
-/// ask for a post-mortem.
-const STOP_SIGNALS: [i32; 11] = {
+/// silently, and SIGHUP until forwarding starts ([`Hangup`]). Those that
+/// dump core by default (SIGQUIT, SIGABRT, SIGSEGV, ...) keep that
+/// default: they ask for a post-mortem.
+const STOP_SIGNALS: [i32; 10] = {
     use signal_hook::consts::*;
     [
-        SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGIO, SIGXCPU, SIGXFSZ,
+        SIGINT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGIO, SIGXCPU, SIGXFSZ,
     ]
 };
+
+/// SIGHUP: during set-up a stop, as for a terminal closed before
+/// l3fwd-rs got going; once forwarding, a reload of the rule files (the
+/// daemon convention).
+pub struct Hangup(SigId);
+
+impl Hangup {
+    fn stops(quit: &Arc<AtomicBool>) -> std::io::Result<Hangup> {
+        signal_hook::flag::register(SIGHUP, Arc::clone(quit)).map(Hangup)
+    }
+
+    /// From now on SIGHUP sets the flag returned instead of stopping.
+    pub fn reloads_from_now(self) -> std::io::Result<Arc<AtomicBool>> {
+        let reload = Arc::new(AtomicBool::new(false));
+        signal_hook::flag::register(SIGHUP, Arc::clone(&reload))?;
+        signal_hook::low_level::unregister(self.0);
+        Ok(reload)
+    }
+}
 
 /// Runs l3fwd-rs with EAL arguments `eal_args` (program name first) and the
 /// application's parsed `args`; returns when forwarding has stopped and the
@@ -37,6 +59,7 @@ pub fn run(eal_args: &[String], args: &Args) -> Result<(), Box<dyn Error>> {
     for sig in STOP_SIGNALS {
         signal_hook::flag::register(sig, Arc::clone(&quit))?;
     }
+    let hangup = Hangup::stops(&quit)?;
     rulefile::stop_reading_on(Arc::clone(&quit));
     // Held to the end of the run: see `check_writable`.
     let _stats_fifo = args.stats_json.as_deref().map(check_writable).transpose()?;
@@ -44,6 +67,7 @@ pub fn run(eal_args: &[String], args: &Args) -> Result<(), Box<dyn Error>> {
         eal_args,
         args,
         quit: &quit,
+        hangup,
     };
     mode::with_mode(args.lookup, run).unwrap_or_else(|| Err(format!("no lookup mode {}", args.lookup.name).into()))
 }
@@ -53,6 +77,7 @@ struct Run<'a> {
     eal_args: &'a [String],
     args: &'a Args,
     quit: &'a Arc<AtomicBool>,
+    hangup: Hangup,
 }
 
 impl ModeTask for Run<'_> {
@@ -62,12 +87,25 @@ impl ModeTask for Run<'_> {
     /// builds its [`Lookup`](crate::lookup::Lookup) here, and the model (the
     /// poll loop today) forwards with any lookup.
     fn run<M: Mode>(self) -> Self::Output {
-        let Run { eal_args, args, quit } = self;
+        let Run {
+            eal_args,
+            args,
+            quit,
+            hangup,
+        } = self;
         // The rule files are read before EAL starts: a typo costs no EAL
         // start-up.
         let rules = M::load(args)?;
         let (eal, ports, plan) = start(eal_args, args)?;
-        let lookup = M::build(&eal, &plan, args, rules)?;
+        let lookup = M::build(&eal, &plan, args, rules.clone())?;
+        let tables = LiveTables::<M>::new(&eal, &plan, args, rules, lookup)?;
+        let lookup = LiveLookup {
+            live: Arc::clone(tables.live()),
+            changes: Changes {
+                tables: Box::new(tables),
+                hangup,
+            },
+        };
         poll::serve(&eal, ports, &plan, args, M::RSS_L4, lookup, quit)
     }
 }

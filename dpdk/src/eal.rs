@@ -1,6 +1,7 @@
 //! EAL start and stop, lcores, ports, and the TSC clock.
 
 use std::ffi::{c_char, CString};
+use std::os::unix::ffi::OsStrExt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -337,6 +338,22 @@ impl Eal {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(DeferredPool(pool));
+    }
+
+    /// This instance's runtime directory (`/var/run/dpdk/PREFIX` for root,
+    /// where EAL keeps its sockets): per `--file-prefix`, so a tool finds
+    /// an instance by its prefix.
+    ///
+    /// ```
+    /// let eal = dpdk::Eal::for_tests(256, &[])?;
+    /// assert!(eal.runtime_dir().is_dir());
+    /// # Ok::<(), dpdk::DpdkError>(())
+    /// ```
+    pub fn runtime_dir(&self) -> std::path::PathBuf {
+        // SAFETY: EAL is up (we hold it); the result points to EAL's own
+        // NUL-terminated path, valid for the process's life, copied here.
+        let dir = unsafe { std::ffi::CStr::from_ptr(sys::rte_eal_get_runtime_dir()) };
+        std::path::PathBuf::from(std::ffi::OsStr::from_bytes(dir.to_bytes()))
     }
 
     /// TSC ticks per second, as EAL measured them.

@@ -11,6 +11,8 @@ mod tests;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 
+use dpdk::Reader;
+
 use crate::counters::{DropReason, LcoreCounters, LcoreStats};
 use crate::lookup::{Lookup, Miss, Route};
 use crate::packet::{parse, rewrite, EthRewrite, RewriteKind};
@@ -123,7 +125,10 @@ pub struct LcoreQueues<R = dpdk::RxQueue, T: Transmit = dpdk::TxQueue> {
 /// Everything one forwarding lcore owns.
 pub struct Lcore<L: Lookup, R = dpdk::RxQueue, T: Transmit = dpdk::TxQueue> {
     pub queues: LcoreQueues<R, T>,
-    pub lookup: Arc<L>,
+    /// The live tables, read once per poll round: between two rounds the
+    /// lcore holds no reference into them (its quiescent state), so the
+    /// control thread may swap new ones in.
+    pub lookup: Reader<L>,
     pub stats: Arc<LcoreStats>,
     pub quit: Arc<AtomicBool>,
     /// TSC ticks between drains (~100 us).
@@ -142,7 +147,7 @@ impl<L: Lookup, R: Receive, T: Transmit<Batch = R::Batch>> Lcore<L, R, T> {
     pub fn run(self) -> i32 {
         let Lcore {
             queues: LcoreQueues { mut rx, mut tx, .. },
-            lookup,
+            mut lookup,
             stats,
             quit,
             drain_ticks,
@@ -158,7 +163,9 @@ impl<L: Lookup, R: Receive, T: Transmit<Batch = R::Batch>> Lcore<L, R, T> {
         // accounting reads the clock no more than the drain timer does.
         let (mut round_start, mut round_busy) = (last_drain, false);
         let polls_per_round = rx.len() as u64;
+        let mut reader = lookup.online();
         while !quit.load(Relaxed) {
+            let lookup = reader.read();
             let now = dpdk::rdtsc();
             if round_busy {
                 counters.add_busy_cycles(now.wrapping_sub(round_start));
@@ -175,7 +182,7 @@ impl<L: Lookup, R: Receive, T: Transmit<Batch = R::Batch>> Lcore<L, R, T> {
             let (mut full, mut empty) = (false, 0);
             for q in rx.iter_mut() {
                 if batch.len() + rx_burst > MAX_BURST {
-                    forward_batch(&mut batch, lookup.as_ref(), &mut work, &mut tx, counters);
+                    forward_batch(&mut batch, &*lookup, &mut work, &mut tx, counters);
                 }
                 let n = q.recv_at_most(&mut batch, rx_burst);
                 if n == 0 {
@@ -190,7 +197,7 @@ impl<L: Lookup, R: Receive, T: Transmit<Batch = R::Batch>> Lcore<L, R, T> {
                 });
             }
             if !batch.is_empty() {
-                forward_batch(&mut batch, lookup.as_ref(), &mut work, &mut tx, counters);
+                forward_batch(&mut batch, &*lookup, &mut work, &mut tx, counters);
             }
             counters.add_polls(polls_per_round, empty);
             round_busy = empty < polls_per_round;
@@ -200,7 +207,9 @@ impl<L: Lookup, R: Receive, T: Transmit<Batch = R::Batch>> Lcore<L, R, T> {
                 tx.drain(counters);
                 last_drain = now;
             }
+            reader.quiescent();
         }
+        drop(reader); // offline: the control thread waits for it no more
         tx.drain(counters);
         tx.reclaim_sent();
         0

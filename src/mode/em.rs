@@ -93,6 +93,7 @@ pub const DEFAULT_FLOWS: [BuiltIn; 2] = [
 ];
 
 /// Exact-match rules of one file, and the file's name for messages.
+#[derive(Clone)]
 pub struct EmFile<A> {
     pub origin: String,
     pub rules: Vec<Rule<A>>,

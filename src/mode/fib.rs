@@ -14,12 +14,13 @@
 //! frame; here such a frame is a runt.
 
 use std::error::Error;
+use std::net::IpAddr;
 
 use dpdk::Eal;
 use lpm::FibTables;
 
-use super::lpm::{log_routes, route_limits, routes, Routes};
-use super::{Mode, ModeInfo, RuleFormat};
+use super::lpm::{change_route, log_routes, route_limits, routes, Routes};
+use super::{Mode, ModeInfo, RouteChange, RuleFormat};
 use crate::cli::Args;
 use crate::lookup::{answer, Gather, Lookup, Route};
 use crate::packet::{ipv6_dst_bytes, L3};
@@ -46,9 +47,20 @@ impl Mode for Fib {
 
     fn build(eal: &Eal, plan: &Plan, args: &Args, (v4, v6): Routes) -> Result<FibLookup, Box<dyn Error>> {
         let enabled = |p: u8| plan.loads_routes_to(p.into());
-        let (tables, report) = FibTables::build(eal, "l3fwd", 0, &v4, &v6, route_limits(args), enabled)?;
+        let (tables, report) = FibTables::build(eal, &super::table_name(), 0, &v4, &v6, route_limits(args), enabled)?;
         log_routes("FIB", &report);
         Ok(FibLookup { tables })
+    }
+
+    fn route_get(lookup: &FibLookup, dst: IpAddr) -> Result<Option<u16>, String> {
+        Ok(match dst {
+            IpAddr::V4(a) => lookup.tables.lookup_v4(a.into()),
+            IpAddr::V6(a) => lookup.tables.lookup_v6(&a.octets()),
+        })
+    }
+
+    fn change_route(rules: &mut Routes, change: RouteChange) -> Result<(), String> {
+        change_route(rules, change)
     }
 }
 

@@ -9,8 +9,11 @@
 //! (CONTRIBUTING.md has the whole list).
 
 use std::error::Error;
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use dpdk::Eal;
+use ipnet::IpNet;
 
 pub use self::em::{em_key, EmKey};
 
@@ -46,15 +49,16 @@ pub enum RuleFormat {
 }
 
 /// A lookup mode: from the command line to a [`Lookup`] over built tables.
-pub trait Mode {
+pub trait Mode: 'static {
     const INFO: ModeInfo;
     /// RSS over the TCP/UDP/SCTP ports as well as the addresses (C's ACL
     /// mode asks for it).
     const RSS_L4: bool = false;
 
     /// The rule files as read, before EAL starts (a typo costs no EAL
-    /// start-up).
-    type Rules;
+    /// start-up); kept while forwarding as the shadow copy live changes
+    /// edit (see [`crate::live`]).
+    type Rules: Clone + Send + 'static;
     type Lookup: Lookup;
 
     /// Reads the rule files `args` names, or the built-in ones.
@@ -63,6 +67,42 @@ pub trait Mode {
     /// Builds the tables from `rules`, loading the routes to the ports
     /// `plan` forwards to.
     fn build(eal: &Eal, plan: &Plan, args: &Args, rules: Self::Rules) -> Result<Self::Lookup, Box<dyn Error>>;
+
+    /// `route get`: the port `lookup` gives `dst` (`None`: a miss), or an
+    /// error if the mode has no routes.
+    fn route_get(_lookup: &Self::Lookup, _dst: IpAddr) -> Result<Option<u16>, String> {
+        Err(no_routes(Self::INFO.name))
+    }
+
+    /// `route add` / `route del`: applies `change` to `rules`, or leaves
+    /// them as they were and says why not.
+    fn change_route(_rules: &mut Self::Rules, _change: RouteChange) -> Result<(), String> {
+        Err(no_routes(Self::INFO.name))
+    }
+}
+
+/// A change to the routes of LPM and FIB mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RouteChange {
+    /// Adds the route, or replaces the port of the prefix if it is there.
+    Add(IpNet, u8),
+    /// Removes the prefix.
+    Del(IpNet),
+}
+
+fn no_routes(mode: &str) -> String {
+    format!("{mode} mode has no routes to change or look up (LPM and FIB mode have)")
+}
+
+/// A DPDK name for the tables of the next [`Mode::build`]: `l3fwd` the
+/// first time, then `l3fwd_N`, since the tables a reload builds stand
+/// beside the live ones and DPDK keeps tables by name.
+pub(crate) fn table_name() -> String {
+    static BUILDS: AtomicU32 = AtomicU32::new(0);
+    match BUILDS.fetch_add(1, Ordering::Relaxed) {
+        0 => "l3fwd".to_owned(),
+        n => format!("l3fwd_{n}"),
+    }
 }
 
 /// Work generic over the mode, run by [`with_mode`] for the mode chosen
