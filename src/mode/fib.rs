@@ -19,7 +19,7 @@ use std::net::IpAddr;
 use dpdk::Eal;
 use lpm::FibTables;
 
-use super::lpm::{change_route, log_routes, route_limits, routes, Routes};
+use super::lpm::{change_route, log_routes, route_get, route_limits, routes, Routes};
 use super::{Mode, ModeInfo, RouteChange, RuleFormat};
 use crate::cli::Args;
 use crate::lookup::{answer, Gather, Lookup, Route};
@@ -53,10 +53,8 @@ impl Mode for Fib {
     }
 
     fn route_get(lookup: &FibLookup, dst: IpAddr) -> Result<Option<u16>, String> {
-        Ok(match dst {
-            IpAddr::V4(a) => lookup.tables.lookup_v4(a.into()),
-            IpAddr::V6(a) => lookup.tables.lookup_v6(&a.octets()),
-        })
+        let t = &lookup.tables;
+        Ok(route_get(dst, |a| t.lookup_v4(a), |a| t.lookup_v6(a)))
     }
 
     fn change_route(rules: &mut Routes, change: RouteChange) -> Result<(), String> {

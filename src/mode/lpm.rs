@@ -51,14 +51,24 @@ impl Mode for Lpm {
     }
 
     fn route_get(lookup: &LpmLookup, dst: IpAddr) -> Result<Option<u16>, String> {
-        Ok(match dst {
-            IpAddr::V4(a) => lookup.tables.lookup_v4(a.into()),
-            IpAddr::V6(a) => lookup.tables.lookup_v6(&a.octets()),
-        })
+        let t = &lookup.tables;
+        Ok(route_get(dst, |a| t.lookup_v4(a), |a| t.lookup_v6(a)))
     }
 
     fn change_route(rules: &mut Routes, change: RouteChange) -> Result<(), String> {
         change_route(rules, change)
+    }
+}
+
+/// `route get` in LPM and FIB mode, with the tables' `v4` and `v6` lookups.
+pub(super) fn route_get(
+    dst: IpAddr,
+    v4: impl Fn(u32) -> Option<u16>,
+    v6: impl Fn(&[u8; 16]) -> Option<u16>,
+) -> Option<u16> {
+    match dst {
+        IpAddr::V4(a) => v4(a.into()),
+        IpAddr::V6(a) => v6(&a.octets()),
     }
 }
 
