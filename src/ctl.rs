@@ -104,7 +104,7 @@ impl Socket {
             lines.extend(client.read_lines().into_iter().map(|l| (c, l)));
         }
         let busy = !lines.is_empty();
-        let commands: Vec<Command> = lines.iter().filter_map(|(_, l)| l.as_ref().ok().copied()).collect();
+        let commands: Vec<Command> = lines.iter().filter_map(|(_, l)| l.as_ref().ok().cloned()).collect();
         let mut answers = tables.execute(&commands).into_iter();
         for (c, line) in lines {
             let answer: Answer = match line {

@@ -17,22 +17,23 @@ use dpdk::{Eal, Live, Qsbr, Reader};
 use ipnet::IpNet;
 
 use crate::cli::Args;
-use crate::mode::{Mode, RouteChange};
+use crate::mode::{Mode, RuleChange};
 use crate::plan::Plan;
 
 /// One line of the control protocol (`l3fwd-ctl`'s commands).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
     /// Re-reads the rule files given at start and swaps their tables in.
     Reload,
     /// The port the live tables give an address now.
     RouteGet(IpAddr),
-    /// `route add PREFIX PORT` / `route del PREFIX`.
-    Route(RouteChange),
+    /// `route add/del`, `flow add/del`.
+    Change(RuleChange),
 }
 
 /// The commands, for error messages.
-pub const USAGE: &str = "reload | route get ADDRESS | route add PREFIX PORT | route del PREFIX";
+pub const USAGE: &str =
+    "reload | route get ADDRESS | route add PREFIX PORT | route del PREFIX | flow add RULE | flow del RULE";
 
 impl FromStr for Command {
     type Err = String;
@@ -48,12 +49,13 @@ impl FromStr for Command {
             ["reload"] => Command::Reload,
             ["route", "get", a] => Command::RouteGet(a.parse().map_err(|_| format!("bad address {a:?}"))?),
             ["route", "add", p, port] => {
-                let port = port
-                    .parse()
-                    .map_err(|_| format!("bad port {port:?}: expected 0 to 255"))?;
-                Command::Route(RouteChange::Add(prefix(p)?, port))
+                let port = port.parse().map_err(|_| format!("bad port {port:?}"))?;
+                Command::Change(RuleChange::AddRoute(prefix(p)?, port))
             }
-            ["route", "del", p] => Command::Route(RouteChange::Del(prefix(p)?)),
+            ["route", "del", p] => Command::Change(RuleChange::DelRoute(prefix(p)?)),
+            // An EM rule-file line: `R<dst> <src> <dport> <sport> <proto> <port>`.
+            ["flow", "add", ref rule @ ..] if !rule.is_empty() => Command::Change(RuleChange::AddFlow(rule.join(" "))),
+            ["flow", "del", ref rule @ ..] if !rule.is_empty() => Command::Change(RuleChange::DelFlow(rule.join(" "))),
             _ => return Err(format!("unknown command {line:?}; commands: {USAGE}")),
         })
     }
@@ -128,16 +130,6 @@ impl<M: Mode> LiveTables<M> {
         );
         Ok(())
     }
-
-    /// A rule change checked against this run's ports.
-    fn check_port(&self, change: RouteChange) -> Result<(), String> {
-        match change {
-            RouteChange::Add(prefix, port) if !self.plan.forwards_to(port.into()) => Err(format!(
-                "route add {prefix} {port}: port {port} is not forwarded to (outside the portmask, or absent)"
-            )),
-            _ => Ok(()),
-        }
-    }
 }
 
 const UNCHANGED: &str = "the tables in use are unchanged";
@@ -153,21 +145,21 @@ impl<M: Mode> Tables for LiveTables<M> {
     fn execute(&mut self, commands: &[Command]) -> Vec<Answer> {
         let mut answers: Vec<Answer> = vec![Ok(String::new()); commands.len()];
         let mut pending: Option<Pending<M::Rules>> = None;
-        for (i, &command) in commands.iter().enumerate() {
+        for (i, command) in commands.iter().enumerate() {
             let edited = match command {
                 Command::RouteGet(dst) => {
                     self.commit(pending.take(), &mut answers);
                     let online = self.reader.online();
                     answers[i] =
-                        M::route_get(&online.read(), dst).map(|port| port.map_or("miss".into(), |p| p.to_string()));
+                        M::route_get(&online.read(), *dst).map(|port| port.map_or("miss".into(), |p| p.to_string()));
                     continue;
                 }
                 Command::Reload => M::load(&self.args).map_err(|e| format!("{e}; {UNCHANGED}")),
-                Command::Route(change) => self.check_port(change).and_then(|()| {
+                Command::Change(change) => {
                     // Edits a copy: a change that fails leaves the rest.
                     let mut rules = pending.as_ref().map_or(&self.rules, |p| &p.rules).clone();
-                    M::change_route(&mut rules, change).map(|()| rules)
-                }),
+                    M::change_rules(&mut rules, &self.plan, &self.args, change).map(|()| rules)
+                }
             };
             match edited {
                 Ok(rules) => {
@@ -209,16 +201,23 @@ mod tests {
         assert_eq!("reload".parse(), Ok(Command::Reload));
         assert_eq!(
             " route  add 10.0.0.0/8 1 ".parse(),
-            Ok(Command::Route(RouteChange::Add("10.0.0.0/8".parse().unwrap(), 1)))
+            Ok(Command::Change(RuleChange::AddRoute("10.0.0.0/8".parse().unwrap(), 1)))
         );
         assert_eq!(
             "route del 2001:db8::/32".parse(),
-            Ok(Command::Route(RouteChange::Del("2001:db8::/32".parse().unwrap())))
+            Ok(Command::Change(RuleChange::DelRoute("2001:db8::/32".parse().unwrap())))
         );
         assert_eq!("route get ::1".parse(), Ok(Command::RouteGet("::1".parse().unwrap())));
+        assert_eq!(
+            "flow add R198.18.0.0  198.18.0.1 9 9 0x11 1".parse(),
+            Ok(Command::Change(RuleChange::AddFlow(
+                "R198.18.0.0 198.18.0.1 9 9 0x11 1".into()
+            )))
+        );
         for (line, why) in [
             ("route add 10.0.0.0/33 1", "bad prefix"),
-            ("route add 10.0.0.0/8 256", "bad port"),
+            ("route add 10.0.0.0/8 65536", "bad port"),
+            ("flow del", "unknown command"),
             ("route get 10.0.0", "bad address"),
             ("route add 10.0.0.0/8", "unknown command"),
             ("", "unknown command"),

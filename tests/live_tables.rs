@@ -326,6 +326,33 @@ fn routes_added_and_deleted_through_l3fwd_ctl_steer_the_stream() {
 }
 
 #[test]
+fn flows_added_and_deleted_through_l3fwd_ctl_steer_the_stream_in_em_mode() {
+    let f = Forwarder::start("flow", "em", 1);
+    let flow = |port: u16| format!("flow add R198.18.5.0 198.18.5.1 9 9 0x11 {port}");
+    assert_eq!(f.send(&[&flow(2)]), (vec!["ok".to_string()], true));
+    f.assert_stream_goes_to(2, "em: after flow add");
+    // Delete and add back in one batch: one build, both answered.
+    let (answers, ok) = f.send(&["flow del R198.18.5.0 198.18.5.1 9 9 0x11 0", &flow(1)]);
+    assert_eq!((answers, ok), (vec!["ok".to_string(), "ok".to_string()], true));
+    f.assert_stream_goes_to(1, "em: after flow del and add");
+
+    let (answers, ok) = f.send(&[
+        &flow(3),                                       // outside the portmask
+        "flow del R198.18.6.0 198.18.6.1 9 9 0x11 1",   // no such flow
+        "flow add R198.18.5.0 198.18.5.1 9 9 1",        // a field short
+        "flow add R2001:db8::1 2001:db8::2 9 9 0x11 2", // IPv6, and no --ipv6
+        "route add 198.18.5.0/24 2",                    // LPM's and FIB's
+        "route get 198.18.5.0",
+    ]);
+    assert!(!ok && answers.len() == 6, "{answers:?}");
+    assert!(answers.iter().all(|a| a.starts_with("error: ")), "{answers:?}");
+    assert!(answers[3].contains("IPv4 flows only"), "{answers:?}");
+    assert!(answers[4].contains("em mode has no routes"), "{answers:?}");
+    f.assert_stream_goes_to(1, "em: after bad commands");
+    f.stop();
+}
+
+#[test]
 fn the_control_socket_is_private_and_no_client_blocks_the_forwarder() {
     let f = Forwarder::start("socket", "em", 1);
     let socket = eal_runtime_dir(&f.prefix).join("l3fwd_ctl");

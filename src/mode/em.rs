@@ -19,7 +19,7 @@ use dpdk::Eal;
 use em::rules::Rule;
 use em::{EmTables, Ipv4Key, Ipv6Key};
 
-use super::{Mode, ModeInfo, RuleFormat};
+use super::{check_port, Mode, ModeInfo, RuleChange, RuleFormat};
 use crate::cli::Args;
 use crate::lookup::{answer, Gather, Lookup, Route};
 use crate::packet::{ipv4_tuple, ipv6_tuple, L3};
@@ -78,6 +78,44 @@ impl Mode for Em {
             sequential: args.sequential_lookup,
         })
     }
+
+    /// `flow add LINE` and `flow del LINE`, in the family EM loads (see
+    /// `build`).
+    fn change_rules(rules: &mut Self::Rules, plan: &Plan, args: &Args, change: &RuleChange) -> Result<(), String> {
+        let (line, add) = match change {
+            RuleChange::AddFlow(line) => (line, true),
+            RuleChange::DelFlow(line) => (line, false),
+            _ => return Err(change.not_in(Self::INFO.name)),
+        };
+        let family = |e: em::rules::RuleError| {
+            let loaded = if args.ipv6 { "IPv6" } else { "IPv4" };
+            format!("{e} (this run loads {loaded} flows only: EM loads one family, IPv6 with --ipv6)")
+        };
+        match args.ipv6 {
+            true => edit_flow(&mut rules.1, em::rules::parse_v6(line, "flow").map_err(family)?, plan, add),
+            false => edit_flow(&mut rules.0, em::rules::parse_v4(line, "flow").map_err(family)?, plan, add),
+        }
+    }
+}
+
+/// Adds (or gives a new port to) or deletes the flow of the one rule in
+/// `parsed`.
+fn edit_flow<A: Copy + PartialEq>(file: &mut EmFile<A>, parsed: Vec<Rule<A>>, plan: &Plan, add: bool) -> Result<(), String> {
+    let [rule] = parsed[..] else {
+        return Err("one flow per command".into());
+    };
+    let there = file.rules.iter().any(|r| r.tuple == rule.tuple);
+    match (add, there) {
+        (true, _) => {
+            check_port(plan, rule.port.into())?;
+            file.rules.retain(|r| r.tuple != rule.tuple);
+            // Line 0: from l3fwd-ctl, not from a file.
+            file.rules.push(Rule { line: 0, ..rule });
+        }
+        (false, true) => file.rules.retain(|r| r.tuple != rule.tuple),
+        (false, false) => return Err("no such flow to delete".into()),
+    }
+    Ok(())
 }
 
 /// The flow files' defaults (IPv4, IPv6): C's built-in tables.

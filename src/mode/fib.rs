@@ -20,7 +20,7 @@ use dpdk::Eal;
 use lpm::FibTables;
 
 use super::lpm::{change_route, log_routes, route_get, route_limits, routes, Routes};
-use super::{Mode, ModeInfo, RouteChange, RuleFormat};
+use super::{Mode, ModeInfo, RuleChange, RuleFormat};
 use crate::cli::Args;
 use crate::lookup::{answer, Gather, Lookup, Route};
 use crate::packet::{ipv6_dst_bytes, L3};
@@ -57,8 +57,8 @@ impl Mode for Fib {
         Ok(route_get(dst, |a| t.lookup_v4(a), |a| t.lookup_v6(a)))
     }
 
-    fn change_route(rules: &mut Routes, change: RouteChange) -> Result<(), String> {
-        change_route(rules, change)
+    fn change_rules(rules: &mut Routes, plan: &Plan, _args: &Args, change: &RuleChange) -> Result<(), String> {
+        change_route::<Self>(rules, plan, change)
     }
 }
 

@@ -14,7 +14,7 @@ use ipnet::{IpNet, Ipv4Net, Ipv6Net};
 use lpm::rules::RouteFile;
 use lpm::LpmTables;
 
-use super::{Mode, ModeInfo, RouteChange, RuleFormat};
+use super::{check_port, Mode, ModeInfo, RuleChange, RuleFormat};
 use crate::cli::Args;
 use crate::lookup::{answer, Gather, Lookup, Route};
 use crate::packet::L3;
@@ -55,8 +55,8 @@ impl Mode for Lpm {
         Ok(route_get(dst, |a| t.lookup_v4(a), |a| t.lookup_v6(a)))
     }
 
-    fn change_route(rules: &mut Routes, change: RouteChange) -> Result<(), String> {
-        change_route(rules, change)
+    fn change_rules(rules: &mut Routes, plan: &Plan, _args: &Args, change: &RuleChange) -> Result<(), String> {
+        change_route::<Self>(rules, plan, change)
     }
 }
 
@@ -72,10 +72,10 @@ pub(super) fn route_get(
     }
 }
 
-/// `route add` and `route del` on the routes of LPM and FIB mode. A prefix
-/// is the same whatever its host bits (rte_lpm masks them): adding one
-/// that is there replaces its port.
-pub(super) fn change_route((v4, v6): &mut Routes, change: RouteChange) -> Result<(), String> {
+/// `route add` and `route del` on the routes of LPM and FIB mode (`M`). A
+/// prefix is the same whatever its host bits (rte_lpm masks them): adding
+/// one that is there replaces its port.
+pub(super) fn change_route<M: Mode>((v4, v6): &mut Routes, plan: &Plan, change: &RuleChange) -> Result<(), String> {
     fn edit<N: Copy + PartialEq>(routes: &mut Vec<lpm::rules::Route<N>>, net: fn(&N) -> N, prefix: N, port: Option<u8>) -> bool {
         let mut found = false;
         routes.retain_mut(|r| {
@@ -93,9 +93,14 @@ pub(super) fn change_route((v4, v6): &mut Routes, change: RouteChange) -> Result
         }
         found || port.is_some()
     }
-    let (prefix, port) = match change {
-        RouteChange::Add(prefix, port) => (prefix, Some(port)),
-        RouteChange::Del(prefix) => (prefix, None),
+    let (prefix, port) = match *change {
+        RuleChange::AddRoute(prefix, port) => {
+            check_port(plan, port)?;
+            let port = u8::try_from(port).map_err(|_| format!("port {port}: route files name ports below 256"))?;
+            (prefix, Some(port))
+        }
+        RuleChange::DelRoute(prefix) => (prefix, None),
+        _ => return Err(change.not_in(M::INFO.name)),
     };
     let done = match prefix {
         IpNet::V4(p) => edit(&mut v4.routes, Ipv4Net::trunc, p, port),

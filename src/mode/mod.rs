@@ -74,24 +74,56 @@ pub trait Mode: 'static {
         Err(no_routes(Self::INFO.name))
     }
 
-    /// `route add` / `route del`: applies `change` to `rules`, or leaves
-    /// them as they were and says why not.
-    fn change_route(_rules: &mut Self::Rules, _change: RouteChange) -> Result<(), String> {
-        Err(no_routes(Self::INFO.name))
+    /// `route add/del`, `flow add/del`: applies `change` to `rules` (a
+    /// port it names must be one `plan` forwards to), or leaves them as
+    /// they were and says why not.
+    fn change_rules(_rules: &mut Self::Rules, _plan: &Plan, _args: &Args, change: &RuleChange) -> Result<(), String> {
+        Err(change.not_in(Self::INFO.name))
     }
 }
 
-/// A change to the routes of LPM and FIB mode.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RouteChange {
-    /// Adds the route, or replaces the port of the prefix if it is there.
-    Add(IpNet, u8),
-    /// Removes the prefix.
-    Del(IpNet),
+/// A change to the rules, from `l3fwd-ctl`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RuleChange {
+    /// `route add PREFIX PORT` (LPM, FIB): adds the route, or replaces the
+    /// port of the prefix if it is there.
+    AddRoute(IpNet, u16),
+    /// `route del PREFIX` (LPM, FIB).
+    DelRoute(IpNet),
+    /// `flow add LINE` (EM): a rule-file line; a flow that is there gets
+    /// the line's port.
+    AddFlow(String),
+    /// `flow del LINE` (EM): the flow of a rule-file line (its port is not
+    /// compared).
+    DelFlow(String),
+}
+
+impl RuleChange {
+    /// The error of a mode that has no such rules.
+    fn not_in(&self, mode: &str) -> String {
+        match self {
+            RuleChange::AddRoute(..) | RuleChange::DelRoute(_) => {
+                format!("{mode} mode has no routes to change (LPM and FIB mode have)")
+            }
+            RuleChange::AddFlow(_) | RuleChange::DelFlow(_) => {
+                format!("{mode} mode has no flows to change (EM mode has)")
+            }
+        }
+    }
+}
+
+/// The error of a change naming `port`, unless `plan` forwards to it.
+pub(crate) fn check_port(plan: &Plan, port: u16) -> Result<(), String> {
+    match plan.forwards_to(port) {
+        true => Ok(()),
+        false => Err(format!(
+            "port {port} is not forwarded to (outside the portmask, or absent)"
+        )),
+    }
 }
 
 fn no_routes(mode: &str) -> String {
-    format!("{mode} mode has no routes to change or look up (LPM and FIB mode have)")
+    format!("{mode} mode has no routes to look up (LPM and FIB mode have)")
 }
 
 /// A DPDK name for the tables of the next [`Mode::build`]: `l3fwd` the
