@@ -3,7 +3,7 @@
 //!
 //! Readers never lock. Each reader (a forwarding lcore) registers with the
 //! QSBR variable, goes online, and reports a *quiescent state* between two
-//! uses of the table (once per poll round): a moment at which it holds no
+//! uses of the table (every few poll rounds): a moment at which it holds no
 //! reference into it. The writer (a control thread) swaps a new table in
 //! and may free the old one once every reader online at the swap has
 //! reported a quiescent state since: a *grace period*.
