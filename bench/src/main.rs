@@ -115,7 +115,7 @@ struct Args {
     frames: u32,
     /// Configurations, comma-separated: groups all, lpm, burst, fib, acl, em, io, c, rs, scale or ids c-lpm,
     /// rs-lpm, rs-lpm-c-drain, rs-lpm-burst64, rs-lpm-burst256, c-fib, rs-fib, c-acl, rs-acl, c-em, rs-em,
-    /// rs-em-seq, io, c-em-1m, c-em-seq-1m, rs-em-1m, rs-em-seq-1m, rs-lpm-1m
+    /// rs-em-group8, rs-em-seq, io, c-em-1m, c-em-seq-1m, rs-em-1m, rs-em-seq-1m, rs-lpm-1m
     #[arg(long, value_delimiter = ',', default_value = "all")]
     only: Vec<String>,
     /// Scale runs: IPv4 exact-match rules
