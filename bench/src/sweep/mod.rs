@@ -49,10 +49,11 @@ pub struct SweepArgs {
     /// Where sweep.json, runs.csv, cells.csv, the plots and per-run logs go
     #[arg(long, default_value = "target/bench/sweep")]
     out_dir: PathBuf,
-    /// Also run testpmd io in every cell (the same ports and traffic, no
-    /// lookup): the floor under both forwarders' cost, in the table and files
+    /// Skip testpmd io, which otherwise runs in every cell (the same ports
+    /// and traffic, no lookup): the floor under both forwarders' cost, and
+    /// the work each adds above it (the headline)
     #[arg(long)]
-    io: bool,
+    no_io: bool,
     #[arg(long, default_value = "/usr/bin/dpdk-testpmd")]
     testpmd: PathBuf,
     /// Builds the C sample with the pool and LPM size of a cell
@@ -71,7 +72,7 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
     let hint = "build it with `cargo build --release -p l3fwd-rs -p trafficgen`, or `make bench-sweep` does it";
     require(&args.common.rs_bin, hint)?;
     require(&args.common.tablegen_bin, hint)?;
-    if args.io {
+    if !args.no_io {
         require(&args.testpmd, "install Debian's dpdk package (make deps)")?;
     }
     require(
@@ -107,7 +108,7 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
 
     let rounds = args.common.rounds;
     let mut forwarders = Forwarder::BOTH.to_vec();
-    if args.io {
+    if !args.no_io {
         forwarders.push(Forwarder::Io);
     }
     let labels: Vec<&str> = forwarders.iter().map(|f| f.label()).collect();
