@@ -190,7 +190,7 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
     write_data(&args.out_dir, &report)?;
     let plots = plot::draw_all(&report, &args.out_dir)?;
     println!(
-        "\nwrote {}/{{sweep.json,runs.csv,cells.csv}} and {} plots (*-mpps: rates by frame size, *-ratio: l3fwd-rs / C)",
+        "\nwrote {}/{{sweep.json,runs.csv,cells.csv}} and {} plots (*-mpps: rates by frame size, *-ratio: l3fwd-rs / C, *-work: C / l3fwd-rs work above testpmd io)",
         args.out_dir.display(),
         plots.len()
     );
