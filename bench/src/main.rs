@@ -39,6 +39,8 @@ use std::time::Duration;
 /// frames forward, 2 x 4096 set up but forward nothing).
 const POOL_MBUFS: usize = 8192;
 const POOL_HEADROOM: usize = 256;
+/// Where the runs' hugetlbfs is mounted.
+const HUGEPAGES_DIR: &str = "target/bench/hugepages";
 /// EAL init with --no-huge and pcap setup take a few seconds; more means something is wrong...
 const START_TIMEOUT: Duration = Duration::from_secs(30);
 /// ...except with large tables and a pool of a million mbufs to fill.
@@ -90,6 +92,10 @@ struct Common {
     /// Relative fall of a ratio that counts as a regression
     #[arg(long, default_value_t = 0.05)]
     tolerance: f64,
+    /// 4 KB pages (EAL --no-huge) even where hugepages could be reserved (as root): to
+    /// compare the two, or on a machine whose memory is short
+    #[arg(long)]
+    no_huge: bool,
     #[arg(long, default_value = "target/release/l3fwd-rs")]
     rs_bin: PathBuf,
     #[arg(long, default_value = "target/release/l3fwd-tablegen")]
@@ -293,7 +299,7 @@ pub fn measure(args: &Args, rs_bin: &Path, selected: &[Config]) -> Result<Report
     } else {
         Pool::DEFAULT.memory_mb
     };
-    let memory = hugepages::Memory::for_runs(largest, Path::new("target/bench/hugepages"));
+    let memory = hugepages::Memory::for_runs(largest, Path::new(HUGEPAGES_DIR), args.common.no_huge);
     command::use_memory(memory.eal_args());
     let mut runs = Vec::with_capacity(total);
     let mut progress = progress::Progress::new(total);

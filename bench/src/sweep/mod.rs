@@ -11,7 +11,7 @@ pub(crate) mod plot;
 mod results;
 pub(crate) mod traffic;
 
-use crate::{machine, require, run, Common, START_TIMEOUT};
+use crate::{command, hugepages, interrupt, machine, require, run, Common, HUGEPAGES_DIR, START_TIMEOUT};
 use forwarders::{CBuilds, Forwarder};
 use grid::{Cell, Grid, Mode};
 use l3fwd_rs::mode::RuleFormat;
@@ -106,6 +106,12 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
         }
     }
 
+    // Ctrl-C ends the runs and unwinds, so that the hugepages are given back.
+    interrupt::catch_signals()?;
+    let largest = cells.iter().map(|c| forwarders::pool(c).memory_mb).max().unwrap_or(0);
+    let memory = hugepages::Memory::for_runs(largest, Path::new(HUGEPAGES_DIR), args.common.no_huge);
+    command::use_memory(memory.eal_args());
+
     let rounds = args.common.rounds;
     let mut forwarders = Forwarder::BOTH.to_vec();
     if !args.no_io {
@@ -126,6 +132,7 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
         sizes: grid.sizes.clone(),
         flows: grid.flows.clone(),
         tables: grid.tables.iter().map(|t| t.id()).collect(),
+        memory: memory.describe(),
     };
     let mut runs = Vec::with_capacity(total);
     let mut progress = crate::progress::Progress::new(total);
@@ -134,6 +141,9 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
         let c_bin = c_builds.binary(forwarders::pool_mbufs(cell));
         for round in 1..=rounds {
             for &forwarder in &forwarders {
+                if interrupt::interrupted() {
+                    return Err("interrupted (the cells measured so far are in sweep.json)".into());
+                }
                 progress.start(format!("{cell}, {} round {round}", forwarder.label()));
                 let program = match forwarder {
                     Forwarder::C => c_bin.clone().map_err(|e| format!("C n/a: {e}")),

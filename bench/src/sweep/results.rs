@@ -30,6 +30,9 @@ pub struct SweepSettings {
     pub flows: Vec<usize>,
     /// Table ids: `lpm-10K`, `em`.
     pub tables: Vec<String>,
+    /// EAL's memory: `hugepages 2MB x N` or `no-huge (why)` (older reports: none).
+    #[serde(default)]
+    pub memory: String,
 }
 
 #[derive(Serialize, Deserialize, PartialEq, Debug)]
@@ -326,7 +329,8 @@ pub fn print_table(report: &SweepReport) {
             }
         }
     }
-    println!("\nMpps: TX packets of both ports per second, median over rounds; rs/C: ratio of the medians.");
+    println!("\nmemory: {}", report.settings.memory);
+    println!("Mpps: TX packets of both ports per second, median over rounds; rs/C: ratio of the medians.");
     if with_io {
         println!("io: testpmd --forward-mode=io on the same ports and traffic, no lookup: the floor under both.");
         println!(
@@ -417,6 +421,7 @@ pub(crate) mod tests {
             sizes: vec![64, 1518],
             flows: vec![16, 1024],
             tables: vec!["lpm-16".into(), "em".into()],
+            memory: "no-huge (not root)".into(),
         };
         let machine = Machine {
             nproc: 2,
