@@ -167,6 +167,11 @@ pub struct Args {
     #[arg(long)]
     pub sequential_lookup: bool,
 
+    /// l3fwd-rs: exact match looks keys up in bulk calls of at most N, 1-64
+    /// (C's groups are 8; default: the whole burst, up to 64, per call)
+    #[arg(long, value_name = "N", value_parser = decimal(1_u16, dpdk::HASH_BULK_MAX as u16), conflicts_with = "sequential_lookup")]
+    pub em_lookup_group: Option<u16>,
+
     /// Packets per RX poll, 1-512 (later l3fwd's option; 0 or more than 512
     /// keep the default, as there)
     #[arg(long, value_name = "NPKTS", default_value = "32", value_parser = parse_burst)]

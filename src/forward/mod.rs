@@ -5,6 +5,7 @@
 //! unit tests.
 
 pub mod io;
+mod slowdown;
 #[cfg(test)]
 mod tests;
 
@@ -209,6 +210,9 @@ impl<L: Lookup, R: Receive, T: Transmit<Batch = R::Batch>> Lcore<L, R, T> {
             }
             counters.add_polls(polls_per_round, empty);
             round_busy = empty < polls_per_round;
+            if slowdown::ENABLED && round_busy {
+                slowdown::stretch(round_start);
+            }
             // Under load every round brings full bursts and buffers go out
             // full; a short round means the queues ran dry.
             if drain_when_idle && !full {

@@ -17,7 +17,7 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 
 use dpdk::Eal;
 use em::rules::Rule;
-use em::{EmTables, Ipv4Key, Ipv6Key};
+use em::{Batching, EmTables, Ipv4Key, Ipv6Key};
 
 use super::{check_port, Mode, ModeInfo, RuleChange, RuleFormat};
 use crate::cli::Args;
@@ -75,7 +75,7 @@ impl Mode for Em {
         let tables = EmTables::new(eal, entries, 0, &v4, &v6, |p| plan.loads_routes_to(p.into()))?;
         Ok(EmLookup {
             tables,
-            sequential: args.sequential_lookup,
+            batching: batching(args),
         })
     }
 
@@ -116,6 +116,15 @@ fn edit_flow<A: Copy + PartialEq>(file: &mut EmFile<A>, parsed: Vec<Rule<A>>, pl
         (false, false) => return Err("no such flow to delete".into()),
     }
     Ok(())
+}
+
+/// How the options ask for keys to be handed to rte_hash.
+fn batching(args: &Args) -> Batching {
+    match (args.sequential_lookup, args.em_lookup_group) {
+        (true, _) => Batching::Sequential,
+        (false, Some(group)) => Batching::Bulk { group: group.into() },
+        (false, None) => Batching::WHOLE_BURST,
+    }
 }
 
 /// The flow files' defaults (IPv4, IPv6): C's built-in tables.
@@ -165,7 +174,7 @@ const IPPROTO_UDP: u8 = 17;
 /// Exact-match mode.
 pub struct EmLookup {
     pub tables: EmTables,
-    pub sequential: bool,
+    pub batching: Batching,
 }
 
 /// What exact match does with a frame.
@@ -227,18 +236,10 @@ impl Lookup for EmLookup {
         let EmScratch { v4, v6 } = scratch;
         let (keys4, from4) = v4.take();
         let (keys6, from6) = v6.take();
-        let answer4 = |i, port| answer(from4, routes, i, port);
-        if self.sequential {
-            self.tables.lookup_v4_sequential(keys4, answer4);
-        } else {
-            self.tables.lookup_v4_multi(keys4, answer4);
-        }
-        let answer6 = |i, port| answer(from6, routes, i, port);
-        if self.sequential {
-            self.tables.lookup_v6_sequential(keys6, answer6);
-        } else {
-            self.tables.lookup_v6_multi(keys6, answer6);
-        }
+        self.tables
+            .lookup_v4(keys4, self.batching, |i, port| answer(from4, routes, i, port));
+        self.tables
+            .lookup_v6(keys6, self.batching, |i, port| answer(from6, routes, i, port));
     }
 }
 
@@ -261,6 +262,13 @@ mod tests {
         // One file alone is ignored, as in C: it is not even read.
         let (_, v6) = Em::load(&args("--rule_ipv6 /nonexistent.cfg")).unwrap();
         assert_eq!(v6.origin, "built-in em_v6.cfg");
+    }
+
+    #[test]
+    fn batching_follows_the_options() {
+        assert_eq!(batching(&args("")), Batching::WHOLE_BURST);
+        assert_eq!(batching(&args("--em-lookup-group 8")), Batching::Bulk { group: 8 });
+        assert_eq!(batching(&args("--sequential-lookup")), Batching::Sequential);
     }
 
     #[test]
