@@ -388,4 +388,16 @@ fn the_control_socket_is_private_and_no_client_blocks_the_forwarder() {
     f.assert_stream_goes_to(1, "beside bad clients");
     drop(flood);
     f.stop();
+
+    // No instance of that prefix: one line saying so, exit 1.
+    let out = Command::new(env!("CARGO_BIN_EXE_l3fwd-ctl"))
+        .args(["--file-prefix", "l3fwd-live-nobody", "reload"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.lines().count() == 1 && stderr.contains("is l3fwd-rs running with --file-prefix l3fwd-live-nobody?"),
+        "{stderr}"
+    );
 }
