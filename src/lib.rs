@@ -9,6 +9,7 @@ pub mod app;
 pub mod cli;
 pub mod control;
 pub mod counters;
+pub mod event;
 pub mod forward;
 pub mod lookup;
 pub mod mode;

@@ -1,7 +1,7 @@
 //! EAL start and stop, lcores, ports, and the TSC clock.
 
 use std::ffi::{c_char, CString};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::error::{DpdkError, Result};
@@ -32,6 +32,8 @@ pub struct Eal(Arc<EalState>);
 struct EalState {
     /// Whether [`Eal::take_ports`] has handed the ports out.
     ports_taken: AtomicBool,
+    /// The owner [`Eal::take_ports`] made the ports' (its id; 0: none yet).
+    port_owner: AtomicU64,
     /// The pools RX queues fill from, for MBUF_FAST_FREE's rule.
     rx_pools: Mutex<RxPools>,
     /// Pools whose last handle went while a job could still be returning
@@ -100,6 +102,7 @@ impl Eal {
         }
         Ok(Eal(Arc::new(EalState {
             ports_taken: AtomicBool::new(false),
+            port_owner: AtomicU64::new(0),
             rx_pools: Mutex::new(RxPools::default()),
             deferred_pools: Mutex::new(Vec::new()),
         })))
@@ -197,6 +200,7 @@ impl Eal {
         for (to, from) in owner.name.iter_mut().zip(b"dpdk-rs") {
             *to = *from as c_char;
         }
+        self.0.port_owner.store(owner.id, Ordering::Relaxed);
         let no_owner = u64::from(sys::RTE_ETH_DEV_NO_OWNER);
         let mut ports = Vec::new();
         // SAFETY: walks the ethdev port table from id 0; ids at or past
@@ -217,6 +221,40 @@ impl Eal {
             next = unsafe { sys::rte_eth_find_next_owned_by(id + 1, no_owner) };
         }
         Ok(ports)
+    }
+
+    /// Runs `f` with the ports [`Eal::take_ports`] handed out shown to DPDK
+    /// as unowned, then owns them again. The eth TX adapter sizes its port
+    /// table by `rte_eth_dev_count_avail`, which counts unowned ports only.
+    pub(crate) fn with_ports_unowned<R>(&self, f: impl FnOnce() -> R) -> R {
+        let id = self.0.port_owner.load(Ordering::Relaxed);
+        let mut owned = Vec::new();
+        // SAFETY: walks the port table for this process's owner id; DPDK
+        // checks the ids. Unsetting and setting back the owner this EAL
+        // made changes no port's state but its owner.
+        unsafe {
+            let mut next = sys::rte_eth_find_next_owned_by(0, id);
+            while id != 0 && next < u64::from(sys::RTE_MAX_ETHPORTS) {
+                let port = next as u16;
+                if sys::rte_eth_dev_owner_unset(port, id) == 0 {
+                    owned.push(port);
+                }
+                next = sys::rte_eth_find_next_owned_by(port + 1, id);
+            }
+        }
+        let result = f();
+        let mut owner = sys::rte_eth_dev_owner {
+            id,
+            ..Default::default()
+        };
+        for (to, from) in owner.name.iter_mut().zip(b"dpdk-rs") {
+            *to = *from as c_char;
+        }
+        for port in owned {
+            // SAFETY: as above: the port was this owner's a moment ago.
+            unsafe { sys::rte_eth_dev_owner_set(port, &owner) };
+        }
+        result
     }
 
     /// The id of the port named `name` (e.g. `net_pcap0`), if it exists.
