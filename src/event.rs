@@ -41,6 +41,9 @@ const PORT_DEPTH: u16 = 32;
 /// How long the TX adapter gets, once the workers stopped, to send what
 /// they forwarded last.
 const TX_DRAIN: Duration = Duration::from_millis(50);
+/// After a stop, the workers forward what is in flight for at most this
+/// many seconds.
+const DRAIN_MAX_SECS: u64 = 2;
 
 /// The RX queues of the event model as `--config` tuples (C's
 /// `--event-eth-rxqs` per enabled port, queue 0 first), all on the main
@@ -62,9 +65,11 @@ pub fn rx_queues(args: &Args, n_ports: usize, main_lcore: u32) -> Vec<ConfigEntr
 }
 
 /// Sets up the ports and the event device, forwards with `lookup` on
-/// every lcore until SIGINT, SIGTERM or `--duration`, then stops the
-/// adapters, the device (which frees what is still in it) and the ports,
-/// checks that every mbuf came back and reports.
+/// every lcore until SIGINT, SIGTERM or `--duration`, then drains: the RX
+/// adapter frees what arrives from then on and flushes what it buffered,
+/// the workers forward what is in flight until their ports run dry, and
+/// the adapters, the device (which frees what is still in it) and the
+/// ports stop. Checks that every mbuf came back and reports.
 pub fn serve<L: Lookup>(
     eal: &Eal,
     ports: Vec<Port>,
@@ -81,12 +86,8 @@ pub fn serve<L: Lookup>(
         .pop()
         .ok_or("eventdev mode: no enabled port to forward on")?;
     let workers = eal.lcores();
-    let mut scheduler = Scheduler::build(
-        eal,
-        queues,
-        workers.len(),
-        args.eventq_sched.unwrap_or(SchedType::Atomic),
-    )?;
+    let sched = args.eventq_sched.unwrap_or(SchedType::Atomic);
+    let mut scheduler = Scheduler::build(eal, queues, workers.len(), sched, quit)?;
     scheduler.dev.start()?;
     for p in &mut dataplane.ports {
         if args.promiscuous {
@@ -98,26 +99,34 @@ pub fn serve<L: Lookup>(
         poll::wait_for_links(&dataplane.ports, quit)?;
     }
     let lookup = Arc::new(lookup);
-    let (tasks, stats): (Vec<_>, Vec<_>) = workers
+    let stats: Vec<Arc<LcoreStats>> = workers
         .iter()
-        .zip(std::mem::take(&mut scheduler.ports))
-        .map(|(&lcore, port)| {
-            let stats = Arc::new(LcoreStats {
+        .map(|&lcore| {
+            Arc::new(LcoreStats {
                 lcore,
                 rx_queues: Vec::new(),
                 counters: LcoreCounters::for_ports(usize::from(dpdk::MAX_PORTS)),
-            });
-            let task = EventLcore {
-                port,
-                eth: scheduler.eth.clone(),
-                lookup: Arc::clone(&lookup),
-                stats: Arc::clone(&stats),
-                quit: Arc::clone(quit),
-                dequeue_depth: scheduler.dequeue_depth,
-            };
-            (task, stats)
+            })
         })
-        .unzip();
+        .collect();
+    let drain = Arc::new(Drain {
+        rx: scheduler.rx.as_ref().map(RxAdapter::watch),
+        workers: stats.clone(),
+        max_ticks: eal.tsc_hz() * DRAIN_MAX_SECS,
+    });
+    let tasks: Vec<_> = stats
+        .iter()
+        .zip(std::mem::take(&mut scheduler.ports))
+        .map(|(stats, port)| EventLcore {
+            port,
+            eth: scheduler.eth.clone(),
+            lookup: Arc::clone(&lookup),
+            stats: Arc::clone(stats),
+            quit: Arc::clone(quit),
+            dequeue_depth: scheduler.dequeue_depth,
+            drain: Arc::clone(&drain),
+        })
+        .collect();
     let secs = poll::forward(eal, &dataplane.ports, tasks, &stats, args, quit)?;
 
     let freed = scheduler.stop()?;
@@ -153,7 +162,13 @@ impl Scheduler {
     /// an event queue per ethdev port (and the TX adapter's, on the
     /// generic path), an event port per worker linked to the former, the
     /// adapters, and the services mapped to service cores.
-    fn build(eal: &Eal, queues: LcoreQueues, workers: usize, sched: SchedType) -> Result<Scheduler, Box<dyn Error>> {
+    fn build(
+        eal: &Eal,
+        queues: LcoreQueues,
+        workers: usize,
+        sched: SchedType,
+        quit: &Arc<AtomicBool>,
+    ) -> Result<Scheduler, Box<dyn Error>> {
         let mut dev = EventDev::take(eal)?;
         let info = dev.info()?;
         let eth_ports: Vec<u16> = queues.tx.ports().collect();
@@ -209,7 +224,8 @@ impl Scheduler {
         }
 
         let LcoreQueues { rx, tx, .. } = queues;
-        let mut rx_adapter = RxAdapter::create(&mut dev, &port_conf)?;
+        // Once `quit` is set, it drops what arrives and flushes the rest.
+        let mut rx_adapter = RxAdapter::create(&mut dev, &port_conf, Arc::clone(quit))?;
         for q in rx {
             let event_queue = eth_ports.iter().position(|&p| p == q.port()).unwrap_or(0) as u8;
             rx_adapter.add(q, event_queue, sched)?;
@@ -259,9 +275,9 @@ impl Scheduler {
         })
     }
 
-    /// Once the workers are done: stops receiving, gives the TX adapter a
-    /// moment to send what was forwarded, stops it, and stops the device,
-    /// which frees the packets still inside it; returns how many.
+    /// Once the workers have drained: stops the RX adapter, gives the TX
+    /// adapter a moment to send what was forwarded, stops it, and stops the
+    /// device, which frees the packets still inside it; returns how many.
     fn stop(&mut self) -> dpdk::Result<u64> {
         self.rx = None;
         std::thread::sleep(TX_DRAIN);
@@ -279,6 +295,35 @@ struct EventLcore<L: Lookup> {
     stats: Arc<LcoreStats>,
     quit: Arc<AtomicBool>,
     dequeue_depth: usize,
+    drain: Arc<Drain>,
+}
+
+/// When the workers are done after `quit`: once the RX adapter has
+/// flushed what it buffered and the workers have dequeued every event it
+/// enqueued (each is dequeued once: the workers' ports are linked to the
+/// ethdev queues only), or `max_ticks` after `quit`.
+struct Drain {
+    /// None on an internal-port device (no adapter buffer to flush).
+    rx: Option<dpdk::RxAdapterWatch>,
+    workers: Vec<Arc<LcoreStats>>,
+    max_ticks: u64,
+}
+
+impl Drain {
+    /// Whether a worker whose port just came back empty, and which saw
+    /// `quit` at `quit_at`, is done at `now`.
+    fn done(&self, now: u64, quit_at: u64) -> bool {
+        let Some(rx) = self.rx.and_then(|w| w.stats()) else {
+            return true;
+        };
+        let dequeued: u64 = self.workers.iter().map(|w| w.counters.totals().rx).sum();
+        (rx.buffered == 0 && dequeued >= rx.enqueued) || self.expired(now, quit_at)
+    }
+
+    /// Whether the drain has run out of time.
+    fn expired(&self, now: u64, quit_at: u64) -> bool {
+        now.wrapping_sub(quit_at) > self.max_ticks
+    }
 }
 
 /// The way to one ethdev port from an event lcore: events bound there go
@@ -311,8 +356,9 @@ impl<L: Lookup> LcoreJob for EventLcore<L> {
     }
 
     /// Dequeues a burst, forwards it, sends the round back in order, until
-    /// `quit`; then releases what the port holds. Never inlined: profilers
-    /// find the loop by name.
+    /// `quit`, and on until the events in flight are forwarded ([`Drain`]);
+    /// then releases what the port holds. Never inlined: profilers find
+    /// the loop by name.
     #[inline(never)]
     fn run(self) -> i32 {
         let EventLcore {
@@ -322,6 +368,7 @@ impl<L: Lookup> LcoreJob for EventLcore<L> {
             stats,
             quit,
             dequeue_depth,
+            drain,
         } = self;
         let counters = &stats.counters;
         let port = Rc::new(RefCell::new(port));
@@ -336,17 +383,27 @@ impl<L: Lookup> LcoreJob for EventLcore<L> {
         }
         let mut batch: Vec<Event> = Vec::with_capacity(dpdk::MAX_DEQUEUE);
         let mut path = Batches::<L, Event>::default();
-        while !quit.load(Relaxed) {
+        // When `quit` was seen.
+        let mut quit_at = None;
+        loop {
             let start = dpdk::rdtsc();
+            if quit_at.is_none() && quit.load(Relaxed) {
+                quit_at = Some(start);
+            }
             let n = port.borrow_mut().dequeue(&mut batch, dequeue_depth);
             counters.add_polls(1, u64::from(n == 0));
             if n == 0 {
+                if quit_at.is_some_and(|at| drain.done(start, at)) {
+                    break;
+                }
                 std::hint::spin_loop();
                 continue;
             }
             path.forward(&mut batch, |e| e.mbuf().port(), lookup.as_ref(), &mut tx, counters);
             tx.drain(counters);
-            port.borrow_mut().send_round(&quit);
+            // Retried until the device takes it, or the drain runs out.
+            port.borrow_mut()
+                .send_round(|| quit_at.is_some_and(|at| drain.expired(dpdk::rdtsc(), at)));
             counters.add_busy_cycles(dpdk::rdtsc().wrapping_sub(start));
         }
         drop(tx);

@@ -8,6 +8,7 @@
 #include <rte_lpm.h>
 #include <rte_mbuf.h>
 #include <rte_eventdev.h>
+#include <rte_event_eth_rx_adapter.h>
 #include <rte_event_eth_tx_adapter.h>
 
 #include "shim.h"
@@ -117,6 +118,25 @@ void shim_event_port_quiesce(uint8_t dev, uint8_t port, uint64_t *freed)
 int shim_event_dev_free_on_stop(uint8_t dev, uint64_t *freed)
 {
 	return rte_event_dev_stop_flush_callback_register(dev, free_event_mbuf, freed);
+}
+
+/* Once *closed is set, frees what the RX adapter receives instead of
+ * letting it enqueue it: the adapter keeps flushing what it buffered. */
+static uint16_t drop_when_closed(uint16_t port, uint16_t queue, uint32_t size, uint32_t count,
+				 struct rte_event *ev, uint16_t n, void *closed, uint16_t *dropped)
+{
+	(void)port, (void)queue, (void)size, (void)count;
+	if (!__atomic_load_n((const uint8_t *)closed, __ATOMIC_RELAXED))
+		return n;
+	for (uint16_t i = 0; i < n; i++)
+		rte_pktmbuf_free(ev[i].mbuf);
+	*dropped = n;
+	return 0;
+}
+
+int shim_rx_adapter_drop_when(uint8_t adapter, uint16_t eth_port, const uint8_t *closed)
+{
+	return rte_event_eth_rx_adapter_cb_register(adapter, eth_port, drop_when_closed, (void *)closed);
 }
 
 const uint64_t shim_rss_ip = RTE_ETH_RSS_IP;

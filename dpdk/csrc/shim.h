@@ -38,6 +38,9 @@ struct rte_mbuf *shim_event_mbuf(const struct rte_event *ev);
  * holds, counting them into *freed. */
 void shim_event_port_quiesce(uint8_t dev, uint8_t port, uint64_t *freed);
 int shim_event_dev_free_on_stop(uint8_t dev, uint64_t *freed);
+/* Has the RX adapter free, instead of enqueue, what it receives on eth_port
+ * once *closed (a flag another thread sets) is non-zero. */
+int shim_rx_adapter_drop_when(uint8_t adapter, uint16_t eth_port, const uint8_t *closed);
 
 /* Function-like macros bindgen cannot evaluate. */
 extern const uint64_t shim_rss_ip;

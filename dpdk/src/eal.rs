@@ -223,38 +223,26 @@ impl Eal {
         Ok(ports)
     }
 
-    /// Runs `f` with the ports [`Eal::take_ports`] handed out shown to DPDK
-    /// as unowned, then owns them again. The eth TX adapter sizes its port
-    /// table by `rte_eth_dev_count_avail`, which counts unowned ports only.
-    pub(crate) fn with_ports_unowned<R>(&self, f: impl FnOnce() -> R) -> R {
+    /// Shows the ports [`Eal::take_ports`] handed out to DPDK as unowned
+    /// until the guard drops: the eth adapters find ports with
+    /// `RTE_ETH_FOREACH_DEV`, which skips owned ones.
+    pub(crate) fn unown_ports(&self) -> UnownedPorts {
         let id = self.0.port_owner.load(Ordering::Relaxed);
-        let mut owned = Vec::new();
+        let mut ports = Vec::new();
         // SAFETY: walks the port table for this process's owner id; DPDK
-        // checks the ids. Unsetting and setting back the owner this EAL
-        // made changes no port's state but its owner.
+        // checks the ids. Unsetting the owner this EAL made changes no
+        // port's state but its owner.
         unsafe {
             let mut next = sys::rte_eth_find_next_owned_by(0, id);
             while id != 0 && next < u64::from(sys::RTE_MAX_ETHPORTS) {
                 let port = next as u16;
                 if sys::rte_eth_dev_owner_unset(port, id) == 0 {
-                    owned.push(port);
+                    ports.push(port);
                 }
                 next = sys::rte_eth_find_next_owned_by(port + 1, id);
             }
         }
-        let result = f();
-        let mut owner = sys::rte_eth_dev_owner {
-            id,
-            ..Default::default()
-        };
-        for (to, from) in owner.name.iter_mut().zip(b"dpdk-rs") {
-            *to = *from as c_char;
-        }
-        for port in owned {
-            // SAFETY: as above: the port was this owner's a moment ago.
-            unsafe { sys::rte_eth_dev_owner_set(port, &owner) };
-        }
-        result
+        UnownedPorts { id, ports }
     }
 
     /// The id of the port named `name` (e.g. `net_pcap0`), if it exists.
@@ -381,6 +369,29 @@ impl Eal {
     pub fn tsc_hz(&self) -> u64 {
         // SAFETY: reads a value EAL computed at init.
         unsafe { sys::rte_get_tsc_hz() }
+    }
+}
+
+/// Ports shown to DPDK as unowned ([`Eal::unown_ports`]), owned again
+/// when this drops.
+pub(crate) struct UnownedPorts {
+    id: u64,
+    ports: Vec<u16>,
+}
+
+impl Drop for UnownedPorts {
+    fn drop(&mut self) {
+        let mut owner = sys::rte_eth_dev_owner {
+            id: self.id,
+            ..Default::default()
+        };
+        for (to, from) in owner.name.iter_mut().zip(b"dpdk-rs") {
+            *to = *from as c_char;
+        }
+        for &port in &self.ports {
+            // SAFETY: the port was this owner's until unown_ports.
+            unsafe { sys::rte_eth_dev_owner_set(port, &owner) };
+        }
     }
 }
 

@@ -19,7 +19,7 @@ use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
-use crate::eal::Eal;
+use crate::eal::{Eal, UnownedPorts};
 use crate::error::{DpdkError, Result};
 use crate::mbuf::Mbuf;
 use crate::sys;
@@ -120,19 +120,25 @@ impl EventPortConfig {
 pub(crate) struct DevLife {
     pub(crate) id: u8,
     configured: AtomicBool,
+    started: AtomicBool,
     /// Mbufs the device freed at stop (its stop-flush callback counts
     /// here; boxed so that the address DPDK keeps never moves).
     freed_at_stop: Box<AtomicU64>,
-    pub(crate) eal: Eal,
+    /// The adapters need the ports unowned while they exist (see
+    /// [`Eal::unown_ports`]); owned again once the device is closed.
+    _unowned: UnownedPorts,
+    _eal: Eal,
 }
 
 impl Drop for DevLife {
     fn drop(&mut self) {
         if self.configured.load(Ordering::Relaxed) {
             // SAFETY: the last handle is going: no port dequeues and no
-            // adapter runs. Stopping a stopped device is a no-op.
+            // adapter runs.
             unsafe {
-                sys::rte_event_dev_stop(self.id);
+                if self.started.load(Ordering::Relaxed) {
+                    sys::rte_event_dev_stop(self.id);
+                }
                 sys::rte_event_dev_close(self.id);
             }
         }
@@ -185,7 +191,6 @@ static TAKEN: AtomicBool = AtomicBool::new(false);
 /// ```
 pub struct EventDev {
     pub(crate) life: Arc<DevLife>,
-    started: bool,
 }
 
 /// The right to set up one event port, handed out once per port by
@@ -213,10 +218,11 @@ impl EventDev {
             life: Arc::new(DevLife {
                 id: DEV_ID,
                 configured: AtomicBool::new(false),
+                started: AtomicBool::new(false),
                 freed_at_stop: Box::new(AtomicU64::new(0)),
-                eal: eal.clone(),
+                _unowned: eal.unown_ports(),
+                _eal: eal.clone(),
             }),
-            started: false,
         })
     }
 
@@ -372,7 +378,7 @@ impl EventDev {
         if ret < 0 {
             return Err(DpdkError::from_code("cannot start the event device", ret));
         }
-        self.started = true;
+        self.life.started.store(true, Ordering::Relaxed);
         Ok(())
     }
 
@@ -385,7 +391,7 @@ impl EventDev {
                 "its ports or adapters are still in use",
             ));
         }
-        if std::mem::take(&mut self.started) {
+        if self.life.started.swap(false, Ordering::Relaxed) {
             // SAFETY: no port or adapter handle exists (checked above), so
             // nothing dequeues or enqueues.
             unsafe { sys::rte_event_dev_stop(self.id()) };
@@ -545,7 +551,7 @@ impl EventPort {
     #[inline(always)]
     pub fn dequeue(&mut self, into: &mut Vec<Event>, max: usize) -> usize {
         if !self.round.is_empty() {
-            self.send_round(&AtomicBool::new(false));
+            self.send_round(|| false);
         }
         let max = max.min(MAX_DEQUEUE);
         // SAFETY: `raw` has room for `max` events; &mut self makes this
@@ -588,8 +594,8 @@ impl EventPort {
     }
 
     /// Enqueues the round in dequeue order, retrying until the device takes
-    /// it all or `quit` is set; frees the packets of what is left then.
-    pub fn send_round(&mut self, quit: &AtomicBool) {
+    /// it all or `give_up` says so; frees the packets of what is left then.
+    pub fn send_round(&mut self, give_up: impl Fn() -> bool) {
         match self.tx {
             TxPath::Queue(_) => {
                 for (raw, state) in self.round.iter_mut() {
@@ -599,7 +605,7 @@ impl EventPort {
                     }
                 }
                 let mut events: Vec<sys::rte_event> = self.round.iter().map(|(raw, _)| *raw).collect();
-                let taken = self.enqueue(&mut events, quit, |dev, port, ev, n| {
+                let taken = self.enqueue(&mut events, &give_up, |dev, port, ev, n| {
                     // SAFETY: ev holds n events, each a release or a forward
                     // of an event this port dequeued.
                     unsafe { sys::shim_event_enqueue_burst(dev, port, ev, n) }
@@ -618,7 +624,7 @@ impl EventPort {
                 // Dropped packets' events are released implicitly, by the
                 // next dequeue, as in C.
                 self.round.retain(|(_, s)| *s == Slot::Forwarded);
-                let taken = self.enqueue(&mut direct, quit, |dev, port, ev, n| {
+                let taken = self.enqueue(&mut direct, &give_up, |dev, port, ev, n| {
                     // SAFETY: ev holds n forwards of events this port
                     // dequeued, each with its mbuf's port and TX queue set.
                     unsafe { sys::shim_event_tx_adapter_enqueue(dev, port, ev, n) }
@@ -630,19 +636,19 @@ impl EventPort {
         self.round.clear();
     }
 
-    /// Enqueues `events` with `burst` until all are taken or `quit`;
+    /// Enqueues `events` with `burst` until all are taken or `give_up`;
     /// returns how many were taken.
     fn enqueue(
         &mut self,
         events: &mut [sys::rte_event],
-        quit: &AtomicBool,
+        give_up: &impl Fn() -> bool,
         burst: impl Fn(u8, u8, *mut sys::rte_event, u16) -> u16,
     ) -> usize {
         let mut taken = 0;
         while taken < events.len() {
             let rest = &mut events[taken..];
             taken += usize::from(burst(self.dev, self.port, rest.as_mut_ptr(), rest.len() as u16));
-            if quit.load(Ordering::Relaxed) {
+            if taken < events.len() && give_up() {
                 break;
             }
         }
@@ -665,7 +671,7 @@ impl EventPort {
     /// sends the round, then has the driver hand back the events it keeps
     /// for this port, whose mbufs are freed. Returns how many it freed.
     pub fn quiesce(&mut self) -> u64 {
-        self.send_round(&AtomicBool::new(true));
+        self.send_round(|| true);
         let mut freed = 0u64;
         // SAFETY: &mut self makes this thread the port's only user; the
         // callback frees mbufs of events the port held, each once.
