@@ -389,8 +389,13 @@ impl Drop for UnownedPorts {
             *to = *from as c_char;
         }
         for &port in &self.ports {
-            // SAFETY: the port was this owner's until unown_ports.
-            unsafe { sys::rte_eth_dev_owner_set(port, &owner) };
+            // SAFETY: the port was this owner's until unown_ports; one
+            // closed since is no port to own.
+            unsafe {
+                if sys::rte_eth_dev_is_valid_port(port) != 0 {
+                    sys::rte_eth_dev_owner_set(port, &owner);
+                }
+            }
         }
     }
 }
