@@ -364,7 +364,7 @@ impl EventDev {
             port: slot.port,
             tx,
             round: Vec::with_capacity(MAX_DEQUEUE),
-            direct: Vec::with_capacity(MAX_DEQUEUE),
+            out: Vec::with_capacity(MAX_DEQUEUE),
             raw: [sys::rte_event::default(); MAX_DEQUEUE],
             _life: Arc::clone(&self.life),
             _one_lcore: PhantomData,
@@ -504,8 +504,8 @@ pub struct EventPort {
     tx: TxPath,
     /// The round's events, by slot; owned mbufs where `Forwarded`.
     round: Vec<(sys::rte_event, Slot)>,
-    /// The forwarded events, in order, for a [`TxPath::Direct`] enqueue.
-    direct: Vec<sys::rte_event>,
+    /// The round as enqueued (kept to reuse its allocation).
+    out: Vec<sys::rte_event>,
     /// Where a dequeue lands.
     raw: [sys::rte_event; MAX_DEQUEUE],
     _life: Arc<DevLife>,
@@ -596,6 +596,8 @@ impl EventPort {
     /// Enqueues the round in dequeue order, retrying until the device takes
     /// it all or `give_up` says so; frees the packets of what is left then.
     pub fn send_round(&mut self, give_up: impl Fn() -> bool) {
+        let mut out = std::mem::take(&mut self.out);
+        out.clear();
         match self.tx {
             TxPath::Queue(_) => {
                 for (raw, state) in self.round.iter_mut() {
@@ -604,8 +606,8 @@ impl EventPort {
                         unsafe { sys::shim_event_release(raw) };
                     }
                 }
-                let mut events: Vec<sys::rte_event> = self.round.iter().map(|(raw, _)| *raw).collect();
-                let taken = self.enqueue(&mut events, &give_up, |dev, port, ev, n| {
+                out.extend(self.round.iter().map(|(raw, _)| *raw));
+                let taken = self.enqueue(&mut out, &give_up, |dev, port, ev, n| {
                     // SAFETY: ev holds n events, each a release or a forward
                     // of an event this port dequeued.
                     unsafe { sys::shim_event_enqueue_burst(dev, port, ev, n) }
@@ -613,26 +615,19 @@ impl EventPort {
                 self.free_forwarded_from(taken);
             }
             TxPath::Direct => {
-                let mut direct = std::mem::take(&mut self.direct);
-                direct.clear();
-                direct.extend(
-                    self.round
-                        .iter()
-                        .filter(|(_, s)| *s == Slot::Forwarded)
-                        .map(|(raw, _)| *raw),
-                );
                 // Dropped packets' events are released implicitly, by the
                 // next dequeue, as in C.
                 self.round.retain(|(_, s)| *s == Slot::Forwarded);
-                let taken = self.enqueue(&mut direct, &give_up, |dev, port, ev, n| {
+                out.extend(self.round.iter().map(|(raw, _)| *raw));
+                let taken = self.enqueue(&mut out, &give_up, |dev, port, ev, n| {
                     // SAFETY: ev holds n forwards of events this port
                     // dequeued, each with its mbuf's port and TX queue set.
                     unsafe { sys::shim_event_tx_adapter_enqueue(dev, port, ev, n) }
                 });
                 self.free_forwarded_from(taken);
-                self.direct = direct;
             }
         }
+        self.out = out;
         self.round.clear();
     }
 
