@@ -11,11 +11,12 @@ use dpdk::{Eal, Port};
 use signal_hook::consts::SIGHUP;
 use signal_hook::SigId;
 
-use crate::cli::Args;
+use crate::cli::{Args, Io};
 use crate::live::LiveTables;
 use crate::mode::{self, Mode, ModeTask};
 use crate::plan::{Plan, PortCaps, Topology};
-use crate::poll::{self, Changes, LiveLookup};
+use crate::poll::{Changes, LiveLookup};
+use crate::{event, poll};
 
 /// The signals that stop l3fwd-rs as Ctrl-C does (flush, summary,
 /// `--stats-json`, EAL cleanup): every one whose default would kill it
@@ -85,7 +86,7 @@ impl ModeTask for Run<'_> {
 
     /// The lookup mode and the dataplane model are separate axes: the mode
     /// builds its [`Lookup`](crate::lookup::Lookup) here, and the model (the
-    /// poll loop today) forwards with any lookup.
+    /// poll loop or the event loop, `--mode`) forwards with any lookup.
     fn run<M: Mode>(self) -> Self::Output {
         let Run {
             eal_args,
@@ -106,7 +107,10 @@ impl ModeTask for Run<'_> {
                 hangup,
             },
         };
-        poll::serve(&eal, ports, &plan, args, M::RSS_L4, lookup, quit)
+        match args.io {
+            Io::Poll => poll::serve(&eal, ports, &plan, args, M::RSS_L4, lookup, quit),
+            Io::Eventdev => event::serve(&eal, ports, &plan, args, M::RSS_L4, lookup, quit),
+        }
     }
 }
 
@@ -130,12 +134,22 @@ fn check_writable(path: &std::path::Path) -> Result<Option<std::fs::File>, Strin
     Ok(fifo.then_some(file))
 }
 
-/// EAL start, its ports, and the port/queue/lcore plan: common to both modes.
+/// EAL start, its ports, and the port/queue/lcore plan: common to every mode.
 fn start(eal_args: &[String], args: &Args) -> Result<(Eal, Vec<Port>, Plan), Box<dyn Error>> {
     let eal = Eal::init(eal_args)?;
     check_vdevs(&eal, eal_args)?;
     let ports = eal.take_ports()?;
-    let plan = Plan::build(&args.config, args.portmask, &topology(&eal, &ports)?)?;
+    let mut topology = topology(&eal, &ports)?;
+    let plan = match args.io {
+        Io::Poll => Plan::build(&args.config, args.portmask, &topology)?,
+        // The event model's RX queues go to the RX adapter, and each port
+        // has one TX queue, the TX adapter's: planned as one lcore's.
+        Io::Eventdev => {
+            topology.lcores = vec![topology.main_lcore];
+            let config = event::rx_queues(args, ports.len(), topology.main_lcore);
+            Plan::build(&config, args.portmask, &topology)?
+        }
+    };
     Ok((eal, ports, plan))
 }
 

@@ -10,6 +10,7 @@ pub mod cli;
 pub mod control;
 pub mod counters;
 pub mod ctl;
+pub mod event;
 pub mod forward;
 pub mod live;
 pub mod lookup;

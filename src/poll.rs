@@ -66,11 +66,17 @@ pub fn serve<L: Lookup>(
     }
     let lcores = std::mem::take(&mut dataplane.lcores);
     let (tasks, stats) = lcore_tasks(eal, args, lcores, &lookup.live, quit)?;
-    let secs = forward(eal, &dataplane, tasks, &stats, args, quit, lookup.changes)?;
+    let secs = forward(eal, &dataplane.ports, tasks, &stats, args, quit, lookup.changes)?;
 
     let mut summary = Summary::collect(&dataplane.ports, &stats, secs);
     summary.mbufs_in_use = [mbufs_before, stop(&mut dataplane)?];
-    for p in std::mem::take(&mut dataplane.ports) {
+    close_and_report(std::mem::take(&mut dataplane.ports), &summary, args)
+}
+
+/// Closes the stopped `ports` (a pcap port completes its files), then
+/// prints the summary and writes `--stats-json`.
+pub fn close_and_report(ports: Vec<Port>, summary: &Summary, args: &Args) -> Result<(), Box<dyn Error>> {
+    for p in ports {
         p.close()?;
     }
     summary.print();
@@ -87,7 +93,7 @@ pub fn serve<L: Lookup>(
 /// its start; virtual ports are up at once), then logs each link. A link
 /// still down is a warning, and forwarding starts anyway, as in C; a signal
 /// ends the wait.
-fn wait_for_links(ports: &[Port], quit: &AtomicBool) -> dpdk::Result<()> {
+pub fn wait_for_links(ports: &[Port], quit: &AtomicBool) -> dpdk::Result<()> {
     const CHECK_INTERVAL: Duration = Duration::from_millis(100);
     const CHECKS: u32 = 90;
     for check in 0..=CHECKS {
@@ -151,14 +157,31 @@ fn lcore_tasks<L: Lookup>(
         .map(|tasks| tasks.into_iter().unzip())
 }
 
+/// What one lcore runs until `quit`: a dataplane model's loop.
+pub trait LcoreJob: Send + 'static {
+    /// The lcore it runs on.
+    fn lcore(&self) -> u32;
+    /// Forwards until `quit`, then flushes.
+    fn run(self) -> i32;
+}
+
+impl<L: Lookup> LcoreJob for Lcore<L> {
+    fn lcore(&self) -> u32 {
+        self.stats.lcore
+    }
+    fn run(self) -> i32 {
+        Lcore::run(self)
+    }
+}
+
 /// Forwards on every task's lcore, with telemetry and the control thread
 /// (rates, `--duration`, the live tables' changes) beside them, until
 /// `quit`; returns how long forwarding ran, once every lcore has stopped
 /// and flushed.
-fn forward<L: Lookup>(
+pub fn forward<J: LcoreJob>(
     eal: &Eal,
-    dataplane: &Dataplane,
-    tasks: Vec<Lcore<L>>,
+    ports: &[Port],
+    tasks: Vec<J>,
     stats: &[Arc<LcoreStats>],
     args: &Args,
     quit: &Arc<AtomicBool>,
@@ -189,7 +212,7 @@ fn forward<L: Lookup>(
         .map_err(|e| format!("cannot listen for l3fwd-ctl in {}: {e}", eal.runtime_dir().display()))?;
     log::info!("l3fwd-ctl socket: {}", socket.path().display());
     let control = Control {
-        ports: dataplane.ports.iter().map(Port::id).collect(),
+        ports: ports.iter().map(Port::id).collect(),
         lcores: stats.to_vec(),
         quit: Arc::clone(quit),
         interval: (args.stats_interval > 0).then(|| Duration::from_secs(args.stats_interval)),
@@ -223,7 +246,7 @@ fn stop(dataplane: &mut Dataplane) -> Result<u64, Box<dyn Error>> {
 /// cannot be launched, those already running are stopped before the error
 /// is returned; `quit` is set on return either way (it also stops the
 /// control thread).
-fn run_lcores<L: Lookup>(eal: &Eal, tasks: Vec<Lcore<L>>, quit: &AtomicBool) -> dpdk::Result<()> {
+fn run_lcores<J: LcoreJob>(eal: &Eal, tasks: Vec<J>, quit: &AtomicBool) -> dpdk::Result<()> {
     let main = match eal.main_lcore_token() {
         Ok(main) => main,
         Err(e) => {
@@ -235,7 +258,7 @@ fn run_lcores<L: Lookup>(eal: &Eal, tasks: Vec<Lcore<L>>, quit: &AtomicBool) -> 
     let mut workers = Vec::new();
     let mut launched = Ok(());
     for task in tasks {
-        let lcore = task.stats.lcore;
+        let lcore = task.lcore();
         log::info!("lcore {lcore}: forwarding");
         if lcore == main.lcore() {
             main_task = Some(task);

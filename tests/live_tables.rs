@@ -42,6 +42,14 @@ fn rules(mode: &str, port: u16) -> [String; 2] {
     }
 }
 
+/// How the forwarder is driven.
+#[derive(Clone, Copy)]
+enum Dataplane {
+    Poll,
+    /// `--mode=eventdev` on event_sw, its scheduler on a service core.
+    Event,
+}
+
 /// A running l3fwd-rs: port 0 replays [`stream`], ports 1 and 2 only send.
 struct Forwarder {
     child: Child,
@@ -53,6 +61,11 @@ struct Forwarder {
 impl Forwarder {
     /// Starts it in `mode` with the rule files of `rules(mode, port)`.
     fn start(name: &str, mode: &str, port: u16) -> Forwarder {
+        Forwarder::start_on(name, mode, port, Dataplane::Poll)
+    }
+
+    /// As [`Forwarder::start`], on `dataplane`.
+    fn start_on(name: &str, mode: &str, port: u16, dataplane: Dataplane) -> Forwarder {
         let dir = TestDir::new(&format!("live-{name}"));
         let input = dir.path("in.pcap");
         trafficgen::write_pcap(&input, &stream()).unwrap();
@@ -66,11 +79,9 @@ impl Forwarder {
         );
         let lookup = format!("--lookup={mode}");
         let stats_arg = stats.display().to_string();
-        let app = [
+        let mut app = vec![
             "-p",
             "0x7",
-            "--config",
-            "(0,0,0)",
             &lookup,
             "--rule_ipv4",
             &v4,
@@ -79,10 +90,31 @@ impl Forwarder {
             "--stats-json",
             &stats_arg,
         ];
+        // Ports 1 and 2 only send: null ports where only port 0 is polled;
+        // in event mode the RX adapter takes every port, so pcap ports
+        // with nothing to receive.
+        let silent = dir.path("silent.pcap");
+        trafficgen::write_pcap(&silent, &[] as &[Vec<u8>]).unwrap();
+        let senders: Vec<String> = (1..=2)
+            .map(|p| match dataplane {
+                Dataplane::Poll => format!("--vdev=net_null{p}"),
+                Dataplane::Event => format!("--vdev=net_pcap{p},rx_pcap={},tx_pcap=/dev/null", silent.display()),
+            })
+            .collect();
+        let mut eal = vec![pcap.as_str(), &senders[0], &senders[1]];
+        let mut run = Run::new(l3fwd_rs());
+        match dataplane {
+            Dataplane::Poll => app.extend(["--config", "(0,0,0)"]),
+            Dataplane::Event => {
+                app.push("--mode=eventdev");
+                eal.extend(["-s", "0x2", "--vdev=event_sw0"]);
+                run = run.lcores("0-1");
+            }
+        }
         // Room for two sets of tables: a swap builds the new beside the old.
-        let child = Run::new(l3fwd_rs())
+        let child = run
             .memory_mb(1024)
-            .eal_args(&[&pcap, "--vdev=net_null1", "--vdev=net_null2"])
+            .eal_args(&eal)
             .args(&app)
             .command(&prefix)
             .stdout(Stdio::null())
@@ -264,6 +296,24 @@ fn reload_and_sighup_move_the_stream_in_every_mode() {
         f.assert_stream_goes_to(1, &format!("{mode}: after a failed reload"));
         f.stop();
     }
+}
+
+#[test]
+fn reload_and_route_changes_move_the_stream_in_eventdev_mode() {
+    let mut f = Forwarder::start_on("event", "lpm", 1, Dataplane::Event);
+    f.assert_stream_goes_to(1, "eventdev: at start");
+    f.rewrite_rules("lpm", 2);
+    assert_eq!(f.send(&["reload"]), (vec!["ok".to_string()], true));
+    f.assert_stream_goes_to(2, "eventdev: after reload");
+    f.rewrite_rules("lpm", 1);
+    let kill = Command::new("kill")
+        .args(["-HUP", &f.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    f.wait_for_log("SIGHUP: rule files reloaded");
+    f.assert_stream_goes_to(1, "eventdev: after SIGHUP");
+    f.stop();
 }
 
 #[test]

@@ -1,3 +1,5 @@
+/* rte_event_port_quiesce is experimental in 22.11; C l3fwd uses it too. */
+#define ALLOW_EXPERIMENTAL_API 1
 #include <rte_ethdev.h>
 #include <rte_cycles.h>
 #include <rte_errno.h>
@@ -6,6 +8,9 @@
 #include <rte_lpm.h>
 #include <rte_mbuf.h>
 #include <rte_rcu_qsbr.h>
+#include <rte_eventdev.h>
+#include <rte_event_eth_rx_adapter.h>
+#include <rte_event_eth_tx_adapter.h>
 
 #include "shim.h"
 
@@ -89,6 +94,77 @@ struct rte_mbuf *shim_pktmbuf_alloc(struct rte_mempool *mp)
 char *shim_pktmbuf_append(struct rte_mbuf *m, uint16_t len)
 {
 	return rte_pktmbuf_append(m, len);
+}
+
+uint16_t shim_event_dequeue_burst(uint8_t dev, uint8_t port, struct rte_event *ev, uint16_t n)
+{
+	return rte_event_dequeue_burst(dev, port, ev, n, 0);
+}
+
+uint16_t shim_event_enqueue_burst(uint8_t dev, uint8_t port, const struct rte_event *ev, uint16_t n)
+{
+	return rte_event_enqueue_burst(dev, port, ev, n);
+}
+
+uint16_t shim_event_tx_adapter_enqueue(uint8_t dev, uint8_t port, struct rte_event *ev, uint16_t n)
+{
+	return rte_event_eth_tx_adapter_enqueue(dev, port, ev, n, 0);
+}
+
+void shim_event_to_tx(struct rte_event *ev, uint16_t eth_port, int tx_event_queue)
+{
+	ev->mbuf->port = eth_port;
+	rte_event_eth_tx_adapter_txq_set(ev->mbuf, 0);
+	ev->op = RTE_EVENT_OP_FORWARD;
+	if (tx_event_queue >= 0)
+		ev->queue_id = (uint8_t)tx_event_queue;
+}
+
+void shim_event_release(struct rte_event *ev)
+{
+	ev->op = RTE_EVENT_OP_RELEASE;
+}
+
+struct rte_mbuf *shim_event_mbuf(const struct rte_event *ev)
+{
+	return ev->mbuf;
+}
+
+/* Frees the mbuf of an event a port or the device still held. */
+static void free_event_mbuf(uint8_t dev, struct rte_event ev, void *freed)
+{
+	(void)dev;
+	rte_pktmbuf_free(ev.mbuf);
+	++*(uint64_t *)freed;
+}
+
+void shim_event_port_quiesce(uint8_t dev, uint8_t port, uint64_t *freed)
+{
+	rte_event_port_quiesce(dev, port, free_event_mbuf, freed);
+}
+
+int shim_event_dev_free_on_stop(uint8_t dev, uint64_t *freed)
+{
+	return rte_event_dev_stop_flush_callback_register(dev, free_event_mbuf, freed);
+}
+
+/* Once *closed is set, frees what the RX adapter receives instead of
+ * letting it enqueue it: the adapter keeps flushing what it buffered. */
+static uint16_t drop_when_closed(uint16_t port, uint16_t queue, uint32_t size, uint32_t count,
+				 struct rte_event *ev, uint16_t n, void *closed, uint16_t *dropped)
+{
+	(void)port, (void)queue, (void)size, (void)count;
+	if (!__atomic_load_n((const uint8_t *)closed, __ATOMIC_RELAXED))
+		return n;
+	for (uint16_t i = 0; i < n; i++)
+		rte_pktmbuf_free(ev[i].mbuf);
+	*dropped = n;
+	return 0;
+}
+
+int shim_rx_adapter_drop_when(uint8_t adapter, uint16_t eth_port, const uint8_t *closed)
+{
+	return rte_event_eth_rx_adapter_cb_register(adapter, eth_port, drop_when_closed, (void *)closed);
 }
 
 const uint64_t shim_rss_ip = RTE_ETH_RSS_IP;

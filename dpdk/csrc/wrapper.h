@@ -19,3 +19,7 @@
 #include <rte_fib6.h>
 #include <rte_acl.h>
 #include <rte_rcu_qsbr.h>
+#include <rte_eventdev.h>
+#include <rte_event_eth_rx_adapter.h>
+#include <rte_event_eth_tx_adapter.h>
+#include <rte_service.h>

@@ -99,6 +99,7 @@
 mod acl;
 mod eal;
 mod error;
+mod event;
 mod fib;
 mod hash;
 mod launch;
@@ -138,6 +139,12 @@ pub const MAX_QUEUES_PER_PORT: u16 = sys::RTE_MAX_QUEUES_PER_PORT as u16;
 pub use acl::{Acl, AclRule, ClassifyAlg, FieldDef, FieldKind, FieldValue, MAX_PRIORITY as ACL_MAX_PRIORITY};
 pub use eal::{current_lcore, rdtsc, Eal, SingleRxPool};
 pub use error::{DpdkError, Result};
+pub use event::adapter::{tx_internal_port, RxAdapter, RxAdapterStats, RxAdapterWatch, TxAdapter};
+pub use event::device::{
+    Event, EventDev, EventDevConfig, EventDevInfo, EventPort, EventPortConfig, EventPortSlot, EventQueueConfig,
+    SchedType, TxPath, MAX_DEQUEUE,
+};
+pub use event::service::{Service, ServiceCores};
 pub use fib::{Fib, Fib6};
 pub use hash::{Hash, HASH_BULK_MAX};
 pub use launch::{ControlThread, MainLcore};

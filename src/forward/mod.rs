@@ -24,7 +24,7 @@ use io::{Packet, Packets, Receive, Transmit};
 /// read of the live tables): a few microseconds' delay to a grace period
 /// under load, less when idle. Every round cost LPM and FIB 1-1.5
 /// instructions per packet more (callgrind), every 8th 0.2 or less.
-const ROUNDS_PER_QUIESCENT: u32 = 8;
+pub const ROUNDS_PER_QUIESCENT: u32 = 8;
 
 /// How far ahead of the packet being parsed its successors' headers are
 /// prefetched.
@@ -104,8 +104,19 @@ impl<T: Transmit> TxPorts<T> {
         self.0.get_mut(usize::from(port))?.as_mut()
     }
 
+    /// The ports this lcore transmits on.
+    pub fn ports(&self) -> impl Iterator<Item = u16> + '_ {
+        self.0.iter().flatten().map(|t| t.queue.port())
+    }
+
+    /// Each port's TX queue and MACs, by port id, for a model whose queues
+    /// someone else serves (the event model's TX adapter).
+    pub fn into_queues(self) -> impl Iterator<Item = (T, EthRewrite)> {
+        self.0.into_iter().flatten().map(|t| (t.queue, t.eth))
+    }
+
     /// Flushes the buffer of every port this lcore transmits on.
-    fn drain(&mut self, counters: &LcoreCounters) {
+    pub fn drain(&mut self, counters: &LcoreCounters) {
         for t in self.0.iter_mut().flatten() {
             t.flush(counters);
         }
@@ -266,6 +277,46 @@ impl<L: Lookup, P> BurstWork<L, P> {
             lookup: L::Scratch::default(),
             later: Vec::with_capacity(if L::IPV4_FIRST { MAX_BURST } else { 0 }),
         }
+    }
+}
+
+/// The data path for a model handed whole batches, each packet tagged with
+/// its input port (the event model): the batch goes through the same
+/// parse, lookup, rewrite and send as a poll round, in runs of one input
+/// port.
+pub struct Batches<L: Lookup, P>(BurstWork<L, P>);
+
+impl<L: Lookup, P: Packet> Default for Batches<L, P> {
+    fn default() -> Self {
+        Batches(BurstWork::new(MAX_BURST))
+    }
+}
+
+impl<L: Lookup, P: Packet> Batches<L, P> {
+    /// Counts `batch` as received, forwards it and leaves it empty;
+    /// `in_port` says where each packet came in.
+    #[inline(always)]
+    pub fn forward<B: Packets<Packet = P>, T: Transmit<Batch = B>>(
+        &mut self,
+        batch: &mut B,
+        in_port: impl Fn(&P) -> u16,
+        lookup: &L,
+        tx: &mut TxPorts<T>,
+        counters: &LcoreCounters,
+    ) {
+        let pkts = batch.as_slice();
+        let mut start = 0;
+        while let Some(first) = pkts.get(start) {
+            let port = in_port(first);
+            let end = pkts[start..]
+                .iter()
+                .position(|p| in_port(p) != port)
+                .map_or(pkts.len(), |n| start + n);
+            counters.add_rx(port, (end - start) as u64);
+            self.0.bursts.push(Burst { port, end });
+            start = end;
+        }
+        forward_batch(batch, lookup, &mut self.0, tx, counters);
     }
 }
 
