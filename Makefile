@@ -13,7 +13,7 @@ RUN_SECS ?= 10
 RUN_FRAMES ?= 1024
 EAL_VIRT := --no-huge -m 1024 --no-pci
 
-.PHONY: all deps build install run demo demo-clean test lint c-l3fwd bench bench-callgrind bench-scale bench-sweep bench-latency fuzz clean
+.PHONY: all deps build install run demo demo-clean test lint c-l3fwd bench bench-calibrate bench-callgrind bench-scale bench-sweep bench-latency fuzz clean
 
 all: build
 
@@ -39,7 +39,7 @@ build: deps
 PREFIX ?= /usr/local
 install: build
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/l3fwd-rs/configs
-	install -m 755 $(RELEASE)/l3fwd-rs $(RELEASE)/l3fwd-gen $(RELEASE)/l3fwd-tablegen $(DESTDIR)$(PREFIX)/bin/
+	install -m 755 $(RELEASE)/l3fwd-rs $(RELEASE)/l3fwd-ctl $(RELEASE)/l3fwd-gen $(RELEASE)/l3fwd-tablegen $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 configs/*.cfg $(DESTDIR)$(PREFIX)/share/l3fwd-rs/configs/
 
 $(OUT)/demo0.pcap $(OUT)/demo1.pcap: build
@@ -82,6 +82,19 @@ BENCH_ARGS ?=
 bench: c-l3fwd
 	$(CARGO) build --release -p l3fwd-rs -p trafficgen -p l3fwd-bench
 	$(RELEASE)/l3fwd-bench $(if $(BASELINE),--baseline $(BASELINE)) $(BENCH_ARGS)
+
+# Whether BASELINE= verdicts hold on this machine: make bench's runs three
+# times, l3fwd-rs, the same again (at least 95% of ratios must say "no
+# change"), then a build 5% slower on purpose (the calibration-slowdown
+# feature, built into target/calibration; every ratio of l3fwd-rs over C or
+# testpmd that could detect 5% must fall significantly). Exits 2 on FAIL;
+# JSON in target/bench/calibrate.json. CALIBRATE_ARGS as BENCH_ARGS, e.g.
+# "--only lpm,em,io --rounds 5" (~3 x 6 s x configurations x rounds).
+CALIBRATE_ARGS ?= --rounds 5
+bench-calibrate: c-l3fwd
+	$(CARGO) build --release -p l3fwd-rs -p trafficgen -p l3fwd-bench
+	$(CARGO) build --release -p l3fwd-rs --features calibration-slowdown --target-dir target/calibration
+	$(RELEASE)/l3fwd-bench calibrate $(CALIBRATE_ARGS)
 
 # Instructions per forwarded packet under valgrind's callgrind (repeatable on
 # a noisy machine, unlike rates): config, packets, Ir, Ir/pkt, edge; JSON in

@@ -32,7 +32,7 @@ fn main() {
         .clang_args(&flags)
         .allowlist_function("rte_.*|shim_.*|pthread_join")
         .allowlist_type("rte_.*")
-        .allowlist_var("RTE_.*|shim_.*|EINVAL|ENOENT|ENOMEM|ENOSPC|ENOTSUP")
+        .allowlist_var("RTE_.*|shim_.*|EINVAL|ENOENT|ENOMEM|ENOSPC|ENOTSUP|ESRCH|EALREADY")
         // Packed-and-aligned types bindgen cannot lay out; l3fwd-rs reads
         // them as bytes.
         .opaque_type("rte_l2tpv2_combined_msg_hdr|rte_arp_hdr|rte_gtp_psc_generic_hdr")

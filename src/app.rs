@@ -8,23 +8,46 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use dpdk::{Eal, Port};
+use signal_hook::consts::SIGHUP;
+use signal_hook::SigId;
 
-use crate::cli::Args;
+use crate::cli::{Args, Io};
+use crate::live::LiveTables;
 use crate::mode::{self, Mode, ModeTask};
 use crate::plan::{Plan, PortCaps, Topology};
-use crate::{poll, stats_json};
+use crate::poll::{Changes, LiveLookup};
+use crate::{event, poll, stats_json};
 
 /// The signals that stop l3fwd-rs as Ctrl-C does (flush, summary,
 /// `--stats-json`, EAL cleanup): every one whose default would kill it
-/// silently, SIGHUP (a closed terminal) first among them. Those that dump
-/// core by default (SIGQUIT, SIGABRT, SIGSEGV, ...) keep that default: they
-/// ask for a post-mortem.
-const STOP_SIGNALS: [i32; 11] = {
+/// silently, and SIGHUP until forwarding starts ([`Hangup`]). Those that
+/// dump core by default (SIGQUIT, SIGABRT, SIGSEGV, ...) keep that
+/// default: they ask for a post-mortem.
+const STOP_SIGNALS: [i32; 10] = {
     use signal_hook::consts::*;
     [
-        SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGIO, SIGXCPU, SIGXFSZ,
+        SIGINT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGIO, SIGXCPU, SIGXFSZ,
     ]
 };
+
+/// SIGHUP: during set-up a stop, as for a terminal closed before
+/// l3fwd-rs got going; once forwarding, a reload of the rule files (the
+/// daemon convention).
+pub struct Hangup(SigId);
+
+impl Hangup {
+    fn stops(quit: &Arc<AtomicBool>) -> std::io::Result<Hangup> {
+        signal_hook::flag::register(SIGHUP, Arc::clone(quit)).map(Hangup)
+    }
+
+    /// From now on SIGHUP sets the flag returned instead of stopping.
+    pub fn reloads_from_now(self) -> std::io::Result<Arc<AtomicBool>> {
+        let reload = Arc::new(AtomicBool::new(false));
+        signal_hook::flag::register(SIGHUP, Arc::clone(&reload))?;
+        signal_hook::low_level::unregister(self.0);
+        Ok(reload)
+    }
+}
 
 /// Runs l3fwd-rs with EAL arguments `eal_args` (program name first) and the
 /// application's parsed `args`; returns when forwarding has stopped and the
@@ -37,6 +60,7 @@ pub fn run(eal_args: &[String], args: &Args) -> Result<(), Box<dyn Error>> {
     for sig in STOP_SIGNALS {
         signal_hook::flag::register(sig, Arc::clone(&quit))?;
     }
+    let hangup = Hangup::stops(&quit)?;
     rulefile::stop_reading_on(Arc::clone(&quit));
     // Held to the end of the run: see `stats_json::check_writable`.
     let _stats_fifo = args.stats_json.as_deref().map(stats_json::check_writable).transpose()?;
@@ -44,6 +68,7 @@ pub fn run(eal_args: &[String], args: &Args) -> Result<(), Box<dyn Error>> {
         eal_args,
         args,
         quit: &quit,
+        hangup,
     };
     mode::with_mode(args.lookup, run).unwrap_or_else(|| Err(format!("no lookup mode {}", args.lookup.name).into()))
 }
@@ -53,6 +78,7 @@ struct Run<'a> {
     eal_args: &'a [String],
     args: &'a Args,
     quit: &'a Arc<AtomicBool>,
+    hangup: Hangup,
 }
 
 impl ModeTask for Run<'_> {
@@ -60,24 +86,50 @@ impl ModeTask for Run<'_> {
 
     /// The lookup mode and the dataplane model are separate axes: the mode
     /// builds its [`Lookup`](crate::lookup::Lookup) here, and the model (the
-    /// poll loop today) forwards with any lookup.
+    /// poll loop or the event loop, `--mode`) forwards with any lookup.
     fn run<M: Mode>(self) -> Self::Output {
-        let Run { eal_args, args, quit } = self;
+        let Run {
+            eal_args,
+            args,
+            quit,
+            hangup,
+        } = self;
         // The rule files are read before EAL starts: a typo costs no EAL
         // start-up.
         let rules = M::load(args)?;
         let (eal, ports, plan) = start(eal_args, args)?;
-        let lookup = M::build(&eal, &plan, args, rules)?;
-        poll::serve(&eal, ports, &plan, args, M::RSS_L4, lookup, quit)
+        let lookup = M::build(&eal, &plan, args, rules.clone())?;
+        let tables = LiveTables::<M>::new(&eal, &plan, args, rules, lookup)?;
+        let lookup = LiveLookup {
+            live: Arc::clone(tables.live()),
+            changes: Changes {
+                tables: Box::new(tables),
+                hangup,
+            },
+        };
+        match args.io {
+            Io::Poll => poll::serve(&eal, ports, &plan, args, M::RSS_L4, lookup, quit),
+            Io::Eventdev => event::serve(&eal, ports, &plan, args, M::RSS_L4, lookup, quit),
+        }
     }
 }
 
-/// EAL start, its ports, and the port/queue/lcore plan: common to both modes.
+/// EAL start, its ports, and the port/queue/lcore plan: common to every mode.
 fn start(eal_args: &[String], args: &Args) -> Result<(Eal, Vec<Port>, Plan), Box<dyn Error>> {
     let eal = Eal::init(eal_args)?;
     check_vdevs(&eal, eal_args)?;
     let ports = eal.take_ports()?;
-    let plan = Plan::build(&args.config, args.portmask, &topology(&eal, &ports)?)?;
+    let mut topology = topology(&eal, &ports)?;
+    let plan = match args.io {
+        Io::Poll => Plan::build(&args.config, args.portmask, &topology)?,
+        // The event model's RX queues go to the RX adapter, and each port
+        // has one TX queue, the TX adapter's: planned as one lcore's.
+        Io::Eventdev => {
+            topology.lcores = vec![topology.main_lcore];
+            let config = event::rx_queues(args, ports.len(), topology.main_lcore);
+            Plan::build(&config, args.portmask, &topology)?
+        }
+    };
     Ok((eal, ports, plan))
 }
 

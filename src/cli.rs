@@ -29,10 +29,7 @@ pub const EXAMPLE: &str = "l3fwd-rs -l 0 --no-huge -m 512 --no-pci --vdev=net_nu
 -- -p 0x3 --config '(0,0,0),(1,0,0)' --stats-interval 1 --duration 3";
 
 /// C options l3fwd-rs accepts but does not implement, and whether they take a value.
-const UNSUPPORTED: [(&str, bool); 6] = [
-    ("mode", true),
-    ("eventq-sched", true),
-    ("event-eth-rxqs", true),
+const UNSUPPORTED: [(&str, bool); 3] = [
     ("event-vector", false),
     ("event-vector-size", true),
     ("event-vector-tmo", true),
@@ -51,6 +48,15 @@ impl fmt::Display for ConfigEntry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "({},{},{})", self.port, self.queue, self.lcore)
     }
+}
+
+/// How packets reach the lcores (C's `--mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Io {
+    /// Each lcore polls the RX queues `--config` gives it.
+    Poll,
+    /// An event device schedules packets to every lcore.
+    Eventdev,
 }
 
 /// One `--eth-dest`: the destination MAC written into frames sent on `port`.
@@ -82,6 +88,20 @@ pub struct Args {
     // the whole option is one value parsed into many entries.
     #[arg(long, value_name = "CONFIG", value_parser = parse_config, default_value = DEFAULT_CONFIG)]
     pub config: ::std::vec::Vec<ConfigEntry>,
+
+    /// Packet I/O: poll (lcores poll the RX queues of --config) or eventdev
+    /// (an event device schedules packets to every lcore; C's --mode)
+    #[arg(long = "mode", value_name = "MODE", default_value = "poll", value_parser = parse_io_mode)]
+    pub io: Io,
+
+    /// Eventdev mode: how event queues schedule a flow, ordered, atomic
+    /// (default) or parallel
+    #[arg(long, value_name = "SYNC", value_parser = parse_eventq_sched)]
+    pub eventq_sched: Option<dpdk::SchedType>,
+
+    /// Eventdev mode: RX queues per port (default 1)
+    #[arg(long = "event-eth-rxqs", value_name = "N", value_parser = parse_event_eth_rxqs)]
+    pub event_eth_rxqs: Option<u16>,
 
     /// Lookup method (the modes' names and legacy flags are added from
     /// `mode::MODES`, with their help)
@@ -183,6 +203,11 @@ pub struct Args {
     #[arg(long)]
     pub sequential_lookup: bool,
 
+    /// l3fwd-rs: exact match looks keys up in bulk calls of at most N, 1-64
+    /// (C's groups are 8; default: the whole burst, up to 64, per call)
+    #[arg(long, value_name = "N", value_parser = decimal(1_u16, dpdk::HASH_BULK_MAX as u16), conflicts_with = "sequential_lookup")]
+    pub em_lookup_group: Option<u16>,
+
     /// Packets per RX poll, 1-512 (later l3fwd's option; 0 or more than 512
     /// keep the default, as there)
     #[arg(long, value_name = "NPKTS", default_value = "32", value_parser = parse_burst)]
@@ -248,10 +273,11 @@ pub fn parse(app_args: &[String]) -> Result<Args, clap::Error> {
         abbrev::expand(app_args, &long_names, &with_value).map_err(|e| error_line(ErrorKind::UnknownArgument, &e))?;
     let matches = command.clone().try_get_matches_from(app_args).map_err(one_line)?;
     if let Some(option) = first_unsupported(&matches) {
-        let message = format!("option --{option} is not supported by l3fwd-rs (eventdev mode is not mirrored)");
+        let message = format!("option --{option} is not supported by l3fwd-rs (event vectors are not implemented)");
         return Err(error_line(ErrorKind::UnknownArgument, &message));
     }
     let mut args = Args::from_arg_matches(&matches).map_err(one_line)?;
+    check_event_options(&args, &matches).map_err(|message| error_line(ErrorKind::ArgumentConflict, message))?;
     check_stray(&args.stray).map_err(|message| error_line(ErrorKind::UnknownArgument, &message))?;
     args.lookup = args
         .chosen_lookup(&matches)
@@ -380,14 +406,70 @@ fn with_unsupported(command: clap::Command) -> clap::Command {
     }))
 }
 
-/// The first unsupported option given. C's `parse_mode` selects eventdev
-/// for `--mode eventdev` only and leaves poll mode, what l3fwd-rs does, for
-/// any other value, so those are accepted.
+/// The first unsupported option given.
 fn first_unsupported(matches: &ArgMatches) -> Option<&'static str> {
-    UNSUPPORTED.iter().map(|&(name, _)| name).find(|&name| {
-        matches.value_source(name) == Some(ValueSource::CommandLine)
-            && !(name == "mode" && matches.get_one::<String>(name).is_some_and(|m| m != "eventdev"))
+    UNSUPPORTED
+        .iter()
+        .map(|&(name, _)| name)
+        .find(|&name| matches.value_source(name) == Some(ValueSource::CommandLine))
+}
+
+/// C's checks of the event options, with its messages: `--config` has no
+/// meaning in eventdev mode (every lcore takes events), and the event
+/// options none in poll mode.
+fn check_event_options(args: &Args, matches: &ArgMatches) -> Result<(), &'static str> {
+    let given = |id: &str| matches.value_source(id) == Some(ValueSource::CommandLine);
+    match args.io {
+        Io::Eventdev if given("config") => Err("lcore config is not valid when event mode is selected"),
+        Io::Poll if given("event_eth_rxqs") => Err("eth_rx_queues is valid only when event mode is selected"),
+        Io::Poll if given("eventq_sched") => Err("eventq_sched is valid only when event mode is selected"),
+        _ => Ok(()),
+    }
+}
+
+/// `--mode`: as C's `parse_mode`, `eventdev` selects the event model and
+/// any other value leaves poll mode (with a warning unless it is `poll`).
+fn parse_io_mode(text: &str) -> Result<Io, String> {
+    Ok(match text {
+        "eventdev" => Io::Eventdev,
+        "poll" => Io::Poll,
+        other => {
+            log::warn!("--mode {}: neither poll nor eventdev; poll mode, as in C", quote(other));
+            Io::Poll
+        }
     })
+}
+
+/// `--eventq-sched`: as C's `parse_eventq_sched`, an unknown value keeps
+/// the default, atomic (with a warning here).
+fn parse_eventq_sched(text: &str) -> Result<dpdk::SchedType, String> {
+    Ok(match text {
+        "ordered" => dpdk::SchedType::Ordered,
+        "atomic" => dpdk::SchedType::Atomic,
+        "parallel" => dpdk::SchedType::Parallel,
+        other => {
+            log::warn!(
+                "--eventq-sched {}: not ordered, atomic or parallel; atomic, as in C",
+                quote(other)
+            );
+            dpdk::SchedType::Atomic
+        }
+    })
+}
+
+/// `--event-eth-rxqs`: as C's `parse_event_eth_rx_queues`, what is not a
+/// positive decimal keeps the default, 1 (with a warning here).
+fn parse_event_eth_rxqs(text: &str) -> Result<u16, String> {
+    match text.parse::<u16>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => {
+            log::warn!(
+                "--event-eth-rxqs {}: not a positive number; 1 RX queue per port, as in C",
+                quote(text)
+            );
+            Ok(1)
+        }
+    }
 }
 
 /// `--rx-burst` / `--tx-burst`: decimal; as later l3fwd's
@@ -945,23 +1027,47 @@ mod tests {
 
     #[test]
     fn unsupported_c_options() {
-        for option in [
-            "--mode=eventdev",
-            "--eventq-sched=atomic",
-            "--event-eth-rxqs 2",
-            "--event-vector",
-            "--event-vector-size 4",
-            "--event-vector-tmo=100",
-        ] {
+        for option in ["--event-vector", "--event-vector-size 4", "--event-vector-tmo=100"] {
             let name = option.split(['=', ' ']).next().unwrap();
             let message = err(&format!("-p 1 {option}"));
-            let expected = format!("option {name} is not supported by l3fwd-rs (eventdev mode is not mirrored)");
+            let expected = format!("option {name} is not supported by l3fwd-rs (event vectors are not implemented)");
             assert!(message.contains(&expected), "{option}: {message}");
         }
-        assert_eq!(ok("-p 1 --mode poll").lookup, &mode::Lpm::INFO);
+    }
+
+    #[test]
+    fn io_mode_and_event_options() {
+        assert_eq!(ok("-p 1").io, Io::Poll);
+        assert_eq!(ok("-p 1 --mode poll").io, Io::Poll);
         // C's parse_mode leaves poll mode for anything but "eventdev".
-        assert_eq!(ok("-p 1 --mode=polling").lookup, &mode::Lpm::INFO);
-        assert_eq!(ok("-p 1 --mode=").lookup, &mode::Lpm::INFO);
+        assert_eq!(ok("-p 1 --mode=polling").io, Io::Poll);
+        assert_eq!(ok("-p 1 --mode=").io, Io::Poll);
+        let event = ok("-p 1 --mode=eventdev --eventq-sched=ordered --event-eth-rxqs 2");
+        assert_eq!(event.io, Io::Eventdev);
+        assert_eq!(event.eventq_sched, Some(dpdk::SchedType::Ordered));
+        assert_eq!(event.event_eth_rxqs, Some(2));
+        // Unknown values keep C's defaults.
+        assert_eq!(
+            ok("-p 1 --mode=eventdev --eventq-sched=fifo").eventq_sched,
+            Some(dpdk::SchedType::Atomic)
+        );
+        assert_eq!(ok("-p 1 --mode=eventdev --event-eth-rxqs 0").event_eth_rxqs, Some(1));
+        for (line, expected) in [
+            (
+                "-p 1 --mode=eventdev --config (0,0,0)",
+                "lcore config is not valid when event mode is selected",
+            ),
+            (
+                "-p 1 --event-eth-rxqs 2",
+                "eth_rx_queues is valid only when event mode is selected",
+            ),
+            (
+                "-p 1 --eventq-sched=atomic",
+                "eventq_sched is valid only when event mode is selected",
+            ),
+        ] {
+            assert!(err(line).contains(expected), "{line}: {}", err(line));
+        }
     }
 
     #[test]

@@ -10,6 +10,8 @@ use dpdk::{Port, QUEUE_STATS};
 use serde::Serialize;
 
 use crate::counters::{DropReason, LcoreStats, Totals};
+use crate::ctl::Socket;
+use crate::live::{Command, Tables};
 use crate::outln;
 
 /// What the control thread watches.
@@ -22,6 +24,12 @@ pub struct Control {
     pub interval: Option<Duration>,
     /// Stop forwarding after this long (None: run until a signal).
     pub duration: Option<Duration>,
+    /// The live tables, changed here only.
+    pub tables: Box<dyn Tables>,
+    /// Set by SIGHUP: reload the rule files.
+    pub reload: Arc<AtomicBool>,
+    /// `l3fwd-ctl`'s socket.
+    pub socket: Socket,
 }
 
 /// Packets received from and sent to one port: `(rx, tx)`.
@@ -57,12 +65,25 @@ pub fn totals(lcores: &[Arc<LcoreStats>]) -> Totals {
 
 impl Control {
     /// Runs until `quit` is set (by a signal or by the duration).
-    pub fn run(self) {
+    pub fn run(mut self) {
         let start = Instant::now();
         let mut last = (start, snapshot(&self.ports, &self.lcores), self.lcore_totals());
-        let tick = Duration::from_millis(20);
+        // Shorter while clients send commands.
+        let (idle_tick, busy_tick) = (Duration::from_millis(20), Duration::from_millis(1));
+        let mut tick = idle_tick;
         while !self.quit.load(Relaxed) {
             std::thread::sleep(tick);
+            if self.reload.swap(false, Relaxed) {
+                match &self.tables.execute(&[Command::Reload])[..] {
+                    [Err(e)] => log::warn!("SIGHUP: reload failed: {e}"),
+                    _ => log::info!("SIGHUP: rule files reloaded"),
+                }
+            }
+            tick = if self.socket.serve(self.tables.as_mut()) {
+                busy_tick
+            } else {
+                idle_tick
+            };
             let now = Instant::now();
             if self.duration.is_some_and(|d| now - start >= d) {
                 self.quit.store(true, Relaxed);

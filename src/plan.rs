@@ -62,16 +62,18 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// Whether `port` is enabled and exists: the ports a route added while
+    /// forwarding may name.
+    pub fn forwards_to(&self, port: u16) -> bool {
+        self.ports.iter().any(|p| p.port == port)
+    }
+
     /// Whether rules and routes to `port` are loaded: the portmask enables
     /// it, as in C, whether it exists or not. Packets routed to a missing
     /// port are dropped as unroutable (the lcore has no TX queue there),
     /// never sent back out of their input port as a miss would be.
     pub fn loads_routes_to(&self, port: u16) -> bool {
-        self.ports
-            .iter()
-            .map(|p| p.port)
-            .chain(self.missing_ports.iter().copied())
-            .any(|p| p == port)
+        self.forwards_to(port) || self.missing_ports.contains(&port)
     }
 }
 

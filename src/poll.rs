@@ -8,27 +8,47 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use dpdk::{Eal, Port};
+use dpdk::{Eal, Live, Port};
 
+use crate::app::Hangup;
 use crate::cli::Args;
 use crate::control::{self, Control, Summary};
 use crate::counters::{LcoreCounters, LcoreStats};
+use crate::ctl::Socket;
 use crate::forward::{Lcore, LcoreQueues};
+use crate::live::Tables;
 use crate::lookup::Lookup;
 use crate::plan::Plan;
 use crate::setup::{self, Dataplane};
 
-/// Sets up the ports, forwards with `lookup` until SIGINT, SIGTERM or
-/// `--duration`, then stops the ports, checks the mbufs and reports. On an
-/// error the ports set up so far are closed as their handles drop, and
-/// nothing is left running.
+/// What the lcores read and the control thread changes: the live lookup,
+/// and what changes it.
+pub struct LiveLookup<L: Lookup> {
+    pub live: Arc<Live<L>>,
+    pub changes: Changes,
+}
+
+/// What changes the live tables: the control thread's writer side, and
+/// SIGHUP once forwarding.
+pub struct Changes {
+    pub tables: Box<dyn Tables>,
+    pub hangup: Hangup,
+}
+
+/// The lcores' tasks and their stats.
+type Tasks<L> = (Vec<Lcore<L>>, Vec<Arc<LcoreStats>>);
+
+/// Sets up the ports, forwards with the live lookup until SIGINT, SIGTERM
+/// or `--duration` (SIGHUP reloads it once forwarding), then stops the
+/// ports, checks the mbufs and reports. On an error the ports set up so
+/// far are closed as their handles drop, and nothing is left running.
 pub fn serve<L: Lookup>(
     eal: &Eal,
     ports: Vec<Port>,
     plan: &Plan,
     args: &Args,
     rss_l4: bool,
-    lookup: L,
+    lookup: LiveLookup<L>,
     quit: &Arc<AtomicBool>,
 ) -> Result<(), Box<dyn Error>> {
     let mut dataplane = setup::build(eal, ports, plan, args, rss_l4)?;
@@ -45,12 +65,18 @@ pub fn serve<L: Lookup>(
         wait_for_links(&dataplane.ports, quit)?;
     }
     let lcores = std::mem::take(&mut dataplane.lcores);
-    let (tasks, stats) = lcore_tasks(eal, args, lcores, Arc::new(lookup), quit);
-    let secs = forward(eal, &dataplane, tasks, &stats, args, quit)?;
+    let (tasks, stats) = lcore_tasks(eal, args, lcores, &lookup.live, quit)?;
+    let secs = forward(eal, &dataplane.ports, tasks, &stats, args, quit, lookup.changes)?;
 
     let mut summary = Summary::collect(&dataplane.ports, &stats, secs);
     summary.mbufs_in_use = [mbufs_before, stop(&mut dataplane)?];
-    for p in std::mem::take(&mut dataplane.ports) {
+    close_and_report(std::mem::take(&mut dataplane.ports), &summary, args)
+}
+
+/// Closes the stopped `ports` (a pcap port completes its files), then
+/// prints the summary and writes `--stats-json`.
+pub fn close_and_report(ports: Vec<Port>, summary: &Summary, args: &Args) -> Result<(), Box<dyn Error>> {
+    for p in ports {
         p.close()?;
     }
     summary.print();
@@ -67,7 +93,7 @@ pub fn serve<L: Lookup>(
 /// its start; virtual ports are up at once), then logs each link. A link
 /// still down is a warning, and forwarding starts anyway, as in C; a signal
 /// ends the wait.
-fn wait_for_links(ports: &[Port], quit: &AtomicBool) -> dpdk::Result<()> {
+pub fn wait_for_links(ports: &[Port], quit: &AtomicBool) -> dpdk::Result<()> {
     const CHECK_INTERVAL: Duration = Duration::from_millis(100);
     const CHECKS: u32 = 90;
     for check in 0..=CHECKS {
@@ -91,14 +117,15 @@ fn wait_for_links(ports: &[Port], quit: &AtomicBool) -> dpdk::Result<()> {
     Ok(())
 }
 
-/// The lcores that have RX queues, ready to run, and their stats.
+/// The lcores that have RX queues, ready to run (each a reader of the
+/// live lookup, by its lcore id), and their stats.
 fn lcore_tasks<L: Lookup>(
     eal: &Eal,
     args: &Args,
     lcores: Vec<LcoreQueues>,
-    lookup: Arc<L>,
+    lookup: &Arc<Live<L>>,
     quit: &Arc<AtomicBool>,
-) -> (Vec<Lcore<L>>, Vec<Arc<LcoreStats>>) {
+) -> dpdk::Result<Tasks<L>> {
     let drain_ticks = eal.tsc_hz().div_ceil(1_000_000) * args.drain_us;
     lcores
         .into_iter()
@@ -109,6 +136,7 @@ fn lcore_tasks<L: Lookup>(
             !q.rx.is_empty()
         })
         .map(|queues| {
+            let reader = lookup.register(queues.lcore)?;
             let stats = Arc::new(LcoreStats {
                 lcore: queues.lcore,
                 rx_queues: queues.rx.iter().map(|q| (q.port(), q.queue())).collect(),
@@ -116,28 +144,48 @@ fn lcore_tasks<L: Lookup>(
             });
             let task = Lcore {
                 queues,
-                lookup: Arc::clone(&lookup),
+                lookup: reader,
                 stats: Arc::clone(&stats),
                 quit: Arc::clone(quit),
                 drain_ticks,
                 drain_when_idle: !args.c_drain,
                 rx_burst: args.rx_burst,
             };
-            (task, stats)
+            Ok((task, stats))
         })
-        .unzip()
+        .collect::<dpdk::Result<Vec<_>>>()
+        .map(|tasks| tasks.into_iter().unzip())
+}
+
+/// What one lcore runs until `quit`: a dataplane model's loop.
+pub trait LcoreJob: Send + 'static {
+    /// The lcore it runs on.
+    fn lcore(&self) -> u32;
+    /// Forwards until `quit`, then flushes.
+    fn run(self) -> i32;
+}
+
+impl<L: Lookup> LcoreJob for Lcore<L> {
+    fn lcore(&self) -> u32 {
+        self.stats.lcore
+    }
+    fn run(self) -> i32 {
+        Lcore::run(self)
+    }
 }
 
 /// Forwards on every task's lcore, with telemetry and the control thread
-/// (rates, `--duration`) beside them, until `quit`; returns how long
-/// forwarding ran, once every lcore has stopped and flushed.
-fn forward<L: Lookup>(
+/// (rates, `--duration`, the live tables' changes) beside them, until
+/// `quit`; returns how long forwarding ran, once every lcore has stopped
+/// and flushed.
+pub fn forward<J: LcoreJob>(
     eal: &Eal,
-    dataplane: &Dataplane,
-    tasks: Vec<Lcore<L>>,
+    ports: &[Port],
+    tasks: Vec<J>,
     stats: &[Arc<LcoreStats>],
     args: &Args,
     quit: &Arc<AtomicBool>,
+    changes: Changes,
 ) -> Result<f64, Box<dyn Error>> {
     // Telemetry and the control thread start before any lcore forwards, so
     // that their failure leaves nothing to stop.
@@ -160,12 +208,18 @@ fn forward<L: Lookup>(
             pairs
         },
     )?;
+    let socket = Socket::bind(&eal.runtime_dir())
+        .map_err(|e| format!("cannot listen for l3fwd-ctl in {}: {e}", eal.runtime_dir().display()))?;
+    log::info!("l3fwd-ctl socket: {}", socket.path().display());
     let control = Control {
-        ports: dataplane.ports.iter().map(Port::id).collect(),
+        ports: ports.iter().map(Port::id).collect(),
         lcores: stats.to_vec(),
         quit: Arc::clone(quit),
         interval: (args.stats_interval > 0).then(|| Duration::from_secs(args.stats_interval)),
         duration: args.duration.map(Duration::from_secs),
+        tables: changes.tables,
+        reload: changes.hangup.reloads_from_now()?,
+        socket,
     };
     let control_thread = eal.spawn_control_thread("l3fwd-ctrl", move || control.run())?;
     let started = Instant::now();
@@ -192,7 +246,7 @@ fn stop(dataplane: &mut Dataplane) -> Result<u64, Box<dyn Error>> {
 /// cannot be launched, those already running are stopped before the error
 /// is returned; `quit` is set on return either way (it also stops the
 /// control thread).
-fn run_lcores<L: Lookup>(eal: &Eal, tasks: Vec<Lcore<L>>, quit: &AtomicBool) -> dpdk::Result<()> {
+fn run_lcores<J: LcoreJob>(eal: &Eal, tasks: Vec<J>, quit: &AtomicBool) -> dpdk::Result<()> {
     let main = match eal.main_lcore_token() {
         Ok(main) => main,
         Err(e) => {
@@ -204,7 +258,7 @@ fn run_lcores<L: Lookup>(eal: &Eal, tasks: Vec<Lcore<L>>, quit: &AtomicBool) -> 
     let mut workers = Vec::new();
     let mut launched = Ok(());
     for task in tasks {
-        let lcore = task.stats.lcore;
+        let lcore = task.lcore();
         log::info!("lcore {lcore}: forwarding");
         if lcore == main.lcore() {
             main_task = Some(task);

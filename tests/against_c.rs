@@ -4,8 +4,7 @@
 
 mod common;
 
-use common::{c_l3fwd, l3fwd_rs, Run};
-use trafficgen::{generate, GenOpts, Mix};
+use common::{c_l3fwd, l3fwd_rs, traffic, Run};
 
 const SEEDS: [u64; 3] = [1, 7, 42];
 /// Room for the exact-match tables (two of 4M entries, as in the C sample).
@@ -36,21 +35,6 @@ fn assert_same_as_c(inputs: &[Vec<Vec<u8>>; 2], args: &[&str], memory_mb: u32) -
         }
     }
     rs.iter().map(Vec::len).sum()
-}
-
-fn traffic(seed: u64, em: bool) -> [Vec<Vec<u8>>; 2] {
-    let mix = Mix {
-        runt: 0,
-        ..Mix::default()
-    };
-    let opts = GenOpts {
-        em,
-        ..GenOpts::default()
-    };
-    [
-        generate(seed, 600, &mix, &opts),
-        generate(seed + 1000, 600, &mix, &opts),
-    ]
 }
 
 #[test]

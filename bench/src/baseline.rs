@@ -24,6 +24,9 @@ impl Verdict {
 
 pub struct Comparison {
     pub name: String,
+    /// l3fwd-rs over another forwarder: the ratio moves with l3fwd-rs's
+    /// own rate (a slower l3fwd-rs build lowers it).
+    pub tracks_rs: bool,
     /// None: no round of this run measured both configurations.
     pub change: Option<Change>,
     pub verdict: Verdict,
@@ -42,6 +45,7 @@ pub fn compare(old: &[RunRecord], new: &[RunRecord], selected: &[Config], tolera
             let change = significance::compare(&old, &per_round(new, num, den));
             Some(Comparison {
                 name: format!("{} / {}", num.label(), den.label()),
+                tracks_rs: num.is_rs() && !den.is_rs(),
                 change,
                 verdict: judge(change, tolerance),
             })

@@ -92,6 +92,9 @@ pub fn command(config: Config, program: &Path, files: &Files, pool: &Pool, prefi
     if config.is_rs() && config.is_sequential() {
         rs_options.push("--sequential-lookup".to_string());
     }
+    if let Some(group) = config.em_lookup_group() {
+        rs_options.push(format!("--em-lookup-group={group}"));
+    }
     if let (true, Some(mbufs)) = (config.is_rs(), pool.mbufs) {
         rs_options.extend(["--num-mbufs".to_string(), mbufs.to_string()]);
     }
@@ -306,6 +309,15 @@ mod tests {
         assert_eq!(
             args(config("rs-em-seq")),
             [eal("rs", "1", "1024"), l3fwd("em", "d"), seq.clone()].concat()
+        );
+        assert_eq!(
+            args(config("rs-em-group8")),
+            [
+                eal("rs", "1", "1024"),
+                l3fwd("em", "d"),
+                vec!["--em-lookup-group=8".into()]
+            ]
+            .concat()
         );
         let pool = ["--num-mbufs", "1048576"].map(String::from).to_vec();
         assert_eq!(

@@ -48,6 +48,10 @@ pub enum Variant {
     CDrain,
     /// l3fwd-rs `--rx-burst` and `--tx-burst`.
     Burst(u16),
+    /// Exact match in bulk calls of at most n keys: l3fwd-rs
+    /// `--em-lookup-group n` (8 is C's grouping, beside the default of one
+    /// call per burst).
+    Group(u16),
     /// Exact match one packet at a time: l3fwd-rs `--sequential-lookup`,
     /// C built with NO_HASH_MULTI_LOOKUP.
     Sequential,
@@ -59,6 +63,7 @@ impl Variant {
             Variant::Default => String::new(),
             Variant::CDrain => "-c-drain".into(),
             Variant::Burst(n) => format!("-burst{n}"),
+            Variant::Group(n) => format!("-group{n}"),
             Variant::Sequential => "-seq".into(),
         }
     }
@@ -68,6 +73,7 @@ impl Variant {
             Variant::Default => String::new(),
             Variant::CDrain => " c-drain".into(),
             Variant::Burst(n) => format!(" burst {n}"),
+            Variant::Group(n) => format!(" groups of {n}"),
             Variant::Sequential => " seq".into(),
         }
     }
@@ -155,6 +161,14 @@ impl Config {
         }
     }
 
+    /// The `--em-lookup-group` of the grouped exact-match configurations.
+    pub fn em_lookup_group(self) -> Option<u16> {
+        match self.variant {
+            Variant::Group(n) => Some(n),
+            _ => None,
+        }
+    }
+
     /// The `--lookup` mode.
     pub fn mode(self) -> &'static str {
         self.mode.id()
@@ -202,15 +216,15 @@ impl PartialOrd for Config {
 }
 
 /// The variants measured on a mode besides its default: burst sizes and
-/// C's drain timing on the default mode, sequential lookup where lookups
-/// are hashed (exact match).
+/// C's drain timing on the default mode; C's groups of 8 and sequential
+/// lookup where lookups are hashed (exact match).
 fn variants(mode: Mode) -> Vec<Variant> {
     let mut v = Vec::new();
     if mode == Mode::default_mode() {
         v.extend([Variant::CDrain, Variant::Burst(64), Variant::Burst(256)]);
     }
     if mode.rules() == RuleFormat::Flows {
-        v.push(Variant::Sequential);
+        v.extend([Variant::Group(8), Variant::Sequential]);
     }
     v
 }
@@ -322,6 +336,7 @@ pub mod tests {
                 "rs-lpm-burst256",
                 "c-em",
                 "rs-em",
+                "rs-em-group8",
                 "rs-em-seq",
                 "c-fib",
                 "rs-fib",
@@ -337,6 +352,8 @@ pub mod tests {
         );
         assert_eq!(config("rs-lpm-burst64").label(), "l3fwd-rs LPM burst 64");
         assert_eq!(config("c-em-seq-1m").label(), "C l3fwd EM seq 1M");
+        assert_eq!(config("rs-em-group8").label(), "l3fwd-rs EM groups of 8");
+        assert_eq!(config("rs-em-group8").reference(), Some(config("c-em")));
         assert_eq!(config("io").label(), "testpmd io");
     }
 
@@ -344,7 +361,10 @@ pub mod tests {
     fn groups_and_ids_resolve_in_run_order() {
         assert_eq!(sel("io,lpm").unwrap(), ["c-lpm", "rs-lpm", "rs-lpm-c-drain", "io"]);
         assert_eq!(sel("rs-lpm-c-drain").unwrap(), ["rs-lpm-c-drain"]);
-        assert_eq!(sel("rs-em-seq,c-em,em").unwrap(), ["c-em", "rs-em", "rs-em-seq"]);
+        assert_eq!(
+            sel("rs-em-seq,c-em,em").unwrap(),
+            ["c-em", "rs-em", "rs-em-group8", "rs-em-seq"]
+        );
         assert_eq!(sel("all").unwrap().len(), all().len());
         assert_eq!(sel("scale").unwrap().len(), 5);
         assert_eq!(sel("rs-lpm-1m,io").unwrap(), ["io", "rs-lpm-1m"]);
@@ -355,7 +375,7 @@ pub mod tests {
             ["c-lpm", "rs-lpm", "rs-lpm-burst64", "rs-lpm-burst256"]
         );
         assert_eq!(sel("c").unwrap(), ["c-lpm", "c-em", "c-fib", "c-acl"]);
-        assert_eq!(sel("rs").unwrap().len(), 8);
+        assert_eq!(sel("rs").unwrap().len(), 9);
         assert!(sel("nat").unwrap_err().contains("use all, lpm, em, fib, acl, burst"));
         assert!(sel("").is_err());
     }

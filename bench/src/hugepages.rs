@@ -28,8 +28,12 @@ pub struct Hugepages {
 
 impl Memory {
     /// Hugepages enough for runs of at most `memory_mb` each (one at a
-    /// time), mounted at `dir`; `--no-huge` if they cannot be had.
-    pub fn for_runs(memory_mb: u32, dir: &Path) -> Memory {
+    /// time), mounted at `dir`; `--no-huge` if they cannot be had, or if
+    /// `no_huge` asks for 4 KB pages (to compare the two).
+    pub fn for_runs(memory_mb: u32, dir: &Path, no_huge: bool) -> Memory {
+        if no_huge {
+            return Memory::NoHuge("--no-huge given".into());
+        }
         match Hugepages::reserve(u64::from(memory_mb.div_ceil(PAGE_MB)) + 64, dir) {
             Ok(h) => Memory::Huge(h),
             Err(why) => {

@@ -7,6 +7,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 pub struct Machine {
     pub nproc: usize,
     pub cpu_model: String,
+    /// The clock a cycle is counted in (`cpu MHz` of /proc/cpuinfo; 0 if
+    /// unknown, or in a report written before it was recorded).
+    #[serde(default)]
+    pub cpu_mhz: f64,
 }
 
 impl Machine {
@@ -18,7 +22,16 @@ impl Machine {
             .find(|l| l.starts_with("model name"))
             .and_then(|l| l.split_once(':'));
         let cpu_model = model.map_or_else(|| "unknown".into(), |(_, m)| m.trim().to_string());
-        Machine { nproc, cpu_model }
+        let cpu_mhz = cpuinfo
+            .lines()
+            .find(|l| l.starts_with("cpu MHz"))
+            .and_then(|l| l.split_once(':')?.1.trim().parse().ok())
+            .unwrap_or(0.0);
+        Machine {
+            nproc,
+            cpu_model,
+            cpu_mhz,
+        }
     }
 }
 

@@ -8,6 +8,7 @@
 #![forbid(unsafe_code)]
 
 mod baseline;
+mod calibrate;
 mod callgrind;
 mod command;
 mod configs;
@@ -38,6 +39,8 @@ use std::time::Duration;
 /// frames forward, 2 x 4096 set up but forward nothing).
 const POOL_MBUFS: usize = 8192;
 const POOL_HEADROOM: usize = 256;
+/// Where the runs' hugetlbfs is mounted.
+const HUGEPAGES_DIR: &str = "target/bench/hugepages";
 /// EAL init with --no-huge and pcap setup take a few seconds; more means something is wrong...
 const START_TIMEOUT: Duration = Duration::from_secs(30);
 /// ...except with large tables and a pool of a million mbufs to fill.
@@ -65,6 +68,8 @@ enum Sub {
     Callgrind(callgrind::CallgrindArgs),
     /// One-way latency (sockperf) through l3fwd-rs, C l3fwd and the kernel between two namespaces (root)
     Latency(latency::LatencyArgs),
+    /// Whether --baseline's verdicts hold here: the same l3fwd-rs twice, then a build 5% slower on purpose
+    Calibrate(calibrate::CalibrateArgs),
 }
 
 /// What `make bench` and sweeps share: how runs are measured, what they
@@ -87,6 +92,10 @@ struct Common {
     /// Relative fall of a ratio that counts as a regression
     #[arg(long, default_value_t = 0.05)]
     tolerance: f64,
+    /// 4 KB pages (EAL --no-huge) even where hugepages could be reserved (as root): to
+    /// compare the two, or on a machine whose memory is short
+    #[arg(long)]
+    no_huge: bool,
     #[arg(long, default_value = "target/release/l3fwd-rs")]
     rs_bin: PathBuf,
     #[arg(long, default_value = "target/release/l3fwd-tablegen")]
@@ -107,7 +116,7 @@ impl Common {
 }
 
 #[derive(clap::Args)]
-struct Args {
+pub struct Args {
     #[command(flatten)]
     common: Common,
     /// Frames in each port's pcap file
@@ -115,7 +124,7 @@ struct Args {
     frames: u32,
     /// Configurations, comma-separated: groups all, lpm, burst, fib, acl, em, io, c, rs, scale or ids c-lpm,
     /// rs-lpm, rs-lpm-c-drain, rs-lpm-burst64, rs-lpm-burst256, c-fib, rs-fib, c-acl, rs-acl, c-em, rs-em,
-    /// rs-em-seq, io, c-em-1m, c-em-seq-1m, rs-em-1m, rs-em-seq-1m, rs-lpm-1m
+    /// rs-em-group8, rs-em-seq, io, c-em-1m, c-em-seq-1m, rs-em-1m, rs-em-seq-1m, rs-lpm-1m
     #[arg(long, value_delimiter = ',', default_value = "all")]
     only: Vec<String>,
     /// Scale runs: IPv4 exact-match rules
@@ -168,6 +177,7 @@ fn main() -> ExitCode {
         Some(Sub::Sweep(args)) => sweep::sweep(args),
         Some(Sub::Latency(args)) => latency::latency(args),
         Some(Sub::Callgrind(args)) => callgrind::callgrind(args),
+        Some(Sub::Calibrate(args)) => calibrate::calibrate(args),
         None => bench(cli.bench),
     };
     match result {
@@ -183,14 +193,42 @@ fn bench(args: Args) -> Result<ExitCode, String> {
     let selected = configs::select(&args.only)?;
     // Read the baseline first: a bad path should not cost minutes of runs.
     let baseline: Option<Report> = args.common.baseline.as_deref().map(read_json).transpose()?;
-    let tools = Tools {
-        rs_bin: args.common.rs_bin.clone(),
-        c_bin: args.c_bin,
-        c_scale_bin: args.c_scale_bin,
-        c_scale_seq_bin: args.c_scale_seq_bin,
-        testpmd: args.testpmd,
+    let report = measure(&args, &args.common.rs_bin, &selected)?;
+    write_json(&args.json, &report)?;
+    println!("\nwrote {}", args.json.display());
+
+    let Some(old) = baseline else {
+        return Ok(ExitCode::SUCCESS);
     };
-    for &c in &selected {
+    println!(
+        "\nagainst baseline {} ({}):",
+        args.common.baseline.unwrap_or_default().display(),
+        old.timestamp
+    );
+    let comparisons = baseline::compare(&old.runs, &report.runs, &selected, args.common.tolerance);
+    if comparisons.is_empty() {
+        println!("  no ratio in common");
+    }
+    baseline::print(&comparisons, args.common.tolerance);
+    let regressed = comparisons.iter().any(|c| c.verdict.is_regression());
+    Ok(if regressed {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Runs the `selected` configurations (l3fwd-rs from `rs_bin`) round by
+/// round, prints the table and returns the report.
+pub fn measure(args: &Args, rs_bin: &Path, selected: &[Config]) -> Result<Report, String> {
+    let tools = Tools {
+        rs_bin: rs_bin.to_owned(),
+        c_bin: args.c_bin.clone(),
+        c_scale_bin: args.c_scale_bin.clone(),
+        c_scale_seq_bin: args.c_scale_seq_bin.clone(),
+        testpmd: args.testpmd.clone(),
+    };
+    for &c in selected {
         require(command::program(c, &tools), "build it first, or `make bench` does it")?;
     }
     require(&args.gen_bin, "build it with `cargo build --release -p trafficgen`")?;
@@ -261,12 +299,12 @@ fn bench(args: Args) -> Result<ExitCode, String> {
     } else {
         Pool::DEFAULT.memory_mb
     };
-    let memory = hugepages::Memory::for_runs(largest, Path::new("target/bench/hugepages"));
+    let memory = hugepages::Memory::for_runs(largest, Path::new(HUGEPAGES_DIR), args.common.no_huge);
     command::use_memory(memory.eal_args());
     let mut runs = Vec::with_capacity(total);
     let mut progress = progress::Progress::new(total);
     for round in 1..=args.common.rounds {
-        for &config in &selected {
+        for &config in selected {
             if interrupt::interrupted() {
                 return Err("interrupted".into());
             }
@@ -308,32 +346,11 @@ fn bench(args: Args) -> Result<ExitCode, String> {
         settings,
         machine::Machine::current(),
         machine::timestamp(),
-        &selected,
+        selected,
         &runs,
     );
     report::print_table(&report);
-    write_json(&args.json, &report)?;
-    println!("\nwrote {}", args.json.display());
-
-    let Some(old) = baseline else {
-        return Ok(ExitCode::SUCCESS);
-    };
-    println!(
-        "\nagainst baseline {} ({}):",
-        args.common.baseline.unwrap_or_default().display(),
-        old.timestamp
-    );
-    let comparisons = baseline::compare(&old.runs, &report.runs, &selected, args.common.tolerance);
-    if comparisons.is_empty() {
-        println!("  no ratio in common");
-    }
-    baseline::print(&comparisons, args.common.tolerance);
-    let regressed = comparisons.iter().any(|c| c.verdict.is_regression());
-    Ok(if regressed {
-        ExitCode::from(2)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(report)
 }
 
 /// A C binary for scale runs must have the pool the l3fwd-rs runs get, and
@@ -355,7 +372,7 @@ fn check_c_variant(bin: &Path, mbufs: u32, sequential: bool) -> Result<(), Strin
     Ok(())
 }
 
-fn require(path: &Path, hint: &str) -> Result<(), String> {
+pub fn require(path: &Path, hint: &str) -> Result<(), String> {
     if path.is_file() {
         Ok(())
     } else {
@@ -368,7 +385,7 @@ fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, String> {
     serde_json::from_str(&text).map_err(|e| format!("baseline {}: {e}", path.display()))
 }
 
-fn write_json(path: &Path, report: &impl serde::Serialize) -> Result<(), String> {
+pub fn write_json(path: &Path, report: &impl serde::Serialize) -> Result<(), String> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     }

@@ -1,3 +1,5 @@
+/* rte_event_port_quiesce is experimental in 22.11; C l3fwd uses it too. */
+#define ALLOW_EXPERIMENTAL_API 1
 #include <rte_ethdev.h>
 #include <rte_cycles.h>
 #include <rte_errno.h>
@@ -5,6 +7,10 @@
 #include <rte_lcore.h>
 #include <rte_lpm.h>
 #include <rte_mbuf.h>
+#include <rte_rcu_qsbr.h>
+#include <rte_eventdev.h>
+#include <rte_event_eth_rx_adapter.h>
+#include <rte_event_eth_tx_adapter.h>
 
 #include "shim.h"
 
@@ -26,6 +32,33 @@ void shim_pktmbuf_free(struct rte_mbuf *m)
 int shim_lpm_lookup_bulk(const struct rte_lpm *lpm, const uint32_t *ips, uint32_t *next_hops, unsigned n)
 {
 	return rte_lpm_lookup_bulk(lpm, ips, next_hops, n);
+}
+
+void shim_rcu_qsbr_thread_online(struct rte_rcu_qsbr *v, unsigned thread_id)
+{
+	rte_rcu_qsbr_thread_online(v, thread_id);
+}
+
+void shim_rcu_qsbr_thread_offline(struct rte_rcu_qsbr *v, unsigned thread_id)
+{
+	rte_rcu_qsbr_thread_offline(v, thread_id);
+}
+
+void shim_rcu_qsbr_quiescent(struct rte_rcu_qsbr *v, unsigned thread_id)
+{
+	rte_rcu_qsbr_quiescent(v, thread_id);
+}
+
+uint64_t shim_rcu_qsbr_start(struct rte_rcu_qsbr *v)
+{
+	return rte_rcu_qsbr_start(v);
+}
+
+/* Waits until every reader online when `token` was taken has reported a
+ * quiescent state since (or gone offline). */
+void shim_rcu_qsbr_wait(struct rte_rcu_qsbr *v, uint64_t token)
+{
+	rte_rcu_qsbr_check(v, token, true);
 }
 
 uint64_t shim_rdtsc(void)
@@ -66,6 +99,77 @@ struct rte_mbuf *shim_pktmbuf_alloc(struct rte_mempool *mp)
 char *shim_pktmbuf_append(struct rte_mbuf *m, uint16_t len)
 {
 	return rte_pktmbuf_append(m, len);
+}
+
+uint16_t shim_event_dequeue_burst(uint8_t dev, uint8_t port, struct rte_event *ev, uint16_t n)
+{
+	return rte_event_dequeue_burst(dev, port, ev, n, 0);
+}
+
+uint16_t shim_event_enqueue_burst(uint8_t dev, uint8_t port, const struct rte_event *ev, uint16_t n)
+{
+	return rte_event_enqueue_burst(dev, port, ev, n);
+}
+
+uint16_t shim_event_tx_adapter_enqueue(uint8_t dev, uint8_t port, struct rte_event *ev, uint16_t n)
+{
+	return rte_event_eth_tx_adapter_enqueue(dev, port, ev, n, 0);
+}
+
+void shim_event_to_tx(struct rte_event *ev, uint16_t eth_port, int tx_event_queue)
+{
+	ev->mbuf->port = eth_port;
+	rte_event_eth_tx_adapter_txq_set(ev->mbuf, 0);
+	ev->op = RTE_EVENT_OP_FORWARD;
+	if (tx_event_queue >= 0)
+		ev->queue_id = (uint8_t)tx_event_queue;
+}
+
+void shim_event_release(struct rte_event *ev)
+{
+	ev->op = RTE_EVENT_OP_RELEASE;
+}
+
+struct rte_mbuf *shim_event_mbuf(const struct rte_event *ev)
+{
+	return ev->mbuf;
+}
+
+/* Frees the mbuf of an event a port or the device still held. */
+static void free_event_mbuf(uint8_t dev, struct rte_event ev, void *freed)
+{
+	(void)dev;
+	rte_pktmbuf_free(ev.mbuf);
+	++*(uint64_t *)freed;
+}
+
+void shim_event_port_quiesce(uint8_t dev, uint8_t port, uint64_t *freed)
+{
+	rte_event_port_quiesce(dev, port, free_event_mbuf, freed);
+}
+
+int shim_event_dev_free_on_stop(uint8_t dev, uint64_t *freed)
+{
+	return rte_event_dev_stop_flush_callback_register(dev, free_event_mbuf, freed);
+}
+
+/* Once *closed is set, frees what the RX adapter receives instead of
+ * letting it enqueue it: the adapter keeps flushing what it buffered. */
+static uint16_t drop_when_closed(uint16_t port, uint16_t queue, uint32_t size, uint32_t count,
+				 struct rte_event *ev, uint16_t n, void *closed, uint16_t *dropped)
+{
+	(void)port, (void)queue, (void)size, (void)count;
+	if (!__atomic_load_n((const uint8_t *)closed, __ATOMIC_RELAXED))
+		return n;
+	for (uint16_t i = 0; i < n; i++)
+		rte_pktmbuf_free(ev[i].mbuf);
+	*dropped = n;
+	return 0;
+}
+
+int shim_rx_adapter_drop_when(uint8_t adapter, uint16_t eth_port, const uint8_t *closed)
+{
+	return rte_event_eth_rx_adapter_cb_register(adapter, eth_port, drop_when_closed, (void *)closed);
 }
 
 const uint64_t shim_rss_ip = RTE_ETH_RSS_IP;

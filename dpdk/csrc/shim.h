@@ -10,6 +10,7 @@
 
 struct rte_mbuf;
 struct rte_lpm;
+struct rte_rcu_qsbr;
 
 uint16_t shim_rx_burst(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n);
 uint16_t shim_tx_burst(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n);
@@ -25,6 +26,30 @@ const char *shim_mempool_ops_name(const struct rte_mempool *mp);
 /* For tests: an mbuf of a pool, and bytes appended to it. */
 struct rte_mbuf *shim_pktmbuf_alloc(struct rte_mempool *mp);
 char *shim_pktmbuf_append(struct rte_mbuf *m, uint16_t len);
+
+/* RCU QSBR: a reader's state changes (once per poll round, not per packet)
+ * and the writer's grace-period token. */
+void shim_rcu_qsbr_thread_online(struct rte_rcu_qsbr *v, unsigned thread_id);
+void shim_rcu_qsbr_thread_offline(struct rte_rcu_qsbr *v, unsigned thread_id);
+void shim_rcu_qsbr_quiescent(struct rte_rcu_qsbr *v, unsigned thread_id);
+uint64_t shim_rcu_qsbr_start(struct rte_rcu_qsbr *v);
+void shim_rcu_qsbr_wait(struct rte_rcu_qsbr *v, uint64_t token);
+struct rte_event;
+uint16_t shim_event_dequeue_burst(uint8_t dev, uint8_t port, struct rte_event *ev, uint16_t n);
+uint16_t shim_event_enqueue_burst(uint8_t dev, uint8_t port, const struct rte_event *ev, uint16_t n);
+uint16_t shim_event_tx_adapter_enqueue(uint8_t dev, uint8_t port, struct rte_event *ev, uint16_t n);
+/* Readies a dequeued event for the TX adapter: the mbuf's port and TX
+ * queue 0, op FORWARD, and (tx_event_queue >= 0) the TX adapter's queue. */
+void shim_event_to_tx(struct rte_event *ev, uint16_t eth_port, int tx_event_queue);
+void shim_event_release(struct rte_event *ev);
+struct rte_mbuf *shim_event_mbuf(const struct rte_event *ev);
+/* Free the mbufs of the events a port (quiesce) or a stopping device still
+ * holds, counting them into *freed. */
+void shim_event_port_quiesce(uint8_t dev, uint8_t port, uint64_t *freed);
+int shim_event_dev_free_on_stop(uint8_t dev, uint64_t *freed);
+/* Has the RX adapter free, instead of enqueue, what it receives on eth_port
+ * once *closed (a flag another thread sets) is non-zero. */
+int shim_rx_adapter_drop_when(uint8_t adapter, uint16_t eth_port, const uint8_t *closed);
 
 /* Function-like macros bindgen cannot evaluate. */
 extern const uint64_t shim_rss_ip;

@@ -19,3 +19,8 @@
 #include <rte_fib.h>
 #include <rte_fib6.h>
 #include <rte_acl.h>
+#include <rte_rcu_qsbr.h>
+#include <rte_eventdev.h>
+#include <rte_event_eth_rx_adapter.h>
+#include <rte_event_eth_tx_adapter.h>
+#include <rte_service.h>

@@ -1,7 +1,8 @@
 //! EAL start and stop, lcores, ports, and the TSC clock.
 
 use std::ffi::{c_char, CString};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::os::unix::ffi::OsStrExt;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::error::{DpdkError, Result};
@@ -32,6 +33,8 @@ pub struct Eal(Arc<EalState>);
 struct EalState {
     /// Whether [`Eal::take_ports`] has handed the ports out.
     ports_taken: AtomicBool,
+    /// The owner [`Eal::take_ports`] made the ports' (its id; 0: none yet).
+    port_owner: AtomicU64,
     /// The pools RX queues fill from, for MBUF_FAST_FREE's rule.
     rx_pools: Mutex<RxPools>,
     /// Pools whose last handle went while a job could still be returning
@@ -100,6 +103,7 @@ impl Eal {
         }
         Ok(Eal(Arc::new(EalState {
             ports_taken: AtomicBool::new(false),
+            port_owner: AtomicU64::new(0),
             rx_pools: Mutex::new(RxPools::default()),
             deferred_pools: Mutex::new(Vec::new()),
         })))
@@ -197,6 +201,7 @@ impl Eal {
         for (to, from) in owner.name.iter_mut().zip(b"dpdk-rs") {
             *to = *from as c_char;
         }
+        self.0.port_owner.store(owner.id, Ordering::Relaxed);
         let no_owner = u64::from(sys::RTE_ETH_DEV_NO_OWNER);
         let mut ports = Vec::new();
         // SAFETY: walks the ethdev port table from id 0; ids at or past
@@ -217,6 +222,28 @@ impl Eal {
             next = unsafe { sys::rte_eth_find_next_owned_by(id + 1, no_owner) };
         }
         Ok(ports)
+    }
+
+    /// Shows the ports [`Eal::take_ports`] handed out to DPDK as unowned
+    /// until the guard drops: the eth adapters find ports with
+    /// `RTE_ETH_FOREACH_DEV`, which skips owned ones.
+    pub(crate) fn unown_ports(&self) -> UnownedPorts {
+        let id = self.0.port_owner.load(Ordering::Relaxed);
+        let mut ports = Vec::new();
+        // SAFETY: walks the port table for this process's owner id; DPDK
+        // checks the ids. Unsetting the owner this EAL made changes no
+        // port's state but its owner.
+        unsafe {
+            let mut next = sys::rte_eth_find_next_owned_by(0, id);
+            while id != 0 && next < u64::from(sys::RTE_MAX_ETHPORTS) {
+                let port = next as u16;
+                if sys::rte_eth_dev_owner_unset(port, id) == 0 {
+                    ports.push(port);
+                }
+                next = sys::rte_eth_find_next_owned_by(port + 1, id);
+            }
+        }
+        UnownedPorts { id, ports }
     }
 
     /// The id of the port named `name` (e.g. `net_pcap0`), if it exists.
@@ -339,10 +366,54 @@ impl Eal {
             .push(DeferredPool(pool));
     }
 
+    /// This instance's runtime directory (`/var/run/dpdk/PREFIX` for root,
+    /// where EAL keeps its sockets): per `--file-prefix`, so a tool finds
+    /// an instance by its prefix.
+    ///
+    /// ```
+    /// let eal = dpdk::Eal::for_tests(256, &[])?;
+    /// assert!(eal.runtime_dir().is_dir());
+    /// # Ok::<(), dpdk::DpdkError>(())
+    /// ```
+    pub fn runtime_dir(&self) -> std::path::PathBuf {
+        // SAFETY: EAL is up (we hold it); the result points to EAL's own
+        // NUL-terminated path, valid for the process's life, copied here.
+        let dir = unsafe { std::ffi::CStr::from_ptr(sys::rte_eal_get_runtime_dir()) };
+        std::path::PathBuf::from(std::ffi::OsStr::from_bytes(dir.to_bytes()))
+    }
+
     /// TSC ticks per second, as EAL measured them.
     pub fn tsc_hz(&self) -> u64 {
         // SAFETY: reads a value EAL computed at init.
         unsafe { sys::rte_get_tsc_hz() }
+    }
+}
+
+/// Ports shown to DPDK as unowned ([`Eal::unown_ports`]), owned again
+/// when this drops.
+pub(crate) struct UnownedPorts {
+    id: u64,
+    ports: Vec<u16>,
+}
+
+impl Drop for UnownedPorts {
+    fn drop(&mut self) {
+        let mut owner = sys::rte_eth_dev_owner {
+            id: self.id,
+            ..Default::default()
+        };
+        for (to, from) in owner.name.iter_mut().zip(b"dpdk-rs") {
+            *to = *from as c_char;
+        }
+        for &port in &self.ports {
+            // SAFETY: the port was this owner's until unown_ports; one
+            // closed since is no port to own.
+            unsafe {
+                if sys::rte_eth_dev_is_valid_port(port) != 0 {
+                    sys::rte_eth_dev_owner_set(port, &owner);
+                }
+            }
+        }
     }
 }
 

@@ -27,7 +27,11 @@
 //!   it; a pool whose mbufs are not all back is never freed;
 //! - a table takes `&mut self` to change and `&self` to look up, so it is
 //!   shared read-only between lcores once built; a table written whole
-//!   ([`FrozenLpm`]) has no way to change at all.
+//!   ([`FrozenLpm`]) has no way to change at all;
+//! - a table replaced while lcores read it is a [`Live`] value under RCU
+//!   QSBR: a reader's [`Guard`] cannot outlive its next quiescent state,
+//!   and the value swapped out comes back [`Retired`], freed only after a
+//!   grace period.
 //!
 //! # Examples
 //!
@@ -95,6 +99,7 @@
 mod acl;
 mod eal;
 mod error;
+mod event;
 mod fib;
 mod hash;
 mod launch;
@@ -102,6 +107,7 @@ mod lpm;
 mod mbuf;
 mod mempool;
 mod port;
+mod rcu;
 mod telemetry;
 #[cfg(test)]
 #[path = "../build/version.rs"]
@@ -133,6 +139,12 @@ pub const MAX_QUEUES_PER_PORT: u16 = sys::RTE_MAX_QUEUES_PER_PORT as u16;
 pub use acl::{Acl, AclRule, ClassifyAlg, FieldDef, FieldKind, FieldValue, MAX_PRIORITY as ACL_MAX_PRIORITY};
 pub use eal::{current_lcore, rdtsc, version, Eal, SingleRxPool};
 pub use error::{DpdkError, Result};
+pub use event::adapter::{tx_internal_port, RxAdapter, RxAdapterStats, RxAdapterWatch, TxAdapter};
+pub use event::device::{
+    Event, EventDev, EventDevConfig, EventDevInfo, EventPort, EventPortConfig, EventPortSlot, EventQueueConfig,
+    SchedType, TxPath, MAX_DEQUEUE,
+};
+pub use event::service::{Service, ServiceCores};
 pub use fib::{Fib, Fib6};
 pub use hash::{Hash, HASH_BULK_MAX};
 pub use launch::{ControlThread, MainLcore};
@@ -143,3 +155,4 @@ pub use port::{
     rss_ip, rss_l4, tx_offload_fast_free, tx_offload_multi_segs, EthConf, Link, LinkSpeed, Port, PortInfo, PortStats,
     QueueSlots, RxQueue, RxSlot, TxQueue, TxSlot, QUEUE_STATS,
 };
+pub use rcu::{Guard, Live, Online, Qsbr, Reader, Retired};

@@ -12,7 +12,7 @@ use std::time::Duration;
 use criterion::measurement::WallTime;
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
 use em::rules::Rule;
-use em::{EmTables, FiveTuple, Ipv4Key, DEFAULT_HASH_ENTRIES};
+use em::{Batching, EmTables, FiveTuple, Ipv4Key, DEFAULT_HASH_ENTRIES};
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -87,12 +87,15 @@ fn lookups(c: &mut Criterion) {
             .throughput(Throughput::Elements(BURST as u64));
         for (case, miss_rate) in [("all-hit", 0.0), ("half-miss", 0.5)] {
             let keys = probes(&mut rng, n, miss_rate);
-            bench_case(&mut g, &format!("multi/{case}"), &keys, |k, o| {
-                tables.lookup_v4_multi(k, |i, port| o[i] = port)
-            });
-            bench_case(&mut g, &format!("sequential/{case}"), &keys, |k, o| {
-                tables.lookup_v4_sequential(k, |i, port| o[i] = port)
-            });
+            for (name, batching) in [
+                ("multi", Batching::WHOLE_BURST),
+                ("group8", Batching::Bulk { group: 8 }),
+                ("sequential", Batching::Sequential),
+            ] {
+                bench_case(&mut g, &format!("{name}/{case}"), &keys, |k, o| {
+                    tables.lookup_v4(k, batching, |i, port| o[i] = port)
+                });
+            }
         }
         g.finish();
     }

@@ -11,9 +11,9 @@
 //!   taken straight from a frame's bytes (one masked copy); which frames
 //!   are looked up is the forwarder's parse, not this crate's;
 //! - [`EmTables`]: both families' rte_hash tables and the port of each rule;
-//!   [`EmTables::lookup_v4_multi`] looks a burst's keys up in one bulk
-//!   call, [`EmTables::lookup_v4_sequential`] one by one, with the same
-//!   answers.
+//!   [`EmTables::lookup_v4`] looks a burst's keys up in one bulk call,
+//!   in groups (C's 8) or one by one, as its [`Batching`] says, with the
+//!   same answers.
 //!
 //! # Example
 //!
@@ -28,7 +28,7 @@
 //! let header = [64, 17, 0xab, 0xcd, 198, 18, 1, 1, 198, 18, 1, 0, 0, 9, 0, 9];
 //! let keys = [em::Ipv4Key::from_header(&header), em::Ipv4Key::default()];
 //! let mut ports = [None; 2];
-//! tables.lookup_v4_multi(&keys, |i, port| ports[i] = port);
+//! tables.lookup_v4(&keys, em::Batching::WHOLE_BURST, |i, port| ports[i] = port);
 //! // The second key misses: what happens to it is the forwarder's choice.
 //! assert_eq!(ports, [Some(1), None]);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -41,4 +41,4 @@ pub mod rules;
 mod table;
 
 pub use key::{FiveTuple, Ipv4Key, Ipv6Key};
-pub use table::{EmTables, TableError, DEFAULT_HASH_ENTRIES};
+pub use table::{Batching, EmTables, TableError, DEFAULT_HASH_ENTRIES};

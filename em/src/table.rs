@@ -100,38 +100,40 @@ impl EmTables {
         })
     }
 
-    /// Output ports of IPv4 keys, looked up together (one bulk lookup per
-    /// [`dpdk::HASH_BULK_MAX`] keys, i.e. per burst): `each` gets the index
-    /// of each key and its port, or None when no rule routes it.
-    ///
-    /// Not in l3fwd's groups of 8 (`EM_HASH_LOOKUP_COUNT`, which C needs
-    /// to test each group's packet types): rte_hash prefetches the buckets
-    /// of all the keys of one call before it compares the first, so the
-    /// whole burst's misses overlap, and a burst costs one call, not four.
+    /// Output ports of IPv4 keys, handed to rte_hash as `batching` says:
+    /// `each` gets the index of each key and its port, or None when no rule
+    /// routes it. Every batching gives the same answers.
     #[inline]
-    pub fn lookup_v4_multi(&self, keys: &[Ipv4Key], each: impl FnMut(usize, Option<u16>)) {
-        self.v4.lookup_multi(keys, each);
+    pub fn lookup_v4(&self, keys: &[Ipv4Key], batching: Batching, each: impl FnMut(usize, Option<u16>)) {
+        self.v4.lookup(keys, batching, each);
     }
 
-    /// Output ports of IPv4 keys, looked up one by one; same answers as
-    /// [`Self::lookup_v4_multi`].
+    /// Output ports of IPv6 keys, as [`Self::lookup_v4`].
     #[inline]
-    pub fn lookup_v4_sequential(&self, keys: &[Ipv4Key], each: impl FnMut(usize, Option<u16>)) {
-        self.v4.lookup_sequential(keys, each);
+    pub fn lookup_v6(&self, keys: &[Ipv6Key], batching: Batching, each: impl FnMut(usize, Option<u16>)) {
+        self.v6.lookup(keys, batching, each);
     }
+}
 
-    /// Output ports of IPv6 keys, as [`Self::lookup_v4_multi`].
-    #[inline]
-    pub fn lookup_v6_multi(&self, keys: &[Ipv6Key], each: impl FnMut(usize, Option<u16>)) {
-        self.v6.lookup_multi(keys, each);
-    }
+/// How a burst's keys go to rte_hash.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Batching {
+    /// Bulk lookups of up to `group` keys ([`Batching::WHOLE_BURST`] by
+    /// default). rte_hash prefetches the buckets of all the keys of one
+    /// call before it compares the first, so the larger the group, the more
+    /// misses overlap and the fewer calls a burst costs. C l3fwd looks up
+    /// groups of 8 (`EM_HASH_LOOKUP_COUNT`), which it needs to test each
+    /// group's packet types; `--em-lookup-group 8` measures that choice.
+    Bulk { group: usize },
+    /// One `rte_hash_lookup` per key (C built with `NO_HASH_MULTI_LOOKUP`).
+    Sequential,
+}
 
-    /// Output ports of IPv6 keys, looked up one by one; same answers as
-    /// [`Self::lookup_v6_multi`].
-    #[inline]
-    pub fn lookup_v6_sequential(&self, keys: &[Ipv6Key], each: impl FnMut(usize, Option<u16>)) {
-        self.v6.lookup_sequential(keys, each);
-    }
+impl Batching {
+    /// A whole burst (up to [`dpdk::HASH_BULK_MAX`] keys) per call.
+    pub const WHOLE_BURST: Batching = Batching::Bulk {
+        group: dpdk::HASH_BULK_MAX,
+    };
 }
 
 /// One family's table, of `N`-byte keys.
@@ -215,15 +217,23 @@ impl<const N: usize> Table<N> {
     }
 
     #[inline(always)]
-    fn lookup_multi<K: AsRef<[u8; N]>>(&self, keys: &[K], mut each: impl FnMut(usize, Option<u16>)) {
-        self.hash
-            .lookup_bulk(keys, |i, position| each(i, self.port_of(position)));
-    }
-
-    #[inline(always)]
-    fn lookup_sequential<K: AsRef<[u8; N]>>(&self, keys: &[K], mut each: impl FnMut(usize, Option<u16>)) {
-        for (i, key) in keys.iter().enumerate() {
-            each(i, self.port_of(self.hash.lookup(key.as_ref())));
+    fn lookup<K: AsRef<[u8; N]>>(&self, keys: &[K], batching: Batching, mut each: impl FnMut(usize, Option<u16>)) {
+        match batching {
+            // The default: the burst in one call, as before groups existed.
+            Batching::Bulk { group } if group >= keys.len() => self
+                .hash
+                .lookup_bulk(keys, |i, position| each(i, self.port_of(position))),
+            Batching::Bulk { group } => {
+                for (g, keys) in keys.chunks(group).enumerate() {
+                    self.hash
+                        .lookup_bulk(keys, |i, position| each(g * group + i, self.port_of(position)));
+                }
+            }
+            Batching::Sequential => {
+                for (i, key) in keys.iter().enumerate() {
+                    each(i, self.port_of(self.hash.lookup(key.as_ref())));
+                }
+            }
         }
     }
 }
@@ -283,20 +293,28 @@ mod tests {
         rules.iter().map(|r| Ipv6Key::from(&r.tuple)).collect()
     }
 
-    /// IPv4 lookups both ways, checked equal; every key answered once.
+    /// Every batching tried: a whole burst, C's groups of 8, groups that
+    /// leave a remainder, one key per call, and one by one.
+    const BATCHINGS: [Batching; 5] = [
+        Batching::WHOLE_BURST,
+        Batching::Bulk { group: 8 },
+        Batching::Bulk { group: 3 },
+        Batching::Bulk { group: 1 },
+        Batching::Sequential,
+    ];
+
+    /// IPv4 lookups in every batching, checked equal; every key answered once.
     fn lookup_v4(t: &EmTables, keys: &[Ipv4Key]) -> Vec<Option<u16>> {
-        let multi = answers(keys.len(), |each| t.lookup_v4_multi(keys, each));
-        let seq = answers(keys.len(), |each| t.lookup_v4_sequential(keys, each));
-        assert_eq!(multi, seq);
-        multi
+        let all = BATCHINGS.map(|b| answers(keys.len(), |each| t.lookup_v4(keys, b, each)));
+        assert!(all.iter().all(|a| *a == all[0]), "{all:?}");
+        all[0].clone()
     }
 
-    /// IPv6 lookups both ways, checked equal; every key answered once.
+    /// IPv6 lookups in every batching, checked equal; every key answered once.
     fn lookup_v6(t: &EmTables, keys: &[Ipv6Key]) -> Vec<Option<u16>> {
-        let multi = answers(keys.len(), |each| t.lookup_v6_multi(keys, each));
-        let seq = answers(keys.len(), |each| t.lookup_v6_sequential(keys, each));
-        assert_eq!(multi, seq);
-        multi
+        let all = BATCHINGS.map(|b| answers(keys.len(), |each| t.lookup_v6(keys, b, each)));
+        assert!(all.iter().all(|a| *a == all[0]), "{all:?}");
+        all[0].clone()
     }
 
     /// What a lookup of `n` keys answered, checking each index came once.

@@ -101,6 +101,52 @@ impl Packets for MbufArray<MAX_BURST> {
     }
 }
 
+impl Packet for dpdk::Event {
+    #[inline(always)]
+    fn data(&self) -> &[u8] {
+        self.mbuf().data()
+    }
+    #[inline(always)]
+    fn data_mut(&mut self) -> &mut [u8] {
+        self.mbuf_mut().data_mut()
+    }
+    #[inline(always)]
+    fn prefetch_data(&self) {
+        self.mbuf().prefetch_data()
+    }
+}
+
+/// The event model's batch: the events of one dequeue (at most
+/// [`dpdk::MAX_DEQUEUE`]), or those bound for one port.
+impl Packets for Vec<dpdk::Event> {
+    type Packet = dpdk::Event;
+    #[inline(always)]
+    fn len(&self) -> usize {
+        Vec::len(self)
+    }
+    #[inline(always)]
+    fn push(&mut self, e: dpdk::Event) -> Result<usize, dpdk::Event> {
+        if self.len() >= MAX_BURST {
+            return Err(e);
+        }
+        Vec::push(self, e);
+        Ok(self.len())
+    }
+    #[inline(always)]
+    fn as_slice(&self) -> &[dpdk::Event] {
+        self
+    }
+    #[inline(always)]
+    fn drain(&mut self) -> impl Iterator<Item = dpdk::Event> + '_ {
+        Vec::drain(self, ..)
+    }
+    fn free_all(&mut self) -> usize {
+        let n = self.len();
+        self.clear();
+        n
+    }
+}
+
 impl Receive for dpdk::RxQueue {
     type Batch = MbufArray<MAX_BURST>;
     #[inline(always)]

@@ -6,6 +6,8 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 
+use dpdk::{Live, Qsbr};
+
 use super::io::{Packet, Packets, Receive, Transmit};
 use super::{Lcore, LcoreQueues, TxPort, TxPorts};
 use crate::counters::{DropReason, LcoreCounters, LcoreStats, Totals};
@@ -148,7 +150,7 @@ impl Transmit for LogTx {
 /// real modes do. Records the size of each batch it resolved.
 #[derive(Default)]
 struct ByLastByte<const DROP_MISS: bool, const IPV4_FIRST: bool> {
-    batches: Mutex<Vec<usize>>,
+    batches: Arc<Mutex<Vec<usize>>>,
 }
 
 #[derive(Default)]
@@ -269,7 +271,7 @@ impl Outcome {
     }
 }
 
-fn run<L: Lookup>(setup: Setup, lookup: Arc<L>) -> Outcome {
+fn run<L: Lookup>(setup: Setup, lookup: L) -> Outcome {
     let log: Log = Arc::default();
     let live = Arc::new(AtomicUsize::new(0));
     let quit = Arc::new(AtomicBool::new(false));
@@ -317,7 +319,7 @@ fn run<L: Lookup>(setup: Setup, lookup: Arc<L>) -> Outcome {
     });
     let lcore: Lcore<L, ScriptRx, LogTx> = Lcore {
         queues: LcoreQueues { lcore: 1, rx, tx },
-        lookup,
+        lookup: Arc::new(Live::new(Qsbr::new(1).unwrap(), lookup)).register(0).unwrap(),
         stats: Arc::clone(&stats),
         quit,
         drain_ticks: setup.drain_ticks,
@@ -351,10 +353,11 @@ fn a_rounds_bursts_are_looked_up_as_one_batch_and_sent_burst_by_burst() {
         1,
         vec![burst(10, vec![ipv6(2), ipv6(0xff), ipv4(2)]), burst(20, vec![ipv4(2)])],
     );
-    let lookup = Arc::new(InputPortMiss::default());
-    let out = run(Setup::new(vec![a, b]), Arc::clone(&lookup));
+    let lookup = InputPortMiss::default();
+    let batches = Arc::clone(&lookup.batches);
+    let out = run(Setup::new(vec![a, b]), lookup);
     // One lookup batch per round that received anything.
-    assert_eq!(*lookup.batches.lock().unwrap(), [7, 1]);
+    assert_eq!(*batches.lock().unwrap(), [7, 1]);
     assert_eq!(out.sent(2), [0, 1, 3, 10, 12, 20], "A's burst, then B's, each in order");
     assert_eq!(
         (out.sent(0), out.sent(1)),
@@ -370,12 +373,12 @@ fn ipv4_first_sends_a_bursts_ipv4_packets_before_the_rest() {
     let frames = || vec![ipv6(1), ipv4(1), ipv6(1), ipv4(1)];
     let out = run(
         Setup::new(vec![(0, vec![burst(0, frames())])]),
-        Arc::new(ByLastByte::<false, true>::default()),
+        ByLastByte::<false, true>::default(),
     );
     assert_eq!(out.sent(1), [1, 3, 0, 2]);
     let out = run(
         Setup::new(vec![(0, vec![burst(0, frames())])]),
-        Arc::new(InputPortMiss::default()),
+        InputPortMiss::default(),
     );
     assert_eq!(out.sent(1), [0, 1, 2, 3], "otherwise in the order received");
 }
@@ -385,12 +388,12 @@ fn a_miss_goes_back_out_of_its_input_port_or_is_dropped() {
     let frames = || vec![ipv4(0xff), ipv6(0xff), vec![0xee; 60], ipv4(2)];
     let out = run(
         Setup::new(vec![(1, vec![burst(0, frames())])]),
-        Arc::new(InputPortMiss::default()),
+        InputPortMiss::default(),
     );
     assert_eq!((out.sent(1), out.sent(2)), (vec![0, 1, 2], vec![3]));
     let out = run(
         Setup::new(vec![(1, vec![burst(0, frames())])]),
-        Arc::new(ByLastByte::<true, false>::default()),
+        ByLastByte::<true, false>::default(),
     );
     assert_eq!((out.sent(1), out.sent(2)), (vec![], vec![3]));
     assert_eq!(out.totals.dropped(DropReason::NoRule), 3);
@@ -407,10 +410,7 @@ fn drops_are_counted_by_reason_and_freed() {
         ipv4(7),                // a port no lcore transmits on
         ipv4(1),
     ];
-    let out = run(
-        Setup::new(vec![(0, vec![burst(0, frames)])]),
-        Arc::new(InputPortMiss::default()),
-    );
+    let out = run(Setup::new(vec![(0, vec![burst(0, frames)])]), InputPortMiss::default());
     let t = out.totals;
     assert_eq!(out.sent(1), [3]);
     let counts = [DropReason::Runt, DropReason::Invalid, DropReason::Unroutable].map(|d| t.dropped(d));
@@ -423,7 +423,7 @@ fn a_short_round_is_flushed_at_once_unless_c_drain() {
     // Round 1 brings 2 packets (a short burst), round 2 nothing, then the
     // script ends and the lcore stops.
     let script = || vec![(0, vec![burst(0, vec![ipv4(1), ipv4(1)]), vec![]])];
-    let out = run(Setup::new(script()), Arc::new(InputPortMiss::default()));
+    let out = run(Setup::new(script()), InputPortMiss::default());
     assert!(
         out.sent_at(0) < out.poll_at(1),
         "sent before the next poll: {:?}",
@@ -434,7 +434,7 @@ fn a_short_round_is_flushed_at_once_unless_c_drain() {
     // final flush at stop, after the last poll.
     let mut c_drain = Setup::new(script());
     c_drain.drain_when_idle = false;
-    let out = run(c_drain, Arc::new(InputPortMiss::default()));
+    let out = run(c_drain, InputPortMiss::default());
     let last_poll = out.log.iter().rposition(|e| matches!(e, Event::Poll(_))).unwrap();
     assert!(out.sent_at(0) > last_poll, "{:?}", out.log);
     assert_eq!(out.sent(1), [0, 1], "flushed at stop, nothing left in a buffer");
@@ -444,7 +444,7 @@ fn a_short_round_is_flushed_at_once_unless_c_drain() {
     let mut timer = Setup::new(script());
     timer.drain_when_idle = false;
     timer.drain_ticks = 0;
-    let out = run(timer, Arc::new(InputPortMiss::default()));
+    let out = run(timer, InputPortMiss::default());
     assert!(
         out.poll_at(0) < out.sent_at(0) && out.sent_at(0) < out.poll_at(1),
         "{:?}",
@@ -458,7 +458,7 @@ fn the_drain_covers_ports_the_lcore_only_sends_to() {
     let mut setup = Setup::new(vec![(0, vec![burst(0, vec![ipv4(2)]), vec![], vec![]])]);
     setup.drain_when_idle = false;
     setup.drain_ticks = 0;
-    let out = run(setup, Arc::new(InputPortMiss::default()));
+    let out = run(setup, InputPortMiss::default());
     assert!(out.sent_at(0) < out.poll_at(1), "{:?}", out.log);
 }
 
@@ -473,7 +473,7 @@ fn per_port_order_holds_across_queues_rounds_and_full_buffers() {
     let mut setup = Setup::new(vec![(0, rounds(100)), (2, rounds(200))]);
     setup.tx_burst = 4;
     setup.drain_when_idle = false;
-    let out = run(setup, Arc::new(InputPortMiss::default()));
+    let out = run(setup, InputPortMiss::default());
     let expected: Vec<u32> = (0..3)
         .flat_map(|r| [100, 101, 102, 200, 201, 202].map(|id| id + 10 * r))
         .collect();
@@ -493,7 +493,7 @@ fn per_port_order_holds_across_queues_rounds_and_full_buffers() {
 fn what_a_tx_queue_refuses_is_counted_and_freed() {
     let mut setup = Setup::new(vec![(0, vec![burst(0, vec![ipv4(1); 5])])]);
     setup.tx_accept = 3;
-    let out = run(setup, Arc::new(InputPortMiss::default()));
+    let out = run(setup, InputPortMiss::default());
     assert_eq!(out.sent(1), [0, 1, 2]);
     assert_eq!((out.totals.tx, out.totals.dropped(DropReason::TxFull)), (3, 2));
     assert_eq!(out.live, 0);
@@ -503,7 +503,7 @@ fn what_a_tx_queue_refuses_is_counted_and_freed() {
 fn frames_leave_rewritten_for_their_port() {
     let out = run(
         Setup::new(vec![(0, vec![burst(0, vec![ipv4(2), ipv6(1)])])]),
-        Arc::new(InputPortMiss::default()),
+        InputPortMiss::default(),
     );
     let [(1, v6), (2, v4)] = &out.frames[..] else {
         panic!("{:?}", out.log)

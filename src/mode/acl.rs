@@ -51,7 +51,7 @@ impl Mode for Acl {
     fn build(eal: &Eal, _plan: &Plan, args: &Args, (v4, v6): Self::Rules) -> Result<AclLookup, Box<dyn Error>> {
         // C checks routes against the port mask itself, not the ports found.
         let enabled = |p: u32| u16::try_from(p).is_ok_and(|p| args.portmask.contains(p));
-        let tables = AclTables::build(eal, "l3fwd", 0, &v4, &v6, args.alg, enabled)?;
+        let tables = AclTables::build(eal, &super::table_name(), 0, &v4, &v6, args.alg, enabled)?;
         Ok(AclLookup { tables })
     }
 }

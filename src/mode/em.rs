@@ -17,9 +17,9 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 
 use dpdk::Eal;
 use em::rules::Rule;
-use em::{EmTables, Ipv4Key, Ipv6Key};
+use em::{Batching, EmTables, Ipv4Key, Ipv6Key};
 
-use super::{Mode, ModeInfo, RuleFormat};
+use super::{check_port, Mode, ModeInfo, RuleChange, RuleFormat};
 use crate::cli::Args;
 use crate::lookup::{answer, Gather, Lookup, Route};
 use crate::packet::{ipv4_tuple, ipv6_tuple, L3};
@@ -75,8 +75,55 @@ impl Mode for Em {
         let tables = EmTables::new(eal, entries, 0, &v4, &v6, |p| plan.loads_routes_to(p.into()))?;
         Ok(EmLookup {
             tables,
-            sequential: args.sequential_lookup,
+            batching: batching(args),
         })
+    }
+
+    /// `flow add LINE` and `flow del LINE`, in the family EM loads (see
+    /// `build`).
+    fn change_rules(rules: &mut Self::Rules, plan: &Plan, args: &Args, change: &RuleChange) -> Result<(), String> {
+        let (line, add) = match change {
+            RuleChange::AddFlow(line) => (line, true),
+            RuleChange::DelFlow(line) => (line, false),
+            _ => return Err(change.not_in(Self::INFO.name)),
+        };
+        let family = |e: em::rules::RuleError| {
+            let loaded = if args.ipv6 { "IPv6" } else { "IPv4" };
+            format!("{e} (this run loads {loaded} flows only: EM loads one family, IPv6 with --ipv6)")
+        };
+        match args.ipv6 {
+            true => edit_flow(&mut rules.1, em::rules::parse_v6(line, "flow").map_err(family)?, plan, add),
+            false => edit_flow(&mut rules.0, em::rules::parse_v4(line, "flow").map_err(family)?, plan, add),
+        }
+    }
+}
+
+/// Adds (or gives a new port to) or deletes the flow of the one rule in
+/// `parsed`.
+fn edit_flow<A: Copy + PartialEq>(file: &mut EmFile<A>, parsed: Vec<Rule<A>>, plan: &Plan, add: bool) -> Result<(), String> {
+    let [rule] = parsed[..] else {
+        return Err("one flow per command".into());
+    };
+    let there = file.rules.iter().any(|r| r.tuple == rule.tuple);
+    match (add, there) {
+        (true, _) => {
+            check_port(plan, rule.port.into())?;
+            file.rules.retain(|r| r.tuple != rule.tuple);
+            // Line 0: from l3fwd-ctl, not from a file.
+            file.rules.push(Rule { line: 0, ..rule });
+        }
+        (false, true) => file.rules.retain(|r| r.tuple != rule.tuple),
+        (false, false) => return Err("no such flow to delete".into()),
+    }
+    Ok(())
+}
+
+/// How the options ask for keys to be handed to rte_hash.
+fn batching(args: &Args) -> Batching {
+    match (args.sequential_lookup, args.em_lookup_group) {
+        (true, _) => Batching::Sequential,
+        (false, Some(group)) => Batching::Bulk { group: group.into() },
+        (false, None) => Batching::WHOLE_BURST,
     }
 }
 
@@ -93,6 +140,7 @@ pub const DEFAULT_FLOWS: [BuiltIn; 2] = [
 ];
 
 /// Exact-match rules of one file, and the file's name for messages.
+#[derive(Clone)]
 pub struct EmFile<A> {
     pub origin: String,
     pub rules: Vec<Rule<A>>,
@@ -126,7 +174,7 @@ const IPPROTO_UDP: u8 = 17;
 /// Exact-match mode.
 pub struct EmLookup {
     pub tables: EmTables,
-    pub sequential: bool,
+    pub batching: Batching,
 }
 
 /// What exact match does with a frame.
@@ -188,18 +236,10 @@ impl Lookup for EmLookup {
         let EmScratch { v4, v6 } = scratch;
         let (keys4, from4) = v4.take();
         let (keys6, from6) = v6.take();
-        let answer4 = |i, port| answer(from4, routes, i, port);
-        if self.sequential {
-            self.tables.lookup_v4_sequential(keys4, answer4);
-        } else {
-            self.tables.lookup_v4_multi(keys4, answer4);
-        }
-        let answer6 = |i, port| answer(from6, routes, i, port);
-        if self.sequential {
-            self.tables.lookup_v6_sequential(keys6, answer6);
-        } else {
-            self.tables.lookup_v6_multi(keys6, answer6);
-        }
+        self.tables
+            .lookup_v4(keys4, self.batching, |i, port| answer(from4, routes, i, port));
+        self.tables
+            .lookup_v6(keys6, self.batching, |i, port| answer(from6, routes, i, port));
     }
 }
 
@@ -222,6 +262,13 @@ mod tests {
         // One file alone is ignored, as in C: it is not even read.
         let (_, v6) = Em::load(&args("--rule_ipv6 /nonexistent.cfg")).unwrap();
         assert_eq!(v6.origin, "built-in em_v6.cfg");
+    }
+
+    #[test]
+    fn batching_follows_the_options() {
+        assert_eq!(batching(&args("")), Batching::WHOLE_BURST);
+        assert_eq!(batching(&args("--em-lookup-group 8")), Batching::Bulk { group: 8 });
+        assert_eq!(batching(&args("--sequential-lookup")), Batching::Sequential);
     }
 
     #[test]

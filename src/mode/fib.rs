@@ -14,12 +14,13 @@
 //! frame; here such a frame is a runt.
 
 use std::error::Error;
+use std::net::IpAddr;
 
 use dpdk::Eal;
 use lpm::FibTables;
 
-use super::lpm::{log_routes, route_limits, routes, Routes};
-use super::{Mode, ModeInfo, RuleFormat};
+use super::lpm::{change_route, log_routes, route_get, route_limits, routes, Routes};
+use super::{Mode, ModeInfo, RuleChange, RuleFormat};
 use crate::cli::Args;
 use crate::lookup::{answer, Gather, Lookup, Route};
 use crate::packet::{ipv6_dst_bytes, L3};
@@ -46,9 +47,18 @@ impl Mode for Fib {
 
     fn build(eal: &Eal, plan: &Plan, args: &Args, (v4, v6): Routes) -> Result<FibLookup, Box<dyn Error>> {
         let enabled = |p: u8| plan.loads_routes_to(p.into());
-        let (tables, report) = FibTables::build(eal, "l3fwd", 0, &v4, &v6, route_limits(args), enabled)?;
+        let (tables, report) = FibTables::build(eal, &super::table_name(), 0, &v4, &v6, route_limits(args), enabled)?;
         log_routes("FIB", &report);
         Ok(FibLookup { tables })
+    }
+
+    fn route_get(lookup: &FibLookup, dst: IpAddr) -> Result<Option<u16>, String> {
+        let t = &lookup.tables;
+        Ok(route_get(dst, |a| t.lookup_v4(a), |a| t.lookup_v6(a)))
+    }
+
+    fn change_rules(rules: &mut Routes, plan: &Plan, _args: &Args, change: &RuleChange) -> Result<(), String> {
+        change_route::<Self>(rules, plan, change)
     }
 }
 

@@ -7,13 +7,14 @@
 //! `sequential` asks for one lookup per packet.
 
 use std::error::Error;
+use std::net::IpAddr;
 
 use dpdk::Eal;
-use ipnet::{Ipv4Net, Ipv6Net};
+use ipnet::{IpNet, Ipv4Net, Ipv6Net};
 use lpm::rules::RouteFile;
 use lpm::LpmTables;
 
-use super::{Mode, ModeInfo, RuleFormat};
+use super::{check_port, Mode, ModeInfo, RuleChange, RuleFormat};
 use crate::cli::Args;
 use crate::lookup::{answer, Gather, Lookup, Route};
 use crate::packet::L3;
@@ -40,13 +41,74 @@ impl Mode for Lpm {
 
     fn build(eal: &Eal, plan: &Plan, args: &Args, (v4, v6): Routes) -> Result<LpmLookup, Box<dyn Error>> {
         let enabled = |p: u8| plan.loads_routes_to(p.into());
-        let (tables, report) = LpmTables::build(eal, "l3fwd", 0, &v4, &v6, route_limits(args), enabled)?;
+        let (tables, report) = LpmTables::build(eal, &super::table_name(), 0, &v4, &v6, route_limits(args), enabled)?;
         log_routes("LPM", &report);
         Ok(LpmLookup {
             tables,
             sequential: args.sequential_lookup,
             gather_v4: gathers_v4(report.v4_added),
         })
+    }
+
+    fn route_get(lookup: &LpmLookup, dst: IpAddr) -> Result<Option<u16>, String> {
+        let t = &lookup.tables;
+        Ok(route_get(dst, |a| t.lookup_v4(a), |a| t.lookup_v6(a)))
+    }
+
+    fn change_rules(rules: &mut Routes, plan: &Plan, _args: &Args, change: &RuleChange) -> Result<(), String> {
+        change_route::<Self>(rules, plan, change)
+    }
+}
+
+/// `route get` in LPM and FIB mode, with the tables' `v4` and `v6` lookups.
+pub(super) fn route_get(
+    dst: IpAddr,
+    v4: impl Fn(u32) -> Option<u16>,
+    v6: impl Fn(&[u8; 16]) -> Option<u16>,
+) -> Option<u16> {
+    match dst {
+        IpAddr::V4(a) => v4(a.into()),
+        IpAddr::V6(a) => v6(&a.octets()),
+    }
+}
+
+/// `route add` and `route del` on the routes of LPM and FIB mode (`M`). A
+/// prefix is the same whatever its host bits (rte_lpm masks them): adding
+/// one that is there replaces its port.
+pub(super) fn change_route<M: Mode>((v4, v6): &mut Routes, plan: &Plan, change: &RuleChange) -> Result<(), String> {
+    fn edit<N: Copy + PartialEq>(routes: &mut Vec<lpm::rules::Route<N>>, net: fn(&N) -> N, prefix: N, port: Option<u8>) -> bool {
+        let mut found = false;
+        routes.retain_mut(|r| {
+            let same = net(&r.prefix) == net(&prefix);
+            found |= same;
+            match port {
+                Some(port) if same => r.port = port,
+                _ => {}
+            }
+            !(same && port.is_none())
+        });
+        if let (false, Some(port)) = (found, port) {
+            // Line 0: from l3fwd-ctl, not from a file.
+            routes.push(lpm::rules::Route { prefix, port, line: 0 });
+        }
+        found || port.is_some()
+    }
+    let (prefix, port) = match *change {
+        RuleChange::AddRoute(prefix, port) => {
+            check_port(plan, port)?;
+            let port = u8::try_from(port).map_err(|_| format!("port {port}: route files name ports below 256"))?;
+            (prefix, Some(port))
+        }
+        RuleChange::DelRoute(prefix) => (prefix, None),
+        _ => return Err(change.not_in(M::INFO.name)),
+    };
+    let done = match prefix {
+        IpNet::V4(p) => edit(&mut v4.routes, Ipv4Net::trunc, p, port),
+        IpNet::V6(p) => edit(&mut v6.routes, Ipv6Net::trunc, p, port),
+    };
+    match done {
+        true => Ok(()),
+        false => Err(format!("no route {prefix} to delete")),
     }
 }
 

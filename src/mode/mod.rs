@@ -9,8 +9,11 @@
 //! (CONTRIBUTING.md has the whole list).
 
 use std::error::Error;
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use dpdk::Eal;
+use ipnet::IpNet;
 
 pub use self::em::{em_key, EmKey};
 
@@ -46,15 +49,16 @@ pub enum RuleFormat {
 }
 
 /// A lookup mode: from the command line to a [`Lookup`] over built tables.
-pub trait Mode {
+pub trait Mode: 'static {
     const INFO: ModeInfo;
     /// RSS over the TCP/UDP/SCTP ports as well as the addresses (C's ACL
     /// mode asks for it).
     const RSS_L4: bool = false;
 
     /// The rule files as read, before EAL starts (a typo costs no EAL
-    /// start-up).
-    type Rules;
+    /// start-up); kept while forwarding as the shadow copy live changes
+    /// edit (see [`crate::live`]).
+    type Rules: Clone + Send + 'static;
     type Lookup: Lookup;
 
     /// Reads the rule files `args` names, or the built-in ones.
@@ -63,6 +67,74 @@ pub trait Mode {
     /// Builds the tables from `rules`, loading the routes to the ports
     /// `plan` forwards to.
     fn build(eal: &Eal, plan: &Plan, args: &Args, rules: Self::Rules) -> Result<Self::Lookup, Box<dyn Error>>;
+
+    /// `route get`: the port `lookup` gives `dst` (`None`: a miss), or an
+    /// error if the mode has no routes.
+    fn route_get(_lookup: &Self::Lookup, _dst: IpAddr) -> Result<Option<u16>, String> {
+        Err(no_routes(Self::INFO.name))
+    }
+
+    /// `route add/del`, `flow add/del`: applies `change` to `rules` (a
+    /// port it names must be one `plan` forwards to), or leaves them as
+    /// they were and says why not.
+    fn change_rules(_rules: &mut Self::Rules, _plan: &Plan, _args: &Args, change: &RuleChange) -> Result<(), String> {
+        Err(change.not_in(Self::INFO.name))
+    }
+}
+
+/// A change to the rules, from `l3fwd-ctl`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RuleChange {
+    /// `route add PREFIX PORT` (LPM, FIB): adds the route, or replaces the
+    /// port of the prefix if it is there.
+    AddRoute(IpNet, u16),
+    /// `route del PREFIX` (LPM, FIB).
+    DelRoute(IpNet),
+    /// `flow add LINE` (EM): a rule-file line; a flow that is there gets
+    /// the line's port.
+    AddFlow(String),
+    /// `flow del LINE` (EM): the flow of a rule-file line (its port is not
+    /// compared).
+    DelFlow(String),
+}
+
+impl RuleChange {
+    /// The error of a mode that has no such rules.
+    fn not_in(&self, mode: &str) -> String {
+        match self {
+            RuleChange::AddRoute(..) | RuleChange::DelRoute(_) => {
+                format!("{mode} mode has no routes to change (LPM and FIB mode have)")
+            }
+            RuleChange::AddFlow(_) | RuleChange::DelFlow(_) => {
+                format!("{mode} mode has no flows to change (EM mode has)")
+            }
+        }
+    }
+}
+
+/// The error of a change naming `port`, unless `plan` forwards to it.
+pub(crate) fn check_port(plan: &Plan, port: u16) -> Result<(), String> {
+    match plan.forwards_to(port) {
+        true => Ok(()),
+        false => Err(format!(
+            "port {port} is not forwarded to (outside the portmask, or absent)"
+        )),
+    }
+}
+
+fn no_routes(mode: &str) -> String {
+    format!("{mode} mode has no routes to look up (LPM and FIB mode have)")
+}
+
+/// A DPDK name for the tables of the next [`Mode::build`]: `l3fwd` the
+/// first time, then `l3fwd_N`, since the tables a reload builds stand
+/// beside the live ones and DPDK keeps tables by name.
+pub(crate) fn table_name() -> String {
+    static BUILDS: AtomicU32 = AtomicU32::new(0);
+    match BUILDS.fetch_add(1, Ordering::Relaxed) {
+        0 => "l3fwd".to_owned(),
+        n => format!("l3fwd_{n}"),
+    }
 }
 
 /// Work generic over the mode, run by [`with_mode`] for the mode chosen

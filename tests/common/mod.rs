@@ -57,6 +57,24 @@ pub fn c_l3fwd() -> PathBuf {
     .clone()
 }
 
+/// Two ports' worth of generated traffic (600 frames each, seeds `seed`
+/// and `seed + 1000`) without runts, which the C sample reads past: what
+/// the comparisons with C send. `em` aims it at the exact-match rules.
+pub fn traffic(seed: u64, em: bool) -> [Vec<Vec<u8>>; 2] {
+    let mix = trafficgen::Mix {
+        runt: 0,
+        ..trafficgen::Mix::default()
+    };
+    let opts = trafficgen::GenOpts {
+        em,
+        ..trafficgen::GenOpts::default()
+    };
+    [
+        trafficgen::generate(seed, 600, &mix, &opts),
+        trafficgen::generate(seed + 1000, 600, &mix, &opts),
+    ]
+}
+
 /// `-p` and `--config` of most runs: ports 0 and 1, each with one RX queue
 /// polled by lcore 0.
 pub const TWO_PORTS: &[&str] = &["-p", "0x3", "--config", "(0,0,0),(1,0,0)"];
@@ -141,7 +159,8 @@ impl Run {
         self
     }
 
-    /// The EAL lcore list (`-l`), e.g. "0" or "0-1".
+    /// The EAL lcore list (`-l`), e.g. "0" or "0-1", or map to CPUs
+    /// (`--lcores`), e.g. "0@0,1@0,2@1" (then give [`Run::tx_files`]).
     pub fn lcores(mut self, list: &str) -> Self {
         self.lcores = list.into();
         self
@@ -182,7 +201,9 @@ impl Run {
     /// application's.
     fn command_line(&self, prefix: &str, vdevs: Vec<String>) -> Vec<String> {
         let mut args = virtual_eal(self.memory_mb, prefix);
-        args.extend(["-l".into(), self.lcores.clone()]);
+        // A map of lcores to CPUs (`0@0,1@0`) is --lcores; a list, -l.
+        let flag = if self.lcores.contains('@') { "--lcores" } else { "-l" };
+        args.extend([flag.into(), self.lcores.clone()]);
         args.extend(self.eal_args.iter().cloned());
         args.extend(vdevs);
         args.push("--".into());
@@ -569,13 +590,14 @@ impl Running {
     }
 
     /// Waits until the forwarder says it entered its main loop (l3fwd-rs:
-    /// "lcore N: forwarding", C: "entering main loop on lcore N", on either
+    /// "lcore N: forwarding", C: "entering main loop on lcore N" or, in
+    /// eventdev mode, "entering lpm_event_loop_burst on lcore N", on either
     /// stream), so that a slow start on a loaded machine is not taken for
     /// idleness; returns its status if it exited meanwhile.
     fn wait_for_main_loop(&mut self, scratch: &Scratch) -> Option<ExitStatus> {
         self.wait_for_log(scratch, "main loop", |scratch| {
             let logs = scratch.log("stderr") + &scratch.log("stdout");
-            logs.contains(": forwarding") || logs.contains("entering main loop")
+            logs.contains(": forwarding") || logs.contains("entering main loop") || logs.contains("_event_loop")
         })
     }
 

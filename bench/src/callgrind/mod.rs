@@ -44,7 +44,7 @@ use window::{Timing, Valgrind};
 #[derive(clap::Args)]
 pub struct CallgrindArgs {
     /// Configurations, space- or comma-separated, run once each in the order given: all, or c-lpm, rs-lpm,
-    /// rs-lpm-c-drain, rs-lpm-burst64, rs-lpm-burst256, c-fib, rs-fib, c-acl, rs-acl, c-em, rs-em, rs-em-seq, io
+    /// rs-lpm-c-drain, rs-lpm-burst64, rs-lpm-burst256, c-fib, rs-fib, c-acl, rs-acl, c-em, rs-em, rs-em-group8, rs-em-seq, io
     #[arg(required = true, value_delimiter = ',', value_name = "CONFIG")]
     configs: Vec<String>,
     /// Counted window, seconds

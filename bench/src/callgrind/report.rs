@@ -194,6 +194,7 @@ mod tests {
             machine: Machine {
                 nproc: 2,
                 cpu_model: "test".into(),
+                cpu_mhz: 2000.0,
             },
             traffic: TrafficSettings {
                 lpm_flows: None,

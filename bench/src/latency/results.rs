@@ -159,6 +159,7 @@ pub mod tests {
             machine: Machine {
                 nproc: 2,
                 cpu_model: "test".into(),
+                cpu_mhz: 2000.0,
             },
             settings: LatencySettings {
                 secs: 2,

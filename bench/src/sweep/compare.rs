@@ -19,6 +19,7 @@ pub fn compare(old: &SweepReport, new: &SweepReport, tolerance: f64) -> Vec<Comp
             let change = significance::compare(&before, &per_round(new, &cell.cell));
             Some(Comparison {
                 name: format!("{} l3fwd-rs / C", cell.cell),
+                tracks_rs: true,
                 change,
                 verdict: baseline::judge(change, tolerance),
             })

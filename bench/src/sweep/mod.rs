@@ -11,7 +11,7 @@ pub(crate) mod plot;
 mod results;
 pub(crate) mod traffic;
 
-use crate::{machine, require, run, Common, START_TIMEOUT};
+use crate::{command, hugepages, interrupt, machine, require, run, Common, HUGEPAGES_DIR, START_TIMEOUT};
 use forwarders::{CBuilds, Forwarder};
 use grid::{Cell, Grid, Mode};
 use l3fwd_rs::mode::RuleFormat;
@@ -49,10 +49,11 @@ pub struct SweepArgs {
     /// Where sweep.json, runs.csv, cells.csv, the plots and per-run logs go
     #[arg(long, default_value = "target/bench/sweep")]
     out_dir: PathBuf,
-    /// Also run testpmd io in every cell (the same ports and traffic, no
-    /// lookup): the floor under both forwarders' cost, in the table and files
+    /// Skip testpmd io, which otherwise runs in every cell (the same ports
+    /// and traffic, no lookup): the floor under both forwarders' cost, and
+    /// the work each adds above it (the headline)
     #[arg(long)]
-    io: bool,
+    no_io: bool,
     #[arg(long, default_value = "/usr/bin/dpdk-testpmd")]
     testpmd: PathBuf,
     /// Builds the C sample with the pool and LPM size of a cell
@@ -71,7 +72,7 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
     let hint = "build it with `cargo build --release -p l3fwd-rs -p trafficgen`, or `make bench-sweep` does it";
     require(&args.common.rs_bin, hint)?;
     require(&args.common.tablegen_bin, hint)?;
-    if args.io {
+    if !args.no_io {
         require(&args.testpmd, "install Debian's dpdk package (make deps)")?;
     }
     require(
@@ -105,9 +106,15 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
         }
     }
 
+    // Ctrl-C ends the runs and unwinds, so that the hugepages are given back.
+    interrupt::catch_signals()?;
+    let largest = cells.iter().map(|c| forwarders::pool(c).memory_mb).max().unwrap_or(0);
+    let memory = hugepages::Memory::for_runs(largest, Path::new(HUGEPAGES_DIR), args.common.no_huge);
+    command::use_memory(memory.eal_args());
+
     let rounds = args.common.rounds;
     let mut forwarders = Forwarder::BOTH.to_vec();
-    if args.io {
+    if !args.no_io {
         forwarders.push(Forwarder::Io);
     }
     let labels: Vec<&str> = forwarders.iter().map(|f| f.label()).collect();
@@ -125,6 +132,7 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
         sizes: grid.sizes.clone(),
         flows: grid.flows.clone(),
         tables: grid.tables.iter().map(|t| t.id()).collect(),
+        memory: memory.describe(),
     };
     let mut runs = Vec::with_capacity(total);
     let mut progress = crate::progress::Progress::new(total);
@@ -133,6 +141,9 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
         let c_bin = c_builds.binary(forwarders::pool_mbufs(cell));
         for round in 1..=rounds {
             for &forwarder in &forwarders {
+                if interrupt::interrupted() {
+                    return Err("interrupted (the cells measured so far are in sweep.json)".into());
+                }
                 progress.start(format!("{cell}, {} round {round}", forwarder.label()));
                 let program = match forwarder {
                     Forwarder::C => c_bin.clone().map_err(|e| format!("C n/a: {e}")),
@@ -189,7 +200,7 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
     write_data(&args.out_dir, &report)?;
     let plots = plot::draw_all(&report, &args.out_dir)?;
     println!(
-        "\nwrote {}/{{sweep.json,runs.csv,cells.csv}} and {} plots (*-mpps: rates by frame size, *-ratio: l3fwd-rs / C)",
+        "\nwrote {}/{{sweep.json,runs.csv,cells.csv}} and {} plots (*-mpps: rates by frame size, *-ratio: l3fwd-rs / C, *-work: C / l3fwd-rs work above testpmd io)",
         args.out_dir.display(),
         plots.len()
     );

@@ -76,7 +76,8 @@ impl<'a> TableCells<'a> {
     }
 }
 
-/// Draws both plots of every table into `dir`, as PNG and SVG; returns the files.
+/// Draws the plots of every table into `dir`, as PNG and SVG (the work
+/// above the floor only where testpmd io ran); returns the files.
 pub fn draw_all(report: &SweepReport, dir: &Path) -> Result<Vec<PathBuf>, String> {
     load_font()?;
     let mut tables: Vec<&str> = report.cells.iter().map(|c| c.table.as_str()).collect();
@@ -86,20 +87,50 @@ pub fn draw_all(report: &SweepReport, dir: &Path) -> Result<Vec<PathBuf>, String
         let Some(cells) = TableCells::of(report, table) else {
             continue;
         };
-        let (rates, ratios) = (dir.join(format!("{table}-mpps")), dir.join(format!("{table}-ratio")));
-        let [rates_png, rates_svg, ratios_png, ratios_svg] = [
-            rates.with_extension("png"),
-            rates.with_extension("svg"),
-            ratios.with_extension("png"),
-            ratios.with_extension("svg"),
-        ];
+        let rates = dir.join(format!("{table}-mpps"));
+        let [rates_png, rates_svg] = [rates.with_extension("png"), rates.with_extension("svg")];
         draw_rates(BitMapBackend::new(&rates_png, PIXELS).into_drawing_area(), &cells)?;
         draw_rates(SVGBackend::new(&rates_svg, PIXELS).into_drawing_area(), &cells)?;
-        draw_ratios(BitMapBackend::new(&ratios_png, PIXELS).into_drawing_area(), &cells)?;
-        draw_ratios(SVGBackend::new(&ratios_svg, PIXELS).into_drawing_area(), &cells)?;
-        written.extend([rates_png, rates_svg, ratios_png, ratios_svg]);
+        written.extend([rates_png, rates_svg]);
+        let with_io = cells.cells.iter().any(|c| c.io.is_some());
+        for map in [HeatMap::RATE].into_iter().chain(with_io.then_some(HeatMap::WORK)) {
+            let path = dir.join(format!("{table}-{}", map.name));
+            let [png, svg] = [path.with_extension("png"), path.with_extension("svg")];
+            draw_heat_map(BitMapBackend::new(&png, PIXELS).into_drawing_area(), &cells, &map)?;
+            draw_heat_map(SVGBackend::new(&svg, PIXELS).into_drawing_area(), &cells, &map)?;
+            written.extend([png, svg]);
+        }
     }
     Ok(written)
+}
+
+/// A ratio shown per cell, green where l3fwd-rs does better.
+struct HeatMap {
+    /// The files' suffix: `lpm-16-ratio.png`.
+    name: &'static str,
+    caption: &'static str,
+    value: fn(&CellSummary) -> Option<f64>,
+    /// Said in a cell without a value, when both forwarders have rates.
+    missing: fn(&CellSummary) -> &'static str,
+}
+
+impl HeatMap {
+    const RATE: HeatMap = HeatMap {
+        name: "ratio",
+        caption: "l3fwd-rs / C l3fwd (median Mpps; green: l3fwd-rs faster)",
+        value: |c| c.ratio,
+        missing: |_| "n/a",
+    };
+    const WORK: HeatMap = HeatMap {
+        name: "work",
+        caption: "C / l3fwd-rs work above testpmd io (cycles per packet; green: l3fwd-rs does less)",
+        value: |c| c.above_io.map(|a| a.c_over_rs),
+        // A forwarder measured at the floor has no work to compare.
+        missing: |c| match c.io.as_ref().and_then(|io| io.median_mpps) {
+            Some(_) => "at floor",
+            None => "io n/a",
+        },
+    };
 }
 
 pub fn failed(e: impl std::fmt::Display) -> String {
@@ -204,20 +235,25 @@ fn ratio_colour(ratio: Option<f64>) -> RGBColor {
     RGBColor(mix(to.0), mix(to.1), mix(to.2))
 }
 
-/// What a heat-map cell says: the ratio, or which forwarder has no rate.
-fn ratio_label(cell: Option<&CellSummary>) -> String {
+/// What a heat-map cell says: the value, or which forwarder has no rate.
+fn heat_label(cell: Option<&CellSummary>, map: &HeatMap) -> String {
     match cell {
         None => String::new(),
-        Some(c) => match (c.ratio, c.c.median_mpps) {
-            (Some(r), _) => format!("{r:.2}"),
-            (None, None) => "C n/a".into(),
-            (None, Some(_)) => "rs n/a".into(),
+        Some(c) => match ((map.value)(c), c.c.median_mpps, c.rs.median_mpps) {
+            (Some(r), _, _) => format!("{r:.2}"),
+            (None, None, _) => "C n/a".into(),
+            (None, _, None) => "rs n/a".into(),
+            (None, Some(_), Some(_)) => (map.missing)(c).into(),
         },
     }
 }
 
-/// l3fwd-rs / C over frame size (columns) x flows (rows).
-fn draw_ratios<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, table: &TableCells) -> Result<(), String> {
+/// A heat map's ratio over frame size (columns) x flows (rows).
+fn draw_heat_map<DB: DrawingBackend>(
+    root: DrawingArea<DB, Shift>,
+    table: &TableCells,
+    map: &HeatMap,
+) -> Result<(), String> {
     root.fill(&WHITE).map_err(failed)?;
     // Cell (column, row) spans 2 column..2 column + 2 (integer coordinates
     // take key points and label formatters; their centres are the odd numbers).
@@ -225,13 +261,7 @@ fn draw_ratios<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, table: &TableCe
     let centres = |n: usize| (0..n as i32).map(|i| 2 * i + 1).collect::<Vec<i32>>();
     let index = |v: i32, n: usize| ((v.max(0) / 2) as usize).min(n - 1);
     let mut chart = ChartBuilder::on(&root)
-        .caption(
-            format!(
-                "{}: l3fwd-rs / C l3fwd (median Mpps; green: l3fwd-rs faster)",
-                table.label
-            ),
-            (FONT, 24),
-        )
+        .caption(format!("{}: {}", table.label, map.caption), (FONT, 24))
         .margin(16)
         .x_label_area_size(50)
         .y_label_area_size(80)
@@ -260,7 +290,7 @@ fn draw_ratios<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, table: &TableCe
         .collect();
     chart
         .draw_series(cells.iter().map(|&(x, y, cell)| {
-            let colour = ratio_colour(cell.and_then(|c| c.ratio));
+            let colour = ratio_colour(cell.and_then(map.value));
             Rectangle::new([(x, y), (x + 2, y + 2)], colour.filled())
         }))
         .map_err(failed)?;
@@ -275,7 +305,7 @@ fn draw_ratios<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, table: &TableCe
     chart
         .draw_series(cells.iter().map(|&(x, y, cell)| {
             let style = (FONT, 22).into_font().color(&BLACK).pos(centred);
-            Text::new(ratio_label(cell), (x + 1, y + 1), style)
+            Text::new(heat_label(cell, map), (x + 1, y + 1), style)
         }))
         .map_err(failed)?;
     root.present().map_err(failed)
@@ -325,6 +355,35 @@ pub(crate) mod tests {
             "a cell without a C rate says so"
         );
         assert!(rates.iter().any(|t| t == "l3fwd-rs 16 flows") && rates.iter().any(|t| t == "C l3fwd 16 flows"));
+    }
+
+    #[test]
+    fn the_work_above_the_floor_is_drawn_where_io_ran() {
+        use super::super::results::{AboveIo, Rates};
+        let mut report = sample();
+        let io = |median| Rates {
+            runs: 3,
+            ok_runs: 3,
+            median_mpps: Some(median),
+            min_mpps: Some(median),
+            max_mpps: Some(median),
+            error: None,
+        };
+        report.cells[0].io = Some(io(20.0));
+        report.cells[0].above_io = AboveIo::of(2000.0, Some(10.0), Some(16.0), Some(20.0));
+        report.cells[1].io = Some(io(2.0));
+        let dir = std::env::temp_dir().join(format!("sweep-work-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let written = draw_all(&report, &dir).unwrap();
+        let work = svg_texts(&std::fs::read_to_string(dir.join("lpm-16-work.svg")).unwrap());
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(written.iter().any(|p| p.ends_with("lpm-16-work.png")));
+        assert!(!written.iter().any(|p| p.ends_with("em-work.png")), "EM ran no io");
+        assert!(work.iter().any(|t| t == "4.00"), "{work:?}");
+        assert!(
+            work.iter().any(|t| t == "at floor"),
+            "a cell at the floor says so: {work:?}"
+        );
     }
 
     /// The text of every `<text>` element.

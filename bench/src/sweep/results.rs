@@ -30,6 +30,9 @@ pub struct SweepSettings {
     pub flows: Vec<usize>,
     /// Table ids: `lpm-10K`, `em`.
     pub tables: Vec<String>,
+    /// EAL's memory: `hugepages 2MB x N` or `no-huge (why)` (older reports: none).
+    #[serde(default)]
+    pub memory: String,
 }
 
 #[derive(Serialize, Deserialize, PartialEq, Debug)]
@@ -57,11 +60,41 @@ pub struct CellSummary {
     pub mbufs: usize,
     pub c: Rates,
     pub rs: Rates,
-    /// testpmd io, when the sweep ran it (`--io`).
+    /// testpmd io, when the sweep ran it (not `--no-io`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub io: Option<Rates>,
     /// l3fwd-rs median over C median; none if either has no successful run.
     pub ratio: Option<f64>,
+    /// The work each forwarder adds above testpmd io's floor (not `--no-io`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub above_io: Option<AboveIo>,
+}
+
+/// Cycles per packet above testpmd io: what a forwarder spends on its own
+/// work (parse, lookup, rewrite, buffering) on top of the ports' I/O, which
+/// both pay alike. rs/C hides it where both sit near the floor.
+#[derive(Serialize, Deserialize, PartialEq, Debug, Clone, Copy)]
+pub struct AboveIo {
+    pub c_cycles: f64,
+    pub rs_cycles: f64,
+    /// C's work over l3fwd-rs's: above 1, l3fwd-rs does less.
+    pub c_over_rs: f64,
+}
+
+impl AboveIo {
+    /// From the median rates of one lcore forwarding and of testpmd io, at
+    /// a clock of `mhz`: cycles per packet are MHz / Mpps.
+    pub fn of(mhz: f64, c_mpps: Option<f64>, rs_mpps: Option<f64>, io_mpps: Option<f64>) -> Option<AboveIo> {
+        let io = io_mpps.filter(|&io| io > 0.0 && mhz > 0.0)?;
+        // At or above the floor (within its noise) there is no work to compare.
+        let above = |mpps: f64| Some(mhz / mpps - mhz / io).filter(|&cycles| mpps > 0.0 && cycles > 0.0);
+        let (c_cycles, rs_cycles) = (above(c_mpps?)?, above(rs_mpps?)?);
+        Some(AboveIo {
+            c_cycles,
+            rs_cycles,
+            c_over_rs: c_cycles / rs_cycles,
+        })
+    }
 }
 
 /// One forwarder's runs in one cell.
@@ -120,7 +153,11 @@ pub fn build(
                 (Some(rs), Some(c)) if c > 0.0 => Some(rs / c),
                 _ => None,
             };
+            let above_io = io
+                .as_ref()
+                .and_then(|io| AboveIo::of(machine.cpu_mhz, c.median_mpps, rs.median_mpps, io.median_mpps));
             CellSummary {
+                above_io,
                 cell: cell.key(),
                 table: cell.table.id(),
                 table_label: cell.table.label(),
@@ -189,16 +226,18 @@ pub fn runs_csv(report: &SweepReport) -> String {
 pub fn cells_csv(report: &SweepReport) -> String {
     let mut out = String::from(
         "cell,table,size,flows,rules,mbufs,c_median_mpps,c_min_mpps,c_max_mpps,c_ok_runs,\
-         rs_median_mpps,rs_min_mpps,rs_max_mpps,rs_ok_runs,rs_over_c,io_median_mpps\n",
+         rs_median_mpps,rs_min_mpps,rs_max_mpps,rs_ok_runs,rs_over_c,io_median_mpps,\
+         c_cycles_above_io,rs_cycles_above_io,c_over_rs_above_io\n",
     );
     for c in &report.cells {
         let rates = |r: &Rates| {
             let (median, min, max) = (number(r.median_mpps, 4), number(r.min_mpps, 4), number(r.max_mpps, 4));
             format!("{median},{min},{max},{}", r.ok_runs)
         };
+        let above = c.above_io;
         let _ = writeln!(
             out,
-            "{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{}",
             c.cell,
             c.table,
             c.size,
@@ -208,7 +247,10 @@ pub fn cells_csv(report: &SweepReport) -> String {
             rates(&c.c),
             rates(&c.rs),
             number(c.ratio, 4),
-            number(c.io.as_ref().and_then(|io| io.median_mpps), 4)
+            number(c.io.as_ref().and_then(|io| io.median_mpps), 4),
+            number(above.map(|a| a.c_cycles), 1),
+            number(above.map(|a| a.rs_cycles), 1),
+            number(above.map(|a| a.c_over_rs), 3)
         );
     }
     out
@@ -244,7 +286,11 @@ pub fn print_table(report: &SweepReport) {
             "rs Mpps",
             "rs min..max",
             "rs/C",
-            if with_io { "   io Mpps" } else { "" }
+            if with_io {
+                "   io Mpps  C cyc>io rs cyc>io  C/rs work"
+            } else {
+                ""
+            }
         );
         for c in cells {
             let ratio = match (c.ratio, &c.c.median_mpps, &c.rs.median_mpps) {
@@ -252,10 +298,14 @@ pub fn print_table(report: &SweepReport) {
                 (None, None, _) => "C n/a".into(),
                 (None, _, _) => "rs n/a".into(),
             };
-            let io = match c.io.as_ref().map(|io| io.median_mpps) {
-                Some(Some(mpps)) => format!(" {mpps:>9.2}"),
-                Some(None) => format!(" {:>9}", "n/a"),
-                None => String::new(),
+            let io = match (c.io.as_ref().map(|io| io.median_mpps), c.above_io) {
+                (Some(Some(mpps)), Some(a)) => format!(
+                    " {mpps:>9.2} {:>9.1} {:>9.1} {:>10.2}",
+                    a.c_cycles, a.rs_cycles, a.c_over_rs
+                ),
+                (Some(Some(mpps)), None) => format!(" {mpps:>9.2} {:>9} {:>9} {:>10}", "n/a", "n/a", "n/a"),
+                (Some(None), _) => format!(" {:>9}", "n/a"),
+                (None, _) => String::new(),
             };
             println!(
                 "{:>6} {:>6} {} {} {ratio:>8}{io}",
@@ -279,9 +329,15 @@ pub fn print_table(report: &SweepReport) {
             }
         }
     }
-    println!("\nMpps: TX packets of both ports per second, median over rounds; rs/C: ratio of the medians.");
+    println!("\nmemory: {}", report.settings.memory);
+    println!("Mpps: TX packets of both ports per second, median over rounds; rs/C: ratio of the medians.");
     if with_io {
         println!("io: testpmd --forward-mode=io on the same ports and traffic, no lookup: the floor under both.");
+        println!(
+            "cyc>io: cycles per packet each forwarder spends above that floor, at {:.0} MHz (its own work); \
+             C/rs work: C's over l3fwd-rs's, the headline.",
+            report.machine.cpu_mhz
+        );
     }
 }
 
@@ -365,10 +421,12 @@ pub(crate) mod tests {
             sizes: vec![64, 1518],
             flows: vec![16, 1024],
             tables: vec!["lpm-16".into(), "em".into()],
+            memory: "no-huge (not root)".into(),
         };
         let machine = Machine {
             nproc: 2,
             cpu_model: "test".into(),
+            cpu_mhz: 2000.0,
         };
         build(settings, machine, "2026-01-01T00:00:00Z".into(), &cells, &runs)
     }
@@ -430,9 +488,9 @@ pub(crate) mod tests {
         let cells = cells_csv(&r);
         let lines: Vec<&str> = cells.lines().collect();
         assert_eq!(lines.len(), 1 + 3);
-        assert!(lines.iter().all(|l| l.split(',').count() == 16), "{cells}");
-        assert!(lines[2].ends_with(",2.5000,2.4000,2.6000,3,1.2500,"), "{}", lines[2]);
-        assert!(lines[3].ends_with(",,,,0,5.0000,5.0000,5.0000,3,,"), "{}", lines[3]);
+        assert!(lines.iter().all(|l| l.split(',').count() == 19), "{cells}");
+        assert!(lines[2].ends_with(",2.5000,2.4000,2.6000,3,1.2500,,,,"), "{}", lines[2]);
+        assert!(lines[3].ends_with(",,,,0,5.0000,5.0000,5.0000,3,,,,,"), "{}", lines[3]);
     }
 
     #[test]
@@ -440,7 +498,7 @@ pub(crate) mod tests {
         let mut r = sample();
         assert!(r.cells.iter().all(|c| c.io.is_none()));
         let text = serde_json::to_string(&r).unwrap();
-        assert!(!text.contains("\"io\""), "no io key without --io");
+        assert!(!text.contains("\"io\""), "no io key with --no-io");
         let lpm = Table {
             mode: mode("lpm"),
             routes: Some(16),
@@ -460,6 +518,34 @@ pub(crate) mod tests {
         let io = r.cells[0].io.as_ref().unwrap();
         assert_eq!((io.median_mpps, io.ok_runs), (Some(21.0), 3));
         assert_eq!(r.cells[0].ratio, None, "no l3fwd ran");
-        assert!(cells_csv(&r).lines().nth(1).unwrap().ends_with(",21.0000"));
+        assert_eq!(
+            r.cells[0].above_io, None,
+            "no work above the floor without both forwarders"
+        );
+        assert!(cells_csv(&r).lines().nth(1).unwrap().ends_with(",21.0000,,,"));
+    }
+
+    #[test]
+    fn work_above_the_io_floor_in_cycles_per_packet() {
+        // At 2000 MHz: io 20 Mpps is 100 cycles a packet, C at 10 Mpps 200
+        // (100 above), l3fwd-rs at 16 Mpps 125 (25 above): C does 4x the work.
+        let a = AboveIo::of(2000.0, Some(10.0), Some(16.0), Some(20.0)).unwrap();
+        assert!(
+            (a.c_cycles - 100.0).abs() < 1e-9 && (a.rs_cycles - 25.0).abs() < 1e-9,
+            "{a:?}"
+        );
+        assert!((a.c_over_rs - 4.0).abs() < 1e-9);
+        assert_eq!(AboveIo::of(2000.0, None, Some(16.0), Some(20.0)), None);
+        assert_eq!(
+            AboveIo::of(0.0, Some(10.0), Some(16.0), Some(20.0)),
+            None,
+            "clock unknown"
+        );
+        assert_eq!(AboveIo::of(2000.0, Some(10.0), Some(16.0), None), None);
+        assert_eq!(
+            AboveIo::of(2000.0, Some(10.0), Some(21.0), Some(20.0)),
+            None,
+            "rs above the floor"
+        );
     }
 }

@@ -1,0 +1,229 @@
+//! Tables that change while l3fwd-rs forwards. The lcores read the
+//! mode's [`Lookup`] through a [`dpdk::Live`] value under RCU QSBR; the
+//! control thread, the one writer, changes the tables by the shadow swap:
+//! it edits a copy of the rules (or re-reads the rule files), builds new
+//! tables beside the live ones, swaps them in, waits for the grace period
+//! and frees the old ones. This works alike for every mode, whether its
+//! DPDK library has RCU support or not. Commands that arrive together are
+//! one build and one swap.
+
+use std::error::Error;
+use std::net::IpAddr;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Instant;
+
+use dpdk::{Eal, Live, Qsbr, Reader};
+use ipnet::IpNet;
+
+use crate::cli::Args;
+use crate::mode::{Mode, RuleChange};
+use crate::plan::Plan;
+
+/// One line of the control protocol (`l3fwd-ctl`'s commands).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    /// Re-reads the rule files given at start and swaps their tables in.
+    Reload,
+    /// The port the live tables give an address now.
+    RouteGet(IpAddr),
+    /// `route add/del`, `flow add/del`.
+    Change(RuleChange),
+}
+
+/// The commands, for error messages.
+pub const USAGE: &str =
+    "reload | route get ADDRESS | route add PREFIX PORT | route del PREFIX | flow add RULE | flow del RULE";
+
+impl FromStr for Command {
+    type Err = String;
+
+    fn from_str(line: &str) -> Result<Command, String> {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let prefix = |p: &str| {
+            IpNet::from_str(p).map_err(|_| {
+                format!("bad prefix {p:?}: expected ADDRESS/LENGTH, such as 198.18.0.0/16 or 2001:db8::/32")
+            })
+        };
+        Ok(match words[..] {
+            ["reload"] => Command::Reload,
+            ["route", "get", a] => Command::RouteGet(a.parse().map_err(|_| format!("bad address {a:?}"))?),
+            ["route", "add", p, port] => {
+                let port = port.parse().map_err(|_| format!("bad port {port:?}"))?;
+                Command::Change(RuleChange::AddRoute(prefix(p)?, port))
+            }
+            ["route", "del", p] => Command::Change(RuleChange::DelRoute(prefix(p)?)),
+            // An EM rule-file line: `R<dst> <src> <dport> <sport> <proto> <port>`.
+            ["flow", "add", ref rule @ ..] if !rule.is_empty() => Command::Change(RuleChange::AddFlow(rule.join(" "))),
+            ["flow", "del", ref rule @ ..] if !rule.is_empty() => Command::Change(RuleChange::DelFlow(rule.join(" "))),
+            _ => return Err(format!("unknown command {line:?}; commands: {USAGE}")),
+        })
+    }
+}
+
+/// One answer per command: a line to send back (`ok`, a port, `miss`),
+/// or the error line.
+pub type Answer = Result<String, String>;
+
+/// What the control thread holds: the live tables of whatever mode runs,
+/// behind one object-safe face.
+pub trait Tables: Send {
+    /// Runs commands that arrived together, in order; the rule changes
+    /// among them are built and swapped in once (before a `route get`
+    /// that follows them, and at the end). A command that fails changes
+    /// nothing.
+    fn execute(&mut self, commands: &[Command]) -> Vec<Answer>;
+}
+
+/// A reader id for the control thread, above every lcore's (`route get`
+/// reads the live tables as an lcore does).
+const CONTROL_READER: u32 = dpdk::MAX_LCORES;
+
+/// The live tables of mode `M` and what rebuilding them takes.
+pub struct LiveTables<M: Mode> {
+    eal: Eal,
+    plan: Plan,
+    args: Args,
+    /// The rules the live tables were built from.
+    rules: M::Rules,
+    live: Arc<Live<M::Lookup>>,
+    reader: Reader<M::Lookup>,
+}
+
+impl<M: Mode> LiveTables<M> {
+    /// Makes `lookup`, built from `rules`, live; the lcores register with
+    /// [`LiveTables::live`] by their lcore id.
+    pub fn new(eal: &Eal, plan: &Plan, args: &Args, rules: M::Rules, lookup: M::Lookup) -> dpdk::Result<Self> {
+        let live = Arc::new(Live::new(Qsbr::new(CONTROL_READER + 1)?, lookup));
+        let reader = live.register(CONTROL_READER)?;
+        Ok(LiveTables {
+            eal: eal.clone(),
+            plan: plan.clone(),
+            args: args.clone(),
+            rules,
+            live,
+            reader,
+        })
+    }
+
+    pub fn live(&self) -> &Arc<Live<M::Lookup>> {
+        &self.live
+    }
+
+    /// Builds tables from `rules` beside the live ones and swaps them in;
+    /// the old ones are freed after the grace period. On an error the live
+    /// tables and rules stay as they were.
+    fn swap_in(&mut self, rules: M::Rules) -> Result<(), Box<dyn Error>> {
+        let started = Instant::now();
+        let lookup = M::build(&self.eal, &self.plan, &self.args, rules.clone())?;
+        let built = started.elapsed();
+        let old = self.live.swap(lookup).synchronize();
+        let grace = started.elapsed();
+        drop(old);
+        self.rules = rules;
+        let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+        log::info!(
+            "new tables built in {:.1} ms and swapped in; grace period {:.3} ms; old ones freed in {:.1} ms",
+            ms(built),
+            ms(grace - built),
+            ms(started.elapsed() - grace)
+        );
+        Ok(())
+    }
+}
+
+const UNCHANGED: &str = "the tables in use are unchanged";
+
+/// Edits waiting for their build: the rules they make, and which
+/// commands' answers wait on it.
+struct Pending<R> {
+    rules: R,
+    commands: Vec<usize>,
+}
+
+impl<M: Mode> Tables for LiveTables<M> {
+    fn execute(&mut self, commands: &[Command]) -> Vec<Answer> {
+        let mut answers: Vec<Answer> = vec![Ok(String::new()); commands.len()];
+        let mut pending: Option<Pending<M::Rules>> = None;
+        for (i, command) in commands.iter().enumerate() {
+            let edited = match command {
+                Command::RouteGet(dst) => {
+                    self.commit(pending.take(), &mut answers);
+                    let online = self.reader.online();
+                    answers[i] =
+                        M::route_get(&online.read(), *dst).map(|port| port.map_or("miss".into(), |p| p.to_string()));
+                    continue;
+                }
+                Command::Reload => M::load(&self.args).map_err(|e| format!("{e}; {UNCHANGED}")),
+                Command::Change(change) => {
+                    // Edits a copy: a change that fails leaves the rest.
+                    let mut rules = pending.as_ref().map_or(&self.rules, |p| &p.rules).clone();
+                    M::change_rules(&mut rules, &self.plan, &self.args, change).map(|()| rules)
+                }
+            };
+            match edited {
+                Ok(rules) => {
+                    let mut waiting = pending.take().map_or_else(Vec::new, |p| p.commands);
+                    waiting.push(i);
+                    pending = Some(Pending {
+                        rules,
+                        commands: waiting,
+                    });
+                }
+                Err(e) => answers[i] = Err(e),
+            }
+        }
+        self.commit(pending, &mut answers);
+        answers
+    }
+}
+
+impl<M: Mode> LiveTables<M> {
+    /// Builds and swaps in what `pending` holds; answers its commands
+    /// `ok`, or each with the build's error.
+    fn commit(&mut self, pending: Option<Pending<M::Rules>>, answers: &mut [Answer]) {
+        let Some(Pending { rules, commands }) = pending else {
+            return;
+        };
+        let result = self.swap_in(rules).map_err(|e| format!("{e}; {UNCHANGED}"));
+        for i in commands {
+            answers[i] = result.clone().map(|()| "ok".into());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_parse_and_bad_lines_say_why() {
+        assert_eq!("reload".parse(), Ok(Command::Reload));
+        assert_eq!(
+            " route  add 10.0.0.0/8 1 ".parse(),
+            Ok(Command::Change(RuleChange::AddRoute("10.0.0.0/8".parse().unwrap(), 1)))
+        );
+        assert_eq!(
+            "route del 2001:db8::/32".parse(),
+            Ok(Command::Change(RuleChange::DelRoute("2001:db8::/32".parse().unwrap())))
+        );
+        assert_eq!("route get ::1".parse(), Ok(Command::RouteGet("::1".parse().unwrap())));
+        assert_eq!(
+            "flow add R198.18.0.0  198.18.0.1 9 9 0x11 1".parse(),
+            Ok(Command::Change(RuleChange::AddFlow(
+                "R198.18.0.0 198.18.0.1 9 9 0x11 1".into()
+            )))
+        );
+        for (line, why) in [
+            ("route add 10.0.0.0/33 1", "bad prefix"),
+            ("route add 10.0.0.0/8 65536", "bad port"),
+            ("flow del", "unknown command"),
+            ("route get 10.0.0", "bad address"),
+            ("route add 10.0.0.0/8", "unknown command"),
+            ("", "unknown command"),
+        ] {
+            let e = line.parse::<Command>().unwrap_err();
+            assert!(e.contains(why), "{line}: {e}");
+        }
+    }
+}

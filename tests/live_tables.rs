@@ -1,0 +1,453 @@
+//! Tables changed while l3fwd-rs forwards a continuous stream: `reload`
+//! and SIGHUP in every mode, `route add/del/get` through `l3fwd-ctl`, and
+//! bad control input, which must change nothing. Port 0 replays one flow
+//! forever (pcap, `infinite_rx`); ports 1 and 2 (net_null, not polled)
+//! only transmit, and DPDK's telemetry counts what each sent: after an
+//! `ok`, frames go where the change says, none is lost beyond the counted
+//! drops and every mbuf comes back.
+
+mod common;
+mod frames;
+
+use std::io::{Read, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use common::{eal_runtime_dir, l3fwd_rs, Run, TestDir};
+use rustix::net::{AddressFamily, RecvFlags, SendFlags, SocketAddrUnix, SocketType};
+
+/// The flow port 0 replays: UDP 198.18.5.1:9 -> 198.18.5.0:9, as EM's
+/// rule files name flows.
+fn stream() -> Vec<Vec<u8>> {
+    vec![frames::em_flow4(5); 64]
+}
+
+/// Rule files sending the stream's flow out of `port`, in `mode`'s format.
+fn rules(mode: &str, port: u16) -> [String; 2] {
+    match mode {
+        "lpm" | "fib" => [format!("R198.18.5.0/24 {port}\n"), format!("R2001:db8::/32 {port}\n")],
+        "em" => [
+            format!("R198.18.5.0 198.18.5.1 9 9 0x11 {port}\n"),
+            format!("R2001:db8::1 2001:db8::2 9 9 0x11 {port}\n"),
+        ],
+        "acl" => [
+            format!("R0.0.0.0/0 198.18.5.0/24 0 : 65535 0 : 65535 0x00/0x00 {port}\n"),
+            format!("R0:0:0:0:0:0:0:0/0 2001:db8:0:0:0:0:0:0/32 0 : 65535 0 : 65535 0x00/0x00 {port}\n"),
+        ],
+        _ => unreachable!("{mode}"),
+    }
+}
+
+/// How the forwarder is driven.
+#[derive(Clone, Copy)]
+enum Dataplane {
+    Poll,
+    /// `--mode=eventdev` on event_sw, its scheduler on a service core.
+    Event,
+}
+
+/// A running l3fwd-rs: port 0 replays [`stream`], ports 1 and 2 only send.
+struct Forwarder {
+    child: Child,
+    prefix: String,
+    dir: TestDir,
+    stats: PathBuf,
+}
+
+impl Forwarder {
+    /// Starts it in `mode` with the rule files of `rules(mode, port)`.
+    fn start(name: &str, mode: &str, port: u16) -> Forwarder {
+        Forwarder::start_on(name, mode, port, Dataplane::Poll)
+    }
+
+    /// As [`Forwarder::start`], on `dataplane`.
+    fn start_on(name: &str, mode: &str, port: u16, dataplane: Dataplane) -> Forwarder {
+        let dir = TestDir::new(&format!("live-{name}"));
+        let input = dir.path("in.pcap");
+        trafficgen::write_pcap(&input, &stream()).unwrap();
+        let [v4, v6] = rules(mode, port);
+        let (v4, v6) = (dir.file("v4.cfg", &v4), dir.file("v6.cfg", &v6));
+        let stats = dir.path("stats.json");
+        let prefix = format!("l3fwd-live-{name}-{}", std::process::id());
+        let pcap = format!(
+            "--vdev=net_pcap0,rx_pcap={},tx_pcap=/dev/null,infinite_rx=1",
+            input.display()
+        );
+        let lookup = format!("--lookup={mode}");
+        let stats_arg = stats.display().to_string();
+        let mut app = vec![
+            "-p",
+            "0x7",
+            &lookup,
+            "--rule_ipv4",
+            &v4,
+            "--rule_ipv6",
+            &v6,
+            "--stats-json",
+            &stats_arg,
+        ];
+        // Ports 1 and 2 only send: null ports where only port 0 is polled;
+        // in event mode the RX adapter takes every port, so pcap ports
+        // with nothing to receive.
+        let silent = dir.path("silent.pcap");
+        trafficgen::write_pcap(&silent, &[] as &[Vec<u8>]).unwrap();
+        let senders: Vec<String> = (1..=2)
+            .map(|p| match dataplane {
+                Dataplane::Poll => format!("--vdev=net_null{p}"),
+                Dataplane::Event => format!("--vdev=net_pcap{p},rx_pcap={},tx_pcap=/dev/null", silent.display()),
+            })
+            .collect();
+        let mut eal = vec![pcap.as_str(), &senders[0], &senders[1]];
+        let mut run = Run::new(l3fwd_rs());
+        match dataplane {
+            Dataplane::Poll => app.extend(["--config", "(0,0,0)"]),
+            Dataplane::Event => {
+                app.push("--mode=eventdev");
+                eal.extend(["-s", "0x2", "--vdev=event_sw0"]);
+                run = run.lcores("0-1");
+            }
+        }
+        // Room for two sets of tables: a swap builds the new beside the old.
+        let child = run
+            .memory_mb(1024)
+            .eal_args(&eal)
+            .args(&app)
+            .command(&prefix)
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(dir.path("stderr")).unwrap())
+            .spawn()
+            .expect("spawn l3fwd-rs");
+        let mut f = Forwarder {
+            child,
+            prefix,
+            dir,
+            stats,
+        };
+        f.wait_for_log("lcore 0: forwarding");
+        f
+    }
+
+    fn stderr(&self) -> String {
+        std::fs::read_to_string(self.dir.path("stderr")).unwrap_or_default()
+    }
+
+    fn wait_for_log(&mut self, text: &str) {
+        let start = Instant::now();
+        while !self.stderr().contains(text) {
+            assert!(self.child.try_wait().unwrap().is_none(), "exited: {}", self.stderr());
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "no {text:?}: {}",
+                self.stderr()
+            );
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Rewrites the rule files the forwarder was started with.
+    fn rewrite_rules(&self, mode: &str, port: u16) {
+        let [v4, v6] = rules(mode, port);
+        self.dir.file("v4.cfg", &v4);
+        self.dir.file("v6.cfg", &v6);
+    }
+
+    /// `l3fwd-ctl --file-prefix PREFIX args...`, with `stdin` as its input.
+    fn ctl(&self, args: &[&str], stdin: &str) -> Output {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_l3fwd-ctl"))
+            .arg("--file-prefix")
+            .arg(&self.prefix)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+        child.wait_with_output().unwrap()
+    }
+
+    /// Runs `commands` (one line each) through `l3fwd-ctl -`; returns its
+    /// answers and whether it exited 0.
+    fn send(&self, commands: &[&str]) -> (Vec<String>, bool) {
+        let out = self.ctl(&["-"], &(commands.join("\n") + "\n"));
+        let answers = String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(String::from)
+            .collect();
+        (answers, out.status.success())
+    }
+
+    /// Packets ports 1 and 2 have sent, from DPDK's telemetry.
+    fn tx(&self) -> [u64; 2] {
+        [1, 2].map(|port| opackets(&eal_runtime_dir(&self.prefix).join("dpdk_telemetry.v2"), port))
+    }
+
+    /// Asserts that from now on the stream leaves by `port` (1 or 2) only:
+    /// the other port sends nothing more (beyond frames still in a TX
+    /// buffer at the change) and this one keeps sending.
+    fn assert_stream_goes_to(&self, port: usize, context: &str) {
+        // Frames looked up before the change may still sit in a TX buffer
+        // (at most a burst) until the next drain, 100 us later.
+        thread::sleep(Duration::from_millis(20));
+        let before = self.tx();
+        thread::sleep(Duration::from_millis(300));
+        let after = self.tx();
+        let other = 2 - port;
+        assert!(
+            after[port - 1] > before[port - 1] + 1000,
+            "{context}: port {port} sends the stream: {before:?} -> {after:?}\n{}",
+            self.stderr()
+        );
+        assert_eq!(
+            after[other],
+            before[other],
+            "{context}: port {} sends nothing more\n{}",
+            other + 1,
+            self.stderr()
+        );
+    }
+
+    /// Stops it with SIGINT and checks the end: exit 0, every packet
+    /// received sent or counted as dropped, every mbuf back.
+    fn stop(mut self) {
+        let kill = Command::new("kill")
+            .args(["-INT", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(kill.success());
+        let status = self.child.wait().unwrap();
+        assert!(status.success(), "{status}\n{}", self.stderr());
+        let stats: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&self.stats).unwrap()).unwrap();
+        let forwarded = &stats["forwarded"];
+        let drops: u64 = forwarded
+            .as_object()
+            .unwrap()
+            .iter()
+            .filter(|(k, _)| k.starts_with("dropped_"))
+            .map(|(_, v)| v.as_u64().unwrap())
+            .sum();
+        assert_eq!(
+            forwarded["rx"].as_u64().unwrap(),
+            forwarded["tx"].as_u64().unwrap() + drops,
+            "{stats}"
+        );
+        let mbufs = &stats["mbufs_in_use"];
+        assert_eq!(mbufs[0], mbufs[1], "every mbuf back: {stats}");
+        assert!(!self.stderr().contains("panicked"), "{}", self.stderr());
+    }
+}
+
+impl Drop for Forwarder {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+        let _ = std::fs::remove_dir_all(eal_runtime_dir(&self.prefix));
+    }
+}
+
+/// `opackets` of `port` from the DPDK telemetry socket at `socket`.
+fn opackets(socket: &Path, port: u16) -> u64 {
+    let fd = rustix::net::socket(AddressFamily::UNIX, SocketType::SEQPACKET, None).unwrap();
+    rustix::net::connect(&fd, &SocketAddrUnix::new(socket).unwrap()).unwrap();
+    let mut buf = vec![0u8; 64 * 1024];
+    let reply = |buf: &mut Vec<u8>| {
+        let (n, _) = rustix::net::recv(&fd, &mut buf[..], RecvFlags::empty()).unwrap();
+        serde_json::from_slice::<serde_json::Value>(&buf[..n]).unwrap()
+    };
+    reply(&mut buf); // the greeting
+    rustix::net::send(&fd, format!("/ethdev/stats,{port}").as_bytes(), SendFlags::empty()).unwrap();
+    reply(&mut buf)["/ethdev/stats"]["opackets"].as_u64().unwrap()
+}
+
+#[test]
+fn reload_and_sighup_move_the_stream_in_every_mode() {
+    for mode in ["lpm", "fib", "em", "acl"] {
+        let mut f = Forwarder::start(&format!("reload-{mode}"), mode, 1);
+        f.assert_stream_goes_to(1, &format!("{mode}: at start"));
+
+        f.rewrite_rules(mode, 2);
+        let kill = Command::new("kill")
+            .args(["-HUP", &f.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(kill.success());
+        f.wait_for_log("SIGHUP: rule files reloaded");
+        f.assert_stream_goes_to(2, &format!("{mode}: after SIGHUP"));
+
+        f.rewrite_rules(mode, 1);
+        assert_eq!(f.send(&["reload"]), (vec!["ok".to_string()], true), "{mode}");
+        f.assert_stream_goes_to(1, &format!("{mode}: after reload"));
+
+        // A rule file that does not parse: an error, and the tables stay.
+        f.dir.file("v4.cfg", "Rnonsense\n");
+        let (answers, ok) = f.send(&["reload"]);
+        assert!(
+            !ok && answers.len() == 1 && answers[0].starts_with("error: "),
+            "{mode}: {answers:?}"
+        );
+        assert!(answers[0].contains("the tables in use are unchanged"), "{answers:?}");
+        f.assert_stream_goes_to(1, &format!("{mode}: after a failed reload"));
+        f.stop();
+    }
+}
+
+#[test]
+fn reload_and_route_changes_move_the_stream_in_eventdev_mode() {
+    let mut f = Forwarder::start_on("event", "lpm", 1, Dataplane::Event);
+    f.assert_stream_goes_to(1, "eventdev: at start");
+    f.rewrite_rules("lpm", 2);
+    assert_eq!(f.send(&["reload"]), (vec!["ok".to_string()], true));
+    f.assert_stream_goes_to(2, "eventdev: after reload");
+    f.rewrite_rules("lpm", 1);
+    let kill = Command::new("kill")
+        .args(["-HUP", &f.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    f.wait_for_log("SIGHUP: rule files reloaded");
+    f.assert_stream_goes_to(1, "eventdev: after SIGHUP");
+    f.stop();
+}
+
+#[test]
+fn routes_added_and_deleted_through_l3fwd_ctl_steer_the_stream() {
+    for mode in ["lpm", "fib"] {
+        let f = Forwarder::start(&format!("route-{mode}"), mode, 1);
+        assert_eq!(f.send(&["route get 198.18.5.0", "route get 10.0.0.1"]).0, ["1", "miss"]);
+
+        // Two changes in one batch, IPv4 and IPv6; a more specific route wins.
+        let (answers, ok) = f.send(&[
+            "route add 198.18.5.0/25 2",
+            "route add 2001:db8::/48 2",
+            "route get 198.18.5.0",
+            "route get 2001:db8::1",
+            "route get 198.18.5.200",
+        ]);
+        assert_eq!(
+            (answers, ok),
+            (["ok", "ok", "2", "2", "1"].map(String::from).to_vec(), true),
+            "{mode}"
+        );
+        f.assert_stream_goes_to(2, &format!("{mode}: after route add"));
+
+        // Adding a prefix that is there replaces its port.
+        assert_eq!(f.send(&["route add 198.18.5.0/25 1"]).0, ["ok"], "{mode}");
+        f.assert_stream_goes_to(1, &format!("{mode}: after the replace"));
+        assert_eq!(f.send(&["route add 198.18.5.0/25 2"]).0, ["ok"], "{mode}");
+        f.assert_stream_goes_to(2, &format!("{mode}: after the second replace"));
+
+        // Bad commands change nothing, the good one beside them applies.
+        let (answers, ok) = f.send(&[
+            "route add 198.18.5.0/26 3", // port 3: outside the portmask
+            "route del 198.18.6.0/24",   // no such route
+            "route add 198.18.5.0/33 1", // bad prefix
+            "route flap 198.18.5.0/24",  // no such command
+            "route add 198.18.5.0/26 1 extra",
+            "route get 198.18.5.0",
+        ]);
+        assert!(!ok, "{answers:?}");
+        assert_eq!(answers.len(), 6, "{answers:?}");
+        assert!(answers[..5].iter().all(|a| a.starts_with("error: ")), "{answers:?}");
+        assert_eq!(answers[5], "2", "{answers:?}");
+        f.assert_stream_goes_to(2, &format!("{mode}: after bad commands"));
+
+        assert_eq!(
+            f.send(&["route del 198.18.5.0/25", "route del 2001:db8::/48"]).0,
+            ["ok", "ok"]
+        );
+        f.assert_stream_goes_to(1, &format!("{mode}: after route del"));
+        // One command on the command line: its answer, exit 0 or 1.
+        let out = f.ctl(&["route", "get", "198.18.5.9"], "");
+        assert_eq!(
+            (String::from_utf8_lossy(&out.stdout).trim(), out.status.success()),
+            ("1", true)
+        );
+        let out = f.ctl(&["route", "del", "198.18.5.0/25"], "");
+        assert!(!out.status.success() && String::from_utf8_lossy(&out.stdout).starts_with("error: no route"));
+        f.stop();
+    }
+}
+
+#[test]
+fn flows_added_and_deleted_through_l3fwd_ctl_steer_the_stream_in_em_mode() {
+    let f = Forwarder::start("flow", "em", 1);
+    let flow = |port: u16| format!("flow add R198.18.5.0 198.18.5.1 9 9 0x11 {port}");
+    assert_eq!(f.send(&[&flow(2)]), (vec!["ok".to_string()], true));
+    f.assert_stream_goes_to(2, "em: after flow add");
+    // Delete and add back in one batch: one build, both answered.
+    let (answers, ok) = f.send(&["flow del R198.18.5.0 198.18.5.1 9 9 0x11 0", &flow(1)]);
+    assert_eq!((answers, ok), (vec!["ok".to_string(), "ok".to_string()], true));
+    f.assert_stream_goes_to(1, "em: after flow del and add");
+
+    let (answers, ok) = f.send(&[
+        &flow(3),                                       // outside the portmask
+        "flow del R198.18.6.0 198.18.6.1 9 9 0x11 1",   // no such flow
+        "flow add R198.18.5.0 198.18.5.1 9 9 1",        // a field short
+        "flow add R2001:db8::1 2001:db8::2 9 9 0x11 2", // IPv6, and no --ipv6
+        "route add 198.18.5.0/24 2",                    // LPM's and FIB's
+        "route get 198.18.5.0",
+    ]);
+    assert!(!ok && answers.len() == 6, "{answers:?}");
+    assert!(answers.iter().all(|a| a.starts_with("error: ")), "{answers:?}");
+    assert!(answers[3].contains("IPv4 flows only"), "{answers:?}");
+    assert!(answers[4].contains("em mode has no routes"), "{answers:?}");
+    f.assert_stream_goes_to(1, "em: after bad commands");
+    f.stop();
+}
+
+#[test]
+fn the_control_socket_is_private_and_no_client_blocks_the_forwarder() {
+    let f = Forwarder::start("socket", "em", 1);
+    let socket = eal_runtime_dir(&f.prefix).join("l3fwd_ctl");
+    let mode = std::fs::metadata(&socket).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "{}", socket.display());
+
+    // Route commands are LPM's and FIB's: refused here, and nothing changes.
+    let (answers, ok) = f.send(&["route add 198.18.5.0/24 2", "route get 198.18.5.0"]);
+    assert!(!ok && answers.len() == 2, "{answers:?}");
+    assert!(
+        answers.iter().all(|a| a.contains("em mode has no routes")),
+        "{answers:?}"
+    );
+
+    // A client that connects and says nothing; one that sends a 1 MB line;
+    // one that sends a flood of commands and never reads an answer.
+    let _silent = UnixStream::connect(&socket).unwrap();
+    let mut long = UnixStream::connect(&socket).unwrap();
+    // The forwarder may close it before all is written.
+    let _ = long.write_all(&vec![b'x'; 1 << 20]);
+    let mut flood = UnixStream::connect(&socket).unwrap();
+    flood.set_nonblocking(true).unwrap();
+    let line = b"route get 198.18.5.0\n".repeat(1000);
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(2) {
+        let _ = flood.write(&line);
+    }
+    let mut answer = String::new();
+    long.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("error: a line longer than 4096 bytes"), "{answer}");
+    // Meanwhile, and still: others are answered and the stream flows.
+    assert_eq!(f.send(&["reload"]), (vec!["ok".to_string()], true));
+    f.assert_stream_goes_to(1, "beside bad clients");
+    drop(flood);
+    f.stop();
+
+    // No instance of that prefix: one line saying so, exit 1.
+    let out = Command::new(env!("CARGO_BIN_EXE_l3fwd-ctl"))
+        .args(["--file-prefix", "l3fwd-live-nobody", "reload"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.lines().count() == 1 && stderr.contains("is l3fwd-rs running with --file-prefix l3fwd-live-nobody?"),
+        "{stderr}"
+    );
+}
