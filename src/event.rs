@@ -89,15 +89,7 @@ pub fn serve<L: Lookup>(
     let sched = args.eventq_sched.unwrap_or(SchedType::Atomic);
     let mut scheduler = Scheduler::build(eal, queues, workers.len(), sched, quit)?;
     scheduler.dev.start()?;
-    for p in &mut dataplane.ports {
-        if args.promiscuous {
-            p.enable_promiscuous()?;
-        }
-        p.start()?;
-    }
-    if !args.skip_link_wait {
-        poll::wait_for_links(&dataplane.ports, quit)?;
-    }
+    poll::start_ports(&mut dataplane.ports, args, quit)?;
     let stats: Vec<Arc<LcoreStats>> = workers
         .iter()
         .map(|&lcore| {

@@ -55,15 +55,7 @@ pub fn serve<L: Lookup>(
     // What the drivers hold before forwarding (a pcap port with infinite_rx
     // keeps a copy of its file): the count to come back to.
     let mbufs_before = dataplane.mbufs_in_use();
-    for p in &mut dataplane.ports {
-        if args.promiscuous {
-            p.enable_promiscuous()?;
-        }
-        p.start()?;
-    }
-    if !args.skip_link_wait {
-        wait_for_links(&dataplane.ports, quit)?;
-    }
+    start_ports(&mut dataplane.ports, args, quit)?;
     let lcores = std::mem::take(&mut dataplane.lcores);
     let (tasks, stats) = lcore_tasks(eal, args, lcores, &lookup.live, quit)?;
     let secs = forward(eal, &dataplane.ports, tasks, &stats, args, quit, lookup.changes)?;
@@ -88,12 +80,27 @@ pub fn close_and_report(ports: Vec<Port>, summary: &Summary, args: &Args) -> Res
     Ok(())
 }
 
+/// Starts every port (promiscuous with `-P`) and waits for the links
+/// unless `--skip-link-wait`.
+pub fn start_ports(ports: &mut [Port], args: &Args, quit: &AtomicBool) -> Result<(), Box<dyn Error>> {
+    for p in ports.iter_mut() {
+        if args.promiscuous {
+            p.enable_promiscuous()?;
+        }
+        p.start()?;
+    }
+    if !args.skip_link_wait {
+        wait_for_links(ports, quit)?;
+    }
+    Ok(())
+}
+
 /// C's `check_all_ports_link_status`: waits up to 9 s, checking every
 /// 100 ms, for every port's link to be up (a real NIC takes a moment after
 /// its start; virtual ports are up at once), then logs each link. A link
 /// still down is a warning, and forwarding starts anyway, as in C; a signal
 /// ends the wait.
-pub fn wait_for_links(ports: &[Port], quit: &AtomicBool) -> dpdk::Result<()> {
+fn wait_for_links(ports: &[Port], quit: &AtomicBool) -> dpdk::Result<()> {
     const CHECK_INTERVAL: Duration = Duration::from_millis(100);
     const CHECKS: u32 = 90;
     for check in 0..=CHECKS {

@@ -19,9 +19,11 @@ const EVENT_MODE: &[&str] = &["-p", "0x3", "--mode=eventdev", "--parse-ptype"];
 const SCHEDS: [&str; 3] = ["atomic", "ordered", "parallel"];
 const LPM_RULES: [&str; 2] = ["--rule_ipv4=configs/lpm_v4.cfg", "--rule_ipv6=configs/lpm_v6.cfg"];
 
-/// `bin` in eventdev mode on two pcap ports receiving `inputs`, with `args`.
+/// `bin` in eventdev mode on two pcap ports receiving `inputs`, with `args`
+/// (2 GB of memory: room for EM's tables).
 fn event_run(bin: std::path::PathBuf, inputs: &[Vec<Vec<u8>>; 2], args: &[&str]) -> Outcome {
     let out = Run::new(bin)
+        .memory_mb(2048)
         .lcores("0-1")
         .tx_files(1)
         .eal_args(EVENT_EAL)
@@ -158,20 +160,7 @@ fn em_and_acl_forward_as_in_poll_mode() {
             out.assert_success();
             out
         };
-        let event = || {
-            let out = Run::new(l3fwd_rs())
-                .memory_mb(2048)
-                .lcores("0-1")
-                .tx_files(1)
-                .eal_args(EVENT_EAL)
-                .port(inputs[0].clone())
-                .port(inputs[1].clone())
-                .args(EVENT_MODE)
-                .args(mode)
-                .run();
-            out.assert_success();
-            out
-        };
+        let event = || event_run(l3fwd_rs(), inputs, mode);
         let [poll, event] = run_pair(poll, event, &format!("{mode:?}"));
         let forwarded: usize = event.iter().map(Vec::len).sum();
         assert!(forwarded > 300, "{mode:?}: only {forwarded} frames forwarded");

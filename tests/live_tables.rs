@@ -148,6 +148,16 @@ impl Forwarder {
         }
     }
 
+    /// SIGHUP, and waits until it has reloaded.
+    fn hang_up(&mut self) {
+        let kill = Command::new("kill")
+            .args(["-HUP", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(kill.success());
+        self.wait_for_log("SIGHUP: rule files reloaded");
+    }
+
     /// Rewrites the rule files the forwarder was started with.
     fn rewrite_rules(&self, mode: &str, port: u16) {
         let [v4, v6] = rules(mode, port);
@@ -273,12 +283,7 @@ fn reload_and_sighup_move_the_stream_in_every_mode() {
         f.assert_stream_goes_to(1, &format!("{mode}: at start"));
 
         f.rewrite_rules(mode, 2);
-        let kill = Command::new("kill")
-            .args(["-HUP", &f.child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(kill.success());
-        f.wait_for_log("SIGHUP: rule files reloaded");
+        f.hang_up();
         f.assert_stream_goes_to(2, &format!("{mode}: after SIGHUP"));
 
         f.rewrite_rules(mode, 1);
@@ -306,12 +311,7 @@ fn reload_and_route_changes_move_the_stream_in_eventdev_mode() {
     assert_eq!(f.send(&["reload"]), (vec!["ok".to_string()], true));
     f.assert_stream_goes_to(2, "eventdev: after reload");
     f.rewrite_rules("lpm", 1);
-    let kill = Command::new("kill")
-        .args(["-HUP", &f.child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
-    f.wait_for_log("SIGHUP: rule files reloaded");
+    f.hang_up();
     f.assert_stream_goes_to(1, "eventdev: after SIGHUP");
     f.stop();
 }
