@@ -70,9 +70,11 @@ patch "$MAIN" '\.offloads = RTE_ETH_RX_OFFLOAD_CHECKSUM,' \
     '.offloads = 0, /* l3fwd-rs: no RX checksum offload on virtual ports */'
 # Event mode installs --parse-ptype's callback on poll-mode queues only, so
 # on ports without packet types (pcap) every frame looks non-IP and goes
-# back out of its input port. Install it on event mode's RX queues too.
-patch "$MAIN" '^.check_all_ports_link_status(enabled_port_mask);$' \
-    '\tif (evt_rsrc->enabled) /* l3fwd-rs: ptype parser in event mode too */\n\t\tRTE_ETH_FOREACH_DEV(portid)\n\t\t\tfor (queue = 0; (enabled_port_mask \& (1 << portid)) \&\& queue < evt_rsrc->eth_rx_queues; queue++)\n\t\t\t\tif (prepare_ptype_parser(portid, queue) == 0)\n\t\t\t\t\trte_exit(EXIT_FAILURE, "ptype check fails\\n");\n\tcheck_all_ports_link_status(enabled_port_mask);'
+# back out of its input port. Install it on event mode's RX queues too,
+# before the service cores start the RX adapter polling them (after, the
+# first bursts could arrive without packet types).
+patch "$MAIN" '^..l3fwd_event_service_setup();$' \
+    '\t\t{ /* l3fwd-rs: ptype parser in event mode too */\n\t\tRTE_ETH_FOREACH_DEV(portid)\n\t\t\tfor (queue = 0; (enabled_port_mask \& (1 << portid)) \&\& queue < evt_rsrc->eth_rx_queues; queue++)\n\t\t\t\tif (prepare_ptype_parser(portid, queue) == 0)\n\t\t\t\t\trte_exit(EXIT_FAILURE, "ptype check fails\\n");\n\t\tl3fwd_event_service_setup(); }'
 if [[ "$MIN_MBUFS" != 8192 ]]; then
     patch "$MAIN" '(unsigned)8192)' "(unsigned)$MIN_MBUFS) /* l3fwd-rs: C_L3FWD_MIN_MBUFS */"
 fi
