@@ -22,9 +22,10 @@ pub struct Change {
     pub p_rise: f64,
     /// Half the range of the new per-round values, over their median.
     pub spread: f64,
-    /// The smallest change these rounds can show as significant: the
-    /// shift that separates the two samples completely (infinite when
-    /// even that cannot reach [`ALPHA`] with so few rounds).
+    /// The smallest fall these rounds can show as significant: the
+    /// relative shift of the new values, moved to the old median first,
+    /// at which the test reaches [`ALPHA`] (infinite when even a complete
+    /// separation cannot with so few rounds).
     pub detectable: f64,
 }
 
@@ -43,11 +44,36 @@ pub fn compare(old: &[f64], new: &[f64]) -> Option<Change> {
         p_rise: p_greater(new, old),
         spread: range(new) / 2.0 / new_median,
         detectable: if reachable {
-            (range(old) + range(new)) / 2.0 / old_median
+            detectable_fall(old, new, old_median / new_median)
         } else {
             f64::INFINITY
         },
     })
+}
+
+/// The smallest relative shift down of `new` (scaled by `recentre` onto
+/// the old median) that makes its fall from `old` significant: a bisection,
+/// since the p-value only falls as the shift grows. Partial overlap may
+/// already be significant with five or more rounds, so this is smaller than
+/// the shift that separates the samples completely.
+fn detectable_fall(old: &[f64], new: &[f64], recentre: f64) -> f64 {
+    let significant = |shift: f64| {
+        let moved: Vec<f64> = new.iter().map(|v| v * recentre * (1.0 - shift)).collect();
+        p_greater(old, &moved) <= ALPHA
+    };
+    let (mut low, mut high) = (0.0, 1.0);
+    if significant(low) {
+        return 0.0;
+    }
+    for _ in 0..40 {
+        let mid = (low + high) / 2.0;
+        if significant(mid) {
+            high = mid;
+        } else {
+            low = mid;
+        }
+    }
+    high
 }
 
 /// The one-sided p-value that values of `high` tend to exceed those of
@@ -166,7 +192,14 @@ mod tests {
         assert!((c.change - -0.1).abs() < 1e-9);
         assert!(c.p_fall <= ALPHA && c.p_rise > 0.9, "{c:?}");
         assert!((c.spread - 0.01 / 0.9).abs() < 1e-9);
-        assert!((c.detectable - 0.03).abs() < 1e-9, "{c:?}");
+        // Three rounds need complete separation: the recentred new values
+        // (0.9 / 0.9 x 1.0, 1.011, 0.989) below 0.98.
+        assert!((c.detectable - (1.0 - 0.98 / (0.91 / 0.9))).abs() < 1e-6, "{c:?}");
+        // Five rounds reach p <= 0.05 before the samples separate: less
+        // than the 4% that full separation takes here.
+        let old = [1.0, 1.01, 0.99, 1.02, 0.98];
+        let five = compare(&old, &old.map(|v| v * 0.9)).unwrap();
+        assert!(five.detectable < 0.04 - 1e-6 && five.detectable > 0.0, "{five:?}");
         // Two rounds each can never be significant: 1/6 > 0.05.
         let few = compare(&[1.0, 1.0], &[0.5, 0.5]).unwrap();
         assert!(few.detectable.is_infinite() && few.p_fall > ALPHA);
