@@ -150,18 +150,21 @@ bench-latency: c-l3fwd
 	$(CARGO) build --release -p l3fwd-rs -p l3fwd-bench
 	$(RELEASE)/l3fwd-bench latency $(LATENCY_ARGS)
 
-# Fuzzes FUZZ_TARGET (libFuzzer + ASan) for FUZZ_SECS seconds; not in CI.
+# Fuzzes FUZZ_TARGET (libFuzzer + ASan) for FUZZ_SECS seconds, or for
+# FUZZ_RUNS inputs (then without a time limit); not in CI.
 # packet: the per-frame code against tests/oracle; lpm_rules, em_rules,
 # acl_rules: the rule-file parsers; config, portmask, eth_dest: those
-# options (fuzz/fuzz_targets/contract: no panic, errors naming file:line or
-# the option, printed input reads back the same). RUSTC_BOOTSTRAP lets
-# stable take cargo-fuzz's -Z flags (the machine has no nightly toolchain).
-FUZZ_SECS ?= 60
+# options' parsers; ctl_line: a line of l3fwd-ctl's protocol
+# (fuzz/fuzz_targets/contract: no panic, errors naming file:line or the
+# option, printed input reads back the same). RUSTC_BOOTSTRAP lets stable
+# take cargo-fuzz's -Z flags (the machine has no nightly toolchain).
 FUZZ_TARGET ?= packet
+FUZZ_RUNS ?= -1
+FUZZ_SECS ?= $(if $(filter -1,$(FUZZ_RUNS)),60,0)
 fuzz:
 	@command -v cargo-fuzz >/dev/null || $(CARGO) install cargo-fuzz --version 0.13.2 --locked
 	cd fuzz && RUSTC_BOOTSTRAP=1 $(CARGO) fuzz run $(FUZZ_TARGET) -- \
-		-max_total_time=$(FUZZ_SECS) -max_len=2048 -print_final_stats=1
+		-max_total_time=$(FUZZ_SECS) -runs=$(FUZZ_RUNS) -max_len=2048 -print_final_stats=1
 
 lint: deps
 	$(CARGO) fmt --all --check

@@ -508,7 +508,7 @@ fn parse_link_speed(text: &str) -> Result<dpdk::LinkSpeed, String> {
 
 /// `-p`: hexadecimal like C's `strtoul(s, &end, 16)`; 0 enables nothing and is refused.
 /// A `-` negates as strtoul does, kept to 32 bits as C's mask: `-1` is every port.
-fn parse_portmask(text: &str) -> Result<PortMask, String> {
+pub fn parse_portmask(text: &str) -> Result<PortMask, String> {
     let mask = match skip_c_space(text).strip_prefix('-') {
         Some(negated) => parse_c_ulong(negated, 16).map(|mask| u64::from(mask.wrapping_neg() as u32)),
         None => parse_c_ulong(text, 16),
@@ -604,7 +604,7 @@ fn parse_alg(text: &str) -> Result<dpdk::ClassifyAlg, String> {
 /// `(...)` it finds and skips whatever lies between; l3fwd-rs accepts what
 /// has one meaning (a missing comma between tuples, a trailing comma, white
 /// space) and refuses other text outside the tuples, which C ignores.
-fn parse_config(text: &str) -> Result<Vec<ConfigEntry>, String> {
+pub fn parse_config(text: &str) -> Result<Vec<ConfigEntry>, String> {
     let mut entries = Vec::new();
     let mut rest = text.trim_start();
     loop {
@@ -658,7 +658,7 @@ where
 
 /// `--eth-dest=X,MM:MM:MM:MM:MM:MM`: port in decimal, MAC as DPDK's
 /// `rte_ether_unformat_addr` reads it.
-fn parse_eth_dest(text: &str) -> Result<EthDest, String> {
+pub fn parse_eth_dest(text: &str) -> Result<EthDest, String> {
     let (port, mac_text) = text
         .split_once(',')
         .ok_or_else(|| format!("invalid --eth-dest '{}': expected X,MM:MM:MM:MM:MM:MM", quote(text)))?;

@@ -179,7 +179,9 @@ impl Client {
     }
 }
 
-fn parse_line(line: &[u8]) -> Result<Command, String> {
+/// One line of the protocol, as the socket reads it: UTF-8, then a
+/// [`Command`].
+pub fn parse_line(line: &[u8]) -> Result<Command, String> {
     std::str::from_utf8(line).map_err(|_| "not UTF-8".to_string())?.parse()
 }
 

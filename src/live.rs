@@ -15,6 +15,7 @@ use std::time::Instant;
 
 use dpdk::{Eal, Live, Qsbr, Reader};
 use ipnet::IpNet;
+use rulefile::quote;
 
 use crate::cli::Args;
 use crate::mode::{Mode, RuleChange};
@@ -42,21 +43,24 @@ impl FromStr for Command {
         let words: Vec<&str> = line.split_whitespace().collect();
         let prefix = |p: &str| {
             IpNet::from_str(p).map_err(|_| {
-                format!("bad prefix {p:?}: expected ADDRESS/LENGTH, such as 198.18.0.0/16 or 2001:db8::/32")
+                format!(
+                    "bad prefix '{}': expected ADDRESS/LENGTH, such as 198.18.0.0/16 or 2001:db8::/32",
+                    quote(p)
+                )
             })
         };
         Ok(match words[..] {
             ["reload"] => Command::Reload,
-            ["route", "get", a] => Command::RouteGet(a.parse().map_err(|_| format!("bad address {a:?}"))?),
+            ["route", "get", a] => Command::RouteGet(a.parse().map_err(|_| format!("bad address '{}'", quote(a)))?),
             ["route", "add", p, port] => {
-                let port = port.parse().map_err(|_| format!("bad port {port:?}"))?;
+                let port = port.parse().map_err(|_| format!("bad port '{}'", quote(port)))?;
                 Command::Change(RuleChange::AddRoute(prefix(p)?, port))
             }
             ["route", "del", p] => Command::Change(RuleChange::DelRoute(prefix(p)?)),
             // An EM rule-file line: `R<dst> <src> <dport> <sport> <proto> <port>`.
             ["flow", "add", ref rule @ ..] if !rule.is_empty() => Command::Change(RuleChange::AddFlow(rule.join(" "))),
             ["flow", "del", ref rule @ ..] if !rule.is_empty() => Command::Change(RuleChange::DelFlow(rule.join(" "))),
-            _ => return Err(format!("unknown command {line:?}; commands: {USAGE}")),
+            _ => return Err(format!("unknown command '{}'; commands: {USAGE}", quote(line))),
         })
     }
 }

@@ -1,6 +1,7 @@
 //! The contract every parser target checks (issue 23, item 9): no panic
 //! (libFuzzer reports one), an error that is one bounded line naming the
-//! file and line or the option, and, where there is a printer, an accepted
+//! file and line or the option (the control protocol's: one bounded
+//! line), and, where there is a printer, an accepted
 //! input that parses the same when printed and read again.
 
 #![allow(dead_code)] // each target uses its part
@@ -29,13 +30,4 @@ pub fn check_rule_error<P: rulefile::Problem>(error: &rulefile::Error<P>, text: 
         let lines = text.split(|&b| b == b'\n').count();
         assert!((1..=lines).contains(line), "line {line} of {lines}: {message}");
     }
-}
-
-/// l3fwd's arguments parsed as `l3fwd-rs -- ARGS`.
-pub fn parse_app_args(args: &[&str]) -> Result<l3fwd_rs::cli::Args, String> {
-    let argv: Vec<String> = std::iter::once("l3fwd-rs")
-        .chain(args.iter().copied())
-        .map(str::to_owned)
-        .collect();
-    l3fwd_rs::cli::parse(&argv).map_err(|e| e.to_string().trim_end().to_owned())
 }
