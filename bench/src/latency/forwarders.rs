@@ -1,6 +1,7 @@
 //! What sits between the two namespaces: l3fwd-rs (idle flush, or C's
-//! drain timing with `--c-drain`) or C l3fwd on af_xdp, polling on CPU 1
-//! as in `make bench`; or the Linux kernel forwarding in a middle namespace.
+//! drain timing with `--c-drain`) or C l3fwd on af_xdp or af_packet ports,
+//! polling on CPU 1 as in `make bench`; or the Linux kernel forwarding in a
+//! middle namespace.
 
 use super::netns::{self, Join, Netns};
 use crate::command::{self, L3fwdRun};
@@ -50,9 +51,9 @@ impl Forwarder {
 
     pub fn label(self) -> &'static str {
         match self {
-            Forwarder::Rs => "l3fwd-rs af_xdp",
-            Forwarder::RsCDrain => "l3fwd-rs af_xdp --c-drain",
-            Forwarder::C => "C l3fwd af_xdp",
+            Forwarder::Rs => "l3fwd-rs",
+            Forwarder::RsCDrain => "l3fwd-rs --c-drain",
+            Forwarder::C => "C l3fwd",
             Forwarder::Kernel => "Linux kernel forwarding",
             Forwarder::KernelRps => "Linux kernel, RPS to CPU 1",
         }
@@ -75,17 +76,44 @@ impl Forwarder {
     }
 }
 
+/// The PMD of the DPDK forwarders' ports on the veth ends.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, clap::ValueEnum)]
+pub enum Pmd {
+    /// An AF_XDP socket per port; each TX flush is a `sendto()` kick.
+    AfXdp,
+    /// A packet socket with mmap'ed rings; each TX flush is a `sendto()`.
+    AfPacket,
+}
+
+impl Pmd {
+    pub fn id(self) -> &'static str {
+        match self {
+            Pmd::AfXdp => "af_xdp",
+            Pmd::AfPacket => "af_packet",
+        }
+    }
+
+    /// The `--vdev` of port `port` on `iface`.
+    fn vdev(self, port: usize, iface: &str, busy_budget: u32) -> String {
+        match self {
+            Pmd::AfXdp => format!("--vdev=net_af_xdp{port},iface={iface},busy_budget={busy_budget}"),
+            Pmd::AfPacket => format!("--vdev=net_af_packet{port},iface={iface}"),
+        }
+    }
+}
+
 /// Where the DPDK forwarders are and where their files go.
 pub struct Programs {
     pub rs_bin: PathBuf,
     pub c_bin: PathBuf,
     /// Rule files and logs.
     pub dir: PathBuf,
+    pub pmd: Pmd,
     /// The af_xdp ports' busy_budget devarg.
     pub busy_budget: u32,
 }
 
-/// The command line of a DPDK forwarder on the two af_xdp ports; None for
+/// The command line of a DPDK forwarder on the two veth ports; None for
 /// the kernel.
 pub fn command(forwarder: Forwarder, programs: &Programs, prefix: &str) -> Option<Command> {
     let program = match forwarder {
@@ -105,13 +133,7 @@ pub fn command(forwarder: Forwarder, programs: &Programs, prefix: &str) -> Optio
         mode: Mode::default_mode().id(),
         rules: ["v4", "v6"].map(|family| programs.dir.join(format!("routes-{family}.cfg"))),
         vdevs: (0..2)
-            .map(|p| {
-                let iface = netns::root_iface(p);
-                format!(
-                    "--vdev=net_af_xdp{p},iface={iface},busy_budget={}",
-                    programs.busy_budget
-                )
-            })
+            .map(|p| programs.pmd.vdev(p, &netns::root_iface(p), programs.busy_budget))
             .collect(),
         memory_mb: MEMORY_MB,
         rs_options: options,
@@ -208,16 +230,21 @@ fn ping() -> bool {
 mod tests {
     use super::*;
 
-    fn args(forwarder: Forwarder) -> Option<String> {
+    fn args_on(forwarder: Forwarder, pmd: Pmd) -> Option<String> {
         let programs = Programs {
             rs_bin: "rs".into(),
             c_bin: "c".into(),
             dir: "d".into(),
+            pmd,
             busy_budget: 0,
         };
         let cmd = command(forwarder, &programs, "pfx")?;
         let args: Vec<_> = cmd.get_args().map(|a| a.to_string_lossy().into_owned()).collect();
         Some(format!("{} {}", cmd.get_program().to_string_lossy(), args.join(" ")))
+    }
+
+    fn args(forwarder: Forwarder) -> Option<String> {
+        args_on(forwarder, Pmd::AfXdp)
     }
 
     #[test]
@@ -233,6 +260,11 @@ mod tests {
         assert_eq!(args(Forwarder::Kernel), None);
         assert_eq!(args(Forwarder::KernelRps), None);
         assert_eq!(Forwarder::KernelRps.join(), Join::Kernel { rps_cpus: Some("2") });
+        let packet = args_on(Forwarder::Rs, Pmd::AfPacket).unwrap();
+        assert!(
+            packet.contains("--vdev=net_af_packet0,iface=l3lat-r0 --vdev=net_af_packet1,iface=l3lat-r1 --"),
+            "{packet}"
+        );
     }
 
     #[test]

@@ -2,20 +2,22 @@
 //! measure it. Two network namespaces joined through the forwarder by veth
 //! pairs ([`netns`]); a sockperf server in one, the client in the other,
 //! both on one CPU, the forwarder polling on the other ([`forwarders`]);
-//! sockperf ping-pong and under-load at several rates ([`sockperf`]). The
-//! result is a table, JSON and a plot of percentiles against load
-//! ([`results`], [`plot`]).
+//! sockperf ping-pong and under-load at several rates ([`sockperf`]), then
+//! iperf3's TCP throughput and UDP packet rate ([`iperf`]). The result is
+//! tables, JSON and a plot of percentiles against load ([`results`],
+//! [`plot`]).
 
 mod forwarders;
 mod halt_poll;
+mod iperf;
 mod netns;
 mod plot;
 mod results;
 mod sockperf;
 
 use crate::{machine, require};
-use forwarders::{Forwarder, Programs, Running};
-use results::{LatencyReport, LatencySettings, Point};
+use forwarders::{Forwarder, Pmd, Programs, Running};
+use results::{LatencyReport, LatencySettings, Point, ThroughputPoint};
 use sockperf::Mode;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -52,6 +54,13 @@ pub struct LatencyArgs {
     /// CPU of the sockperf client and server (the forwarder polls on CPU 1)
     #[arg(long, default_value_t = 0)]
     sockperf_cpu: u32,
+    /// The DPDK forwarders' ports on the veth ends
+    #[arg(long, value_enum, default_value_t = Pmd::AfXdp)]
+    pmd: Pmd,
+    /// Seconds of each iperf3 run after the latency runs (a TCP stream, then a flood of 64-byte UDP
+    /// frames); 0: none
+    #[arg(long, default_value_t = 3)]
+    throughput_secs: u32,
     /// The af_xdp ports' busy_budget (both DPDK forwarders): 0 leaves the
     /// sockets' NAPI to the kernel; DPDK's default, 64, has the PMD busy-poll
     /// it, which on veth costs l3fwd-rs ~6 us of p50 one-way latency
@@ -97,6 +106,8 @@ impl LatencyArgs {
             latency: "one-way: sockperf's RTT/2, microseconds".into(),
             sockperf_cpu: self.sockperf_cpu,
             forwarder_cpu: FORWARDER_CPU,
+            pmd: self.pmd.id().into(),
+            throughput_secs: self.throughput_secs,
             busy_budget: self.busy_budget,
             halt_poll_ns: halt_poll::current(),
         }
@@ -129,6 +140,13 @@ pub fn latency(args: LatencyArgs) -> Result<ExitCode, String> {
     if !sockperf_ok {
         return Err("sockperf not found: install the Debian package (make deps)".into());
     }
+    let iperf3_ok = Command::new("iperf3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if args.throughput_secs > 0 && !iperf3_ok {
+        return Err("iperf3 not found: install the Debian package (make deps), or --throughput-secs 0".into());
+    }
     crate::sweep::plot::load_font()?;
     let logs = args.out_dir.join("logs");
     std::fs::create_dir_all(&logs).map_err(|e| format!("{}: {e}", logs.display()))?;
@@ -137,18 +155,21 @@ pub fn latency(args: LatencyArgs) -> Result<ExitCode, String> {
 
     let modes = args.modes();
     println!(
-        "{} forwarders x {} sockperf runs of {} s (ping-pong, under-load at {:?} msg/s); \
-         sockperf on CPU {}, the forwarder on CPU {FORWARDER_CPU}",
+        "{} forwarders x {} sockperf runs of {} s (ping-pong, under-load at {:?} msg/s) and 2 iperf3 runs \
+         of {} s; sockperf and iperf3 on CPU {}, the forwarder on CPU {FORWARDER_CPU}, on {} ports",
         forwarders.len(),
         modes.len(),
         args.time,
         args.rates,
-        args.sockperf_cpu
+        args.throughput_secs,
+        args.sockperf_cpu,
+        args.pmd.id()
     );
     let programs = Programs {
         rs_bin: args.rs_bin.clone(),
         c_bin: args.c_bin.clone(),
         dir: args.out_dir.clone(),
+        pmd: args.pmd,
         busy_budget: args.busy_budget,
     };
     let mut report = LatencyReport {
@@ -156,16 +177,18 @@ pub fn latency(args: LatencyArgs) -> Result<ExitCode, String> {
         machine: machine::Machine::current(),
         settings: args.settings(),
         points: Vec::new(),
+        throughput: Vec::new(),
     };
     let json = args.out_dir.join("latency.json");
     for &forwarder in &forwarders {
         println!("{}:", forwarder.label());
-        let results = through(forwarder, &programs, &args, &modes, &logs);
+        let (results, throughput) = through(forwarder, &programs, &args, &modes, &logs);
         let points = modes
             .iter()
             .zip(results)
             .map(|(&mode, r)| Point::new(forwarder, mode, r));
         report.points.extend(points);
+        report.throughput.extend(throughput);
         // Written after every forwarder: an interrupted run keeps what it measured.
         crate::write_json(&json, &report)?;
         if crate::interrupt::interrupted() {
@@ -178,27 +201,54 @@ pub fn latency(args: LatencyArgs) -> Result<ExitCode, String> {
     let plots = plot::draw(&report, &args.out_dir)?;
     let names: Vec<String> = plots.iter().map(|p| p.display().to_string()).collect();
     println!("\nwrote {} and {}", json.display(), names.join(", "));
-    let failed = report.points.iter().any(|p| p.latency.is_none());
+    let failed =
+        report.points.iter().any(|p| p.latency.is_none()) || report.throughput.iter().any(|t| !t.errors.is_empty());
     Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }
 
-/// Every mode's result through `forwarder`, in order; the set-up is made
-/// for it and removed after.
+/// Every mode's result through `forwarder`, in order, and its iperf3
+/// runs (none with `--throughput-secs 0`); the set-up is made for it and
+/// removed after.
 fn through(
     forwarder: Forwarder,
     programs: &Programs,
     args: &LatencyArgs,
     modes: &[Mode],
     logs: &Path,
-) -> Vec<Result<sockperf::Latency, String>> {
+) -> (Vec<Result<sockperf::Latency, String>>, Option<ThroughputPoint>) {
     let log = logs.join(format!("{}.log", forwarder.id()));
     let mut running = match Running::start(forwarder, programs, &args.netns_script, &log) {
         Ok(r) => r,
         Err(e) => {
             println!("  FAILED to start: {e} (log: {})", log.display());
-            return modes.iter().map(|_| Err(format!("start: {e}"))).collect();
+            let why = format!("start: {e}");
+            let throughput =
+                (args.throughput_secs > 0).then(|| ThroughputPoint::new(forwarder, Err(why.clone()), Err(why.clone())));
+            return (modes.iter().map(|_| Err(why.clone())).collect(), throughput);
         }
     };
+    let latencies = latencies(forwarder, &mut running, args, modes, logs);
+    let throughput = (args.throughput_secs > 0).then(|| {
+        let [tcp, udp] = [iperf::Stream::Tcp, iperf::Stream::UdpFlood]
+            .map(|stream| iperf_run(stream, forwarder, args, logs).and_then(|t| running.check_alive().map(|()| t)));
+        let point = ThroughputPoint::new(forwarder, tcp, udp);
+        print_throughput(&point);
+        point
+    });
+    if let Err(e) = running.stop() {
+        println!("  stopping it: {e} (log: {})", log.display());
+    }
+    (latencies, throughput)
+}
+
+/// The sockperf runs through a running forwarder, one per mode.
+fn latencies(
+    forwarder: Forwarder,
+    running: &mut Running,
+    args: &LatencyArgs,
+    modes: &[Mode],
+    logs: &Path,
+) -> Vec<Result<sockperf::Latency, String>> {
     let server_log = logs.join(format!("{}-server.log", forwarder.id()));
     let server = sockperf::server(netns::SITE_ADDR[1], args.sockperf_cpu);
     let server = crate::run::Proc::spawn(
@@ -229,10 +279,49 @@ fn through(
         results.push(result);
     }
     let _ = server.stop();
-    if let Err(e) = running.stop() {
-        println!("  stopping it: {e} (log: {})", log.display());
-    }
     results
+}
+
+/// One iperf3 run from site 0 to a one-off server in site 1; the client's
+/// JSON is kept in `logs`.
+fn iperf_run(
+    stream: iperf::Stream,
+    forwarder: Forwarder,
+    args: &LatencyArgs,
+    logs: &Path,
+) -> Result<iperf::Throughput, String> {
+    if crate::interrupt::interrupted() {
+        return Err("interrupted".into());
+    }
+    let name = match stream {
+        iperf::Stream::Tcp => "tcp",
+        iperf::Stream::UdpFlood => "udp",
+    };
+    let server = netns::Netns::exec(&netns::site(1), iperf::server(netns::SITE_ADDR[1], args.sockperf_cpu));
+    let server_log = logs.join(format!("{}-iperf3-{name}-server.log", forwarder.id()));
+    let mut server = crate::run::Proc::spawn(server, crate::run::Stop::Sigint, &server_log)?;
+    sleep(Duration::from_millis(300));
+    let client = iperf::client(stream, netns::SITE_ADDR[1], args.sockperf_cpu, args.throughput_secs);
+    let out = netns::Netns::exec(&netns::site(0), client)
+        .output()
+        .map_err(|e| format!("cannot run iperf3: {e}"))?;
+    let _ = server.stop();
+    let path = logs.join(format!("{}-iperf3-{name}.json", forwarder.id()));
+    let _ = std::fs::write(&path, &out.stdout);
+    iperf::parse(stream, &String::from_utf8_lossy(&out.stdout)).map_err(|e| format!("{e} (output: {})", path.display()))
+}
+
+fn print_throughput(t: &ThroughputPoint) {
+    if let Some(tcp) = t.tcp {
+        println!("  TCP          {:.2} Gbit/s", tcp.bits_per_sec / 1e9);
+    }
+    if let Some(pps) = t.udp.and_then(|u| u.packets_per_sec) {
+        println!("  UDP 64 B     {:.0} kpps arrived", pps / 1e3);
+    }
+    for e in &t.errors {
+        println!("  iperf3 FAILED: {e}");
+    }
+    let _ = std::io::stdout().flush();
 }
 
 /// One sockperf client run from site 0 to site 1; its output is kept in `logs`.

@@ -175,7 +175,7 @@ mod tests {
         let report = sample();
         let all = series(&report);
         assert_eq!(all.len(), 2);
-        assert_eq!(all[0].label, "l3fwd-rs af_xdp");
+        assert_eq!(all[0].label, "l3fwd-rs");
         let rates: Vec<f64> = all[0].under_load.iter().map(|p| p.0).collect();
         assert_eq!(rates, [10_000.0, 100_000.0]);
         assert_eq!(all[0].ping_pong.map(|p| p.0), Some(50_000.0), "at the rate it reached");
@@ -197,7 +197,7 @@ mod tests {
             "p50",
             "p99.9",
             "max",
-            "l3fwd-rs af_xdp",
+            "l3fwd-rs",
             "Linux kernel forwarding",
             "messages/s offered",
         ] {

@@ -1,7 +1,8 @@
-//! The latency report: one point per forwarder and load, printed as a
-//! table and written as JSON.
+//! The latency report: one point per forwarder and load, and per
+//! forwarder its throughput, printed as tables and written as JSON.
 
 use super::forwarders::Forwarder;
+use super::iperf::Throughput;
 use super::sockperf::{Latency, Mode};
 use crate::machine::Machine;
 use serde::{Deserialize, Serialize};
@@ -12,6 +13,8 @@ pub struct LatencyReport {
     pub machine: Machine,
     pub settings: LatencySettings,
     pub points: Vec<Point>,
+    #[serde(default)]
+    pub throughput: Vec<ThroughputPoint>,
 }
 
 #[derive(Serialize, Deserialize, PartialEq, Debug)]
@@ -25,12 +28,48 @@ pub struct LatencySettings {
     pub latency: String,
     pub sockperf_cpu: u32,
     pub forwarder_cpu: u32,
+    /// The DPDK forwarders' PMD (`af_xdp`, `af_packet`).
+    #[serde(default = "af_xdp")]
+    pub pmd: String,
+    /// Seconds of each iperf3 run; 0: none.
+    #[serde(default)]
+    pub throughput_secs: u32,
     /// The af_xdp ports' busy_budget devarg.
     #[serde(default)]
     pub busy_budget: u32,
     /// Guest halt polling during the runs, ns; none without cpuidle-haltpoll.
     #[serde(default)]
     pub halt_poll_ns: Option<u64>,
+}
+
+/// What reports written before `pmd` was recorded ran on.
+fn af_xdp() -> String {
+    "af_xdp".into()
+}
+
+/// One forwarder's iperf3 runs: a TCP stream, then a flood of 64-byte
+/// UDP frames.
+#[derive(Serialize, Deserialize, PartialEq, Debug)]
+pub struct ThroughputPoint {
+    pub forwarder: String,
+    pub label: String,
+    pub tcp: Option<Throughput>,
+    pub udp: Option<Throughput>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<String>,
+}
+
+impl ThroughputPoint {
+    pub fn new(forwarder: Forwarder, tcp: Result<Throughput, String>, udp: Result<Throughput, String>) -> Self {
+        let errors = [&tcp, &udp].into_iter().filter_map(|r| r.clone().err()).collect();
+        ThroughputPoint {
+            forwarder: forwarder.id().into(),
+            label: forwarder.label().into(),
+            tcp: tcp.ok(),
+            udp: udp.ok(),
+            errors,
+        }
+    }
 }
 
 /// One sockperf client run through one forwarder.
@@ -114,8 +153,35 @@ pub fn table(report: &LatencyReport) -> String {
         None => "none (no cpuidle-haltpoll)".into(),
     };
     out += &format!(
-        "sockperf on CPU {}, DPDK forwarders on CPU {}; af_xdp busy_budget {}; guest halt polling {halt_poll}\n",
-        s.sockperf_cpu, s.forwarder_cpu, s.busy_budget
+        "sockperf on CPU {}, DPDK forwarders on CPU {} on {} ports; af_xdp busy_budget {}; guest halt polling {halt_poll}\n",
+        s.sockperf_cpu, s.forwarder_cpu, s.pmd, s.busy_budget
+    );
+    if !report.throughput.is_empty() {
+        out += &throughput_table(report);
+    }
+    out
+}
+
+/// The iperf3 table: a line per forwarder.
+fn throughput_table(report: &LatencyReport) -> String {
+    let mut out = format!("\n{:<28} {:>10} {:>14}\n", "forwarder", "TCP Gbit/s", "UDP 64 B kpps");
+    for t in &report.throughput {
+        let tcp = t
+            .tcp
+            .map_or("failed".into(), |t| format!("{:.2}", t.bits_per_sec / 1e9));
+        let udp = t
+            .udp
+            .and_then(|u| u.packets_per_sec)
+            .map_or("failed".into(), |pps| format!("{:.0}", pps / 1e3));
+        out += &format!("{:<28} {tcp:>10} {udp:>14}\n", t.label);
+        for e in &t.errors {
+            out += &format!("  {e}\n");
+        }
+    }
+    out += &format!(
+        "iperf3 from site 0 to site 1, {} s a run: one TCP stream; UDP datagrams of 18 bytes (64-byte \
+         frames) sent as fast as the client can, counted as they arrive\n",
+        report.settings.throughput_secs
     );
     out
 }
@@ -169,10 +235,20 @@ pub mod tests {
                 latency: "one-way (RTT/2)".into(),
                 sockperf_cpu: 0,
                 forwarder_cpu: 1,
+                pmd: "af_xdp".into(),
+                throughput_secs: 3,
                 busy_budget: 0,
                 halt_poll_ns: Some(200_000),
             },
             points,
+            throughput: vec![ThroughputPoint::new(
+                Forwarder::Rs,
+                Ok(Throughput {
+                    bits_per_sec: 2.29e9,
+                    packets_per_sec: None,
+                }),
+                Err("iperf3: the server is busy".into()),
+            )],
         }
     }
 
@@ -186,7 +262,6 @@ pub mod tests {
             words(lines[1]),
             [
                 "l3fwd-rs",
-                "af_xdp",
                 "ping-pong",
                 "50000",
                 "1000",
@@ -198,11 +273,20 @@ pub mod tests {
                 "0"
             ]
         );
-        assert_eq!(words(lines[3])[2..5], ["100000", "msg/s", "100000"]);
+        assert_eq!(words(lines[3])[1..4], ["100000", "msg/s", "100000"]);
         assert!(lines[6].contains("Linux kernel forwarding") && lines[6].ends_with("failed: no reply"));
         assert!(t.contains("RTT/2"));
         assert!(
-            t.ends_with("af_xdp busy_budget 0; guest halt polling 200000 ns\n"),
+            t.contains("CPU 1 on af_xdp ports; af_xdp busy_budget 0; guest halt polling 200000 ns\n"),
+            "{t}"
+        );
+        let rs = t
+            .lines()
+            .find(|l| l.starts_with("l3fwd-rs") && l.contains("2.29"))
+            .unwrap();
+        assert_eq!(words(rs), ["l3fwd-rs", "2.29", "failed"], "{t}");
+        assert!(
+            t.contains("  iperf3: the server is busy\n") && t.contains(", 3 s a run"),
             "{t}"
         );
     }
@@ -220,6 +304,7 @@ pub mod tests {
         assert_eq!(points[2]["reply_every"], 100);
         assert_eq!(points[2]["latency"]["p99_9_us"], 27.0);
         assert_eq!(points[5]["error"], "no reply");
+        assert_eq!(value["throughput"][0]["tcp"]["bits_per_sec"], 2.29e9);
         assert_eq!(serde_json::from_str::<LatencyReport>(&text).unwrap(), r);
     }
 }

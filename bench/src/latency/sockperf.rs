@@ -74,7 +74,7 @@ pub fn client(mode: Mode, addr: &str, cpu: u32, secs: u32, msg_size: u32) -> Com
     cmd
 }
 
-fn pinned(cpu: u32) -> Command {
+pub(super) fn pinned(cpu: u32) -> Command {
     let mut cmd = Command::new("taskset");
     cmd.args(["-c", &cpu.to_string()]);
     cmd
