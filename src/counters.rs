@@ -125,6 +125,8 @@ counters! {
     polls,
     /// Polls that brought nothing.
     empty_polls,
+    /// Events dequeued (eventdev mode): packets, or vectors of them.
+    events,
     ;
     /// IPv4 packets dropped for an invalid header (RFC 1812 checks).
     Invalid: dropped_invalid = "invalid",
@@ -247,6 +249,12 @@ impl LcoreCounters {
         bump(&self.polls, polls);
         bump(&self.empty_polls, empty);
     }
+
+    /// Counts events dequeued.
+    #[inline(always)]
+    pub fn add_events(&self, n: u64) {
+        bump(&self.events, n);
+    }
 }
 
 /// Serialised as a snapshot of the counters and the load they show.
@@ -298,6 +306,7 @@ mod tests {
         b.add_drop(DropReason::NoRule, 5);
         b.add_busy_cycles(70);
         b.add_polls(4, 1);
+        b.add_events(6);
         let t: Totals = [a.totals(), b.totals()].into_iter().sum();
         assert_eq!(
             t,
@@ -307,6 +316,7 @@ mod tests {
                 busy_cycles: 70,
                 polls: 4,
                 empty_polls: 1,
+                events: 6,
                 dropped_invalid: 1,
                 dropped_runt: 1,
                 dropped_tx_full: 2,
@@ -319,7 +329,7 @@ mod tests {
         assert_eq!(dropped, [1, 1, 2, 3, 4, 5]);
         let named = LcoreCounters::named(&t);
         assert!(named.contains(&("dropped_no_rule".to_owned(), 5)), "{named:?}");
-        assert_eq!(named.len(), 5 + DropReason::ALL.len());
+        assert_eq!(named.len(), 6 + DropReason::ALL.len());
         let load = t.load();
         assert_eq!(load.cycles_per_packet, 10.0);
         assert!((load.packets_per_poll - 7.0 / 3.0).abs() < 1e-9);

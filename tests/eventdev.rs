@@ -281,3 +281,36 @@ fn bad_event_setups_are_one_line_errors() {
         assert_eq!(c.status.code(), Some(1), "C with {eal:?} {app:?}: {}", c.stderr);
     }
 }
+
+/// `--event-vector` where the RX adapter is DPDK 22.11's software one
+/// (`event_sw`'s): a size or timeout outside what it takes is one line,
+/// and vectors themselves are refused in one line, since that adapter
+/// loses the vectors it makes (with their packets). C's generic path
+/// never asks its adapter for vectors yet runs its vector loop, which
+/// takes each packet for a vector and crashes (SIGSEGV).
+#[test]
+fn event_vectors_on_the_software_adapter_are_one_line_errors() {
+    let eal = ["-l", "0-1", "-s", "0x2", "--vdev=event_sw0", "--vdev=net_null0"];
+    const VECTORS: &[&str] = &["-p", "0x1", "--mode=eventdev", "--parse-ptype", "--event-vector"];
+    let cases: [(&[&str], &str); 3] = [
+        (
+            &[],
+            "--event-vector: the RX adapter here is DPDK 22.11's software one, which loses event vectors",
+        ),
+        (
+            &["--event-vector-size", "2048"],
+            "--event-vector-size 2048: the event device's RX adapter takes 4 to 1024",
+        ),
+        (
+            &["--event-vector-tmo=10"],
+            "--event-vector-tmo 10: the event device's RX adapter takes 100000 to 1000000000 ns",
+        ),
+    ];
+    for (extra, expected) in cases {
+        let app = [VECTORS, extra].concat();
+        let line = run_cli(&l3fwd_rs(), &eal, &app).error_line().to_owned();
+        assert!(line.contains(expected), "{app:?}: {line}");
+    }
+    let c = run_cli(&c_l3fwd(), &eal, VECTORS);
+    assert_eq!(c.status.code(), None, "C: {}", c.stderr);
+}

@@ -8,12 +8,13 @@
 //! their set-up and in the TX adapter's periodic flush: while an event
 //! device is open, the ports are shown as unowned (see `DevLife`).
 
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::error::{DpdkError, Result};
 use crate::event::device::{DevLife, EventDev, EventPortConfig, SchedType};
 use crate::event::service::{self, Service};
+use crate::event::vector::VectorConfig;
 use crate::port::{RxQueue, TxQueue};
 use crate::sys;
 
@@ -24,16 +25,27 @@ const ADAPTER_ID: u8 = 0;
 /// new event per packet to the event queue each was added with.
 ///
 /// Stopping it would strand the events it buffered (those the device had
-/// no room for yet): their mbufs would leak. So it stops in two steps:
-/// once its `closed` flag is set it frees what it receives instead, while
-/// it keeps flushing its buffer into the device; dropped, it stops.
+/// no room for yet) and the vectors it is filling: their mbufs would leak.
+/// So it stops in two steps: once its `closed` flag is set, a callback on
+/// each RX queue frees what the queue brings before the adapter sees it,
+/// while the adapter flushes its buffer into the device and sends its
+/// vectors as they time out; dropped, it stops.
 pub struct RxAdapter {
-    queues: Vec<RxQueue>,
-    /// Read by the adapter's callback, through a pointer, until it is freed.
-    closed: Arc<AtomicBool>,
+    /// Each queue with its callback (DPDK's handle).
+    queues: Vec<(RxQueue, *const std::ffi::c_void)>,
+    /// Read by the queues' callbacks, through pointers, until they are removed.
+    _closed: Arc<AtomicBool>,
+    /// Packets the callbacks freed; written by them, through a pointer.
+    dropped: Arc<AtomicU64>,
+    /// The callbacks' argument, pointing at the two above.
+    drop_when: Box<sys::shim_drop_when>,
     started: bool,
     _dev: Arc<DevLife>,
 }
+
+// SAFETY: the callback handles are only passed back to DPDK (to remove
+// them) by the thread that drops the adapter; the rest is Send.
+unsafe impl Send for RxAdapter {}
 
 /// The eth TX adapter: sends the events' mbufs on the TX queues it holds
 /// (the mbuf's port, its TX queue from `rte_event_eth_tx_adapter_txq_set`).
@@ -68,10 +80,15 @@ pub struct RxAdapterStats {
 }
 
 /// A read-only view of the RX adapter's counters, for any thread.
-#[derive(Debug, Clone, Copy)]
-pub struct RxAdapterWatch(u8);
+#[derive(Debug, Clone)]
+pub struct RxAdapterWatch(u8, Arc<AtomicU64>);
 
 impl RxAdapterWatch {
+    /// Packets freed on arrival once the adapter was closed.
+    pub fn dropped(&self) -> u64 {
+        self.1.load(Ordering::Relaxed)
+    }
+
     /// The counters now; `None` once the adapter is gone.
     pub fn stats(&self) -> Option<RxAdapterStats> {
         let mut s = sys::rte_event_eth_rx_adapter_stats::default();
@@ -88,7 +105,7 @@ impl RxAdapterWatch {
 impl RxAdapter {
     /// A view of its counters.
     pub fn watch(&self) -> RxAdapterWatch {
-        RxAdapterWatch(ADAPTER_ID)
+        RxAdapterWatch(ADAPTER_ID, Arc::clone(&self.dropped))
     }
 
     /// Creates the RX adapter of `dev`; where it needs an event port of its
@@ -102,18 +119,44 @@ impl RxAdapter {
         if ret != 0 {
             return Err(DpdkError::from_code("cannot create the eth RX adapter", ret));
         }
+        let dropped = Arc::new(AtomicU64::new(0));
+        let drop_when = Box::new(sys::shim_drop_when {
+            closed: closed.as_ptr() as *const u8,
+            dropped: dropped.as_ptr(),
+        });
         Ok(RxAdapter {
             queues: Vec::new(),
-            closed,
+            _closed: closed,
+            dropped,
+            drop_when,
             started: false,
             _dev: Arc::clone(&dev.life),
         })
     }
 
     /// Hands RX queue `queue` to the adapter: its packets become new
-    /// events on event queue `event_queue`, scheduled as `sched`.
-    pub fn add(&mut self, queue: RxQueue, event_queue: u8, sched: SchedType) -> Result<()> {
+    /// events on event queue `event_queue`, scheduled as `sched`; with
+    /// `vectors`, events of vectors of its packets, from the device's pool
+    /// ([`EventDev::create_vector_pool`]).
+    pub fn add(
+        &mut self,
+        queue: RxQueue,
+        event_queue: u8,
+        sched: SchedType,
+        vectors: Option<VectorConfig>,
+    ) -> Result<()> {
         let mut conf = sys::rte_event_eth_rx_adapter_queue_conf::default();
+        if let Some(v) = vectors {
+            let pool = self
+                ._dev
+                .vectors
+                .get()
+                .ok_or_else(|| DpdkError::invalid("event vectors", "the event device has no vector pool"))?;
+            conf.rx_queue_flags |= sys::RTE_EVENT_ETH_RX_ADAPTER_QUEUE_EVENT_VECTOR;
+            conf.vector_sz = v.size;
+            conf.vector_timeout_ns = v.timeout_ns;
+            conf.vector_mp = pool.as_ptr();
+        }
         // SAFETY: writes plain fields of the event template (a union of
         // integers and bitfields) the adapter copies into each new event.
         unsafe {
@@ -132,17 +175,17 @@ impl RxAdapter {
                 ret,
             ));
         }
-        self.queues.push(queue);
-        let closed = self.closed.as_ptr() as *const u8;
-        // SAFETY: the callback only reads the flag (atomically) and frees
-        // mbufs the adapter hands it; the flag lives in `self.closed` until
-        // the adapter is freed, after which no callback runs.
-        let ret = unsafe { sys::shim_rx_adapter_drop_when(ADAPTER_ID, port, closed) };
-        if ret != 0 {
-            return Err(DpdkError::from_code(
-                format!("cannot watch RX adapter port {port}"),
-                ret,
-            ));
+        // SAFETY: the callback reads the flag and adds to the counter
+        // (atomically) and frees the mbufs the queue hands it; both and
+        // their pointers (`drop_when`) live here until the callback is
+        // removed, after the adapter stopped polling the queue.
+        let cb = unsafe { sys::shim_rx_drop_when(port, q, &*self.drop_when) };
+        // Kept even without its callback: the adapter polls the queue.
+        self.queues.push((queue, cb));
+        if cb.is_null() {
+            return Err(DpdkError::from_errno(format!(
+                "cannot watch RX queue {q} of port {port}"
+            )));
         }
         Ok(())
     }
@@ -176,8 +219,11 @@ impl Drop for RxAdapter {
             if self.started {
                 sys::rte_event_eth_rx_adapter_stop(ADAPTER_ID);
             }
-            for q in &self.queues {
+            for (q, cb) in &self.queues {
                 sys::rte_event_eth_rx_adapter_queue_del(ADAPTER_ID, q.port(), i32::from(q.queue()));
+                if !cb.is_null() {
+                    sys::shim_rx_drop_when_remove(q.port(), q.queue(), *cb);
+                }
             }
             sys::rte_event_eth_rx_adapter_free(ADAPTER_ID);
         }
