@@ -110,6 +110,13 @@ pub struct Args {
     #[arg(long = "event-vector-tmo", value_name = "NS", value_parser = parse_vector_number)]
     pub event_vector_tmo: Option<u64>,
 
+    /// With --event-vector: use DPDK 22.11's software RX adapter's vectors
+    /// anyway. It loses them after its first flush; tests use its first
+    /// (one RX queue, at most 128 packets, a multiple of the vector size)
+    /// to check the vector path.
+    #[arg(long = "event-vector-software", hide = true)]
+    pub event_vector_software: bool,
+
     /// Lookup method (the modes' names and legacy flags are added from
     /// `mode::MODES`, with their help)
     #[arg(long = "lookup", value_name = "METHOD", value_parser = parse_lookup)]

@@ -53,17 +53,24 @@ const DRAIN_MAX_SECS: u64 = 2;
 const VECTOR_SIZE_DEFAULT: u64 = 32;
 const VECTOR_TMO_NS_DEFAULT: u64 = 1_000_000;
 
-/// The vectors `--event-vector` asks for, with C's defaults: `None`
-/// without it. The sizes are checked against the RX adapter's limits
-/// later ([`check_vectors`]).
-fn vector_request(args: &Args) -> Option<(u64, u64)> {
-    args.event_vector.then(|| {
-        let size = args.event_vector_size.filter(|&n| n > 0).unwrap_or(VECTOR_SIZE_DEFAULT);
-        let tmo = args
+/// The vectors `--event-vector` asks for, with C's defaults. The sizes
+/// are checked against the RX adapter's limits later ([`check_vectors`]).
+struct VectorRequest {
+    size: u64,
+    tmo: u64,
+    /// `--event-vector-software`.
+    software: bool,
+}
+
+/// `None` without `--event-vector`.
+fn vector_request(args: &Args) -> Option<VectorRequest> {
+    args.event_vector.then(|| VectorRequest {
+        size: args.event_vector_size.filter(|&n| n > 0).unwrap_or(VECTOR_SIZE_DEFAULT),
+        tmo: args
             .event_vector_tmo
             .filter(|&n| n > 0)
-            .unwrap_or(VECTOR_TMO_NS_DEFAULT);
-        (size, tmo)
+            .unwrap_or(VECTOR_TMO_NS_DEFAULT),
+        software: args.event_vector_software,
     })
 }
 
@@ -71,12 +78,12 @@ fn vector_request(args: &Args) -> Option<(u64, u64)> {
 /// `eth_ports`; else one line saying what it takes. DPDK 22.11's software
 /// RX adapter (`event_sw`'s) loses the vectors it makes (see
 /// [`VectorLimits::software`]): refused there rather than leaking.
-fn check_vectors(dev: &EventDev, eth_ports: &[u16], (size, tmo): (u64, u64)) -> Result<VectorConfig, String> {
+fn check_vectors(dev: &EventDev, eth_ports: &[u16], request: &VectorRequest) -> Result<VectorConfig, String> {
     let mut conf = None;
     for &port in eth_ports {
         let limits = VectorLimits::of(dev, port).map_err(|e| format!("--event-vector: {e}"))?;
-        conf = Some(within(&limits, size, tmo)?);
-        if limits.software {
+        conf = Some(within(&limits, request.size, request.tmo)?);
+        if limits.software && !request.software {
             return Err(SOFTWARE_VECTORS.to_owned());
         }
     }
@@ -242,7 +249,7 @@ impl Scheduler {
         queues: LcoreQueues,
         workers: usize,
         sched: SchedType,
-        vectors: Option<((u64, u64), u32)>,
+        vectors: Option<(VectorRequest, u32)>,
         quit: &Arc<AtomicBool>,
     ) -> Result<Scheduler, Box<dyn Error>> {
         let mut dev = EventDev::take(eal)?;
@@ -301,7 +308,7 @@ impl Scheduler {
 
         let vectors = match vectors {
             Some((request, mbufs)) => {
-                let conf = check_vectors(&dev, &eth_ports, request)?;
+                let conf = check_vectors(&dev, &eth_ports, &request)?;
                 let count = mbufs.div_ceil(u32::from(conf.size)).max(512) + workers as u32 * 32;
                 dev.create_vector_pool(count, conf.size)?;
                 log::info!(
