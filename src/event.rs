@@ -25,7 +25,7 @@ use dpdk::{
 
 use crate::cli::{Args, ConfigEntry};
 use crate::control::Summary;
-use crate::counters::{LcoreCounters, LcoreStats};
+use crate::counters::{DropReason, LcoreCounters, LcoreStats, Role};
 use crate::forward::io::Transmit;
 use crate::forward::{Batches, LcoreQueues, TxPort, TxPorts, ROUNDS_PER_QUIESCENT};
 use crate::lookup::Lookup;
@@ -168,6 +168,7 @@ pub fn serve<L: Lookup>(
         .map(|&lcore| {
             Arc::new(LcoreStats {
                 lcore,
+                role: Role::EventWorker,
                 rx_queues: Vec::new(),
                 counters: LcoreCounters::for_ports(usize::from(dpdk::MAX_PORTS)),
             })
@@ -210,12 +211,36 @@ pub fn serve<L: Lookup>(
     if vectors_out > 0 {
         log::warn!("event vectors: {vectors_out} never came back to their pool");
     }
+    let mut stats = stats;
+    stats.extend(dropped_at_stop(drain.rx.as_ref(), scheduler.rx_lcore));
     let mut summary = Summary::collect(&dataplane.ports, &stats, secs);
     for p in &mut dataplane.ports {
         p.stop()?;
     }
     summary.mbufs_in_use = [mbufs_before, dataplane.mbufs_in_use()];
     poll::close_and_report(std::mem::take(&mut dataplane.ports), &summary, args)
+}
+
+/// What the RX adapter freed on arrival after the stop, counted as
+/// received and dropped (`at-stop`) by the lcore that runs it, so that
+/// what the ports received is what was sent or counted as dropped; none
+/// if it freed nothing.
+fn dropped_at_stop(rx: Option<&dpdk::RxAdapterWatch>, lcore: Option<u32>) -> Option<Arc<LcoreStats>> {
+    let counters = LcoreCounters::for_ports(usize::from(dpdk::MAX_PORTS));
+    let mut total = 0;
+    for (port, n) in rx?.dropped() {
+        counters.add_rx(port, n);
+        counters.add_drop(DropReason::AtStop, n);
+        total += n;
+    }
+    (total > 0).then(|| {
+        Arc::new(LcoreStats {
+            lcore: lcore.unwrap_or(u32::MAX),
+            role: Role::RxAdapter,
+            rx_queues: Vec::new(),
+            counters,
+        })
+    })
 }
 
 /// The event device with its queues, the adapters holding the ethdev
@@ -234,6 +259,8 @@ struct Scheduler {
     dequeue_depth: usize,
     /// How the RX adapter makes vectors, if it does.
     vectors: Option<VectorConfig>,
+    /// The service lcore the RX adapter runs on, if it needs one.
+    rx_lcore: Option<u32>,
 }
 
 impl Scheduler {
@@ -338,7 +365,9 @@ impl Scheduler {
         }
 
         let mut services = ServiceCores::new(eal);
-        let needed = [dev.service()?, rx_adapter.service()?, tx_adapter.service()?];
+        let rx_service = rx_adapter.service()?;
+        let needed = [dev.service()?, rx_service, tx_adapter.service()?];
+        let mut rx_lcore = None;
         for service in needed.into_iter().flatten() {
             if services.lcores().is_empty() {
                 return Err(format!(
@@ -349,6 +378,9 @@ impl Scheduler {
             }
             let lcore = services.run(service)?;
             log::info!("service {} runs on lcore {lcore}", service.name());
+            if Some(service) == rx_service {
+                rx_lcore = Some(lcore);
+            }
         }
         rx_adapter.start()?;
         tx_adapter.start()?;
@@ -370,6 +402,7 @@ impl Scheduler {
             eth,
             dequeue_depth: usize::from(default.dequeue_depth),
             vectors,
+            rx_lcore,
         })
     }
 

@@ -292,6 +292,29 @@ fn stop_under_load_gives_every_mbuf_back() {
     assert!(rx > 10_000, "not under load: {rx} received");
     let [before, after] = [0, 1].map(|i| s["mbufs_in_use"][i].as_u64().unwrap());
     assert_eq!(after, before, "mbufs in use before start / after stop: {s}");
+    // What the RX adapter freed after the stop is counted (by its lcore,
+    // as received and dropped at-stop): received = sent + dropped.
+    let f = &s["forwarded"];
+    let dropped: u64 = f
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(k, _)| k.starts_with("dropped_"))
+        .map(|(_, v)| v.as_u64().unwrap())
+        .sum();
+    assert_eq!(rx, f["tx"].as_u64().unwrap() + dropped, "{f}");
+    let lcores = s["lcores"].as_array().unwrap();
+    let role = |r: &str| lcores.iter().find(|l| l["role"] == r);
+    assert!(role("event_worker").is_some(), "{lcores:?}");
+    let adapter = role("rx_adapter").unwrap_or_else(|| panic!("no drops at stop counted: {lcores:?}"));
+    assert!(adapter["dropped_at_stop"].as_u64().unwrap() > 0, "{adapter}");
+    // The drivers' own count (per RX queue) agrees.
+    let queue_rx = |p: &serde_json::Value| -> u64 {
+        let queues = p["rx_queue_packets"].as_array().unwrap();
+        queues.iter().map(|q| q.as_u64().unwrap()).sum()
+    };
+    let driver_rx: u64 = s["ports"].as_array().unwrap().iter().map(queue_rx).sum();
+    assert_eq!(driver_rx, rx, "{s}");
 }
 
 /// C's set-up errors, each one line here (and an exit 1 in C as here): no

@@ -31,16 +31,22 @@ const ADAPTER_ID: u8 = 0;
 /// while the adapter flushes its buffer into the device and sends its
 /// vectors as they time out; dropped, it stops.
 pub struct RxAdapter {
-    /// Each queue with its callback (DPDK's handle).
-    queues: Vec<(RxQueue, *const std::ffi::c_void)>,
+    queues: Vec<WatchedQueue>,
     /// Read by the queues' callbacks, through pointers, until they are removed.
-    _closed: Arc<AtomicBool>,
-    /// Packets the callbacks freed; written by them, through a pointer.
-    dropped: Arc<AtomicU64>,
-    /// The callbacks' argument, pointing at the two above.
-    drop_when: Box<sys::shim_drop_when>,
+    closed: Arc<AtomicBool>,
     started: bool,
     _dev: Arc<DevLife>,
+}
+
+/// An RX queue the adapter serves, with its callback.
+struct WatchedQueue {
+    queue: RxQueue,
+    /// DPDK's handle of the callback (null if it could not be added).
+    cb: *const std::ffi::c_void,
+    /// Packets the callback freed; written by it, through a pointer.
+    dropped: Arc<AtomicU64>,
+    /// The callback's argument, pointing at `closed` and `dropped`.
+    _arg: Box<sys::shim_drop_when>,
 }
 
 // SAFETY: the callback handles are only passed back to DPDK (to remove
@@ -81,12 +87,13 @@ pub struct RxAdapterStats {
 
 /// A read-only view of the RX adapter's counters, for any thread.
 #[derive(Debug, Clone)]
-pub struct RxAdapterWatch(u8, Arc<AtomicU64>);
+pub struct RxAdapterWatch(u8, Vec<(u16, Arc<AtomicU64>)>);
 
 impl RxAdapterWatch {
-    /// Packets freed on arrival once the adapter was closed.
-    pub fn dropped(&self) -> u64 {
-        self.1.load(Ordering::Relaxed)
+    /// Packets freed on arrival once the adapter was closed, by ethdev
+    /// port (a port per RX queue).
+    pub fn dropped(&self) -> impl Iterator<Item = (u16, u64)> + '_ {
+        self.1.iter().map(|(port, n)| (*port, n.load(Ordering::Relaxed)))
     }
 
     /// The counters now; `None` once the adapter is gone.
@@ -105,7 +112,8 @@ impl RxAdapterWatch {
 impl RxAdapter {
     /// A view of its counters.
     pub fn watch(&self) -> RxAdapterWatch {
-        RxAdapterWatch(ADAPTER_ID, Arc::clone(&self.dropped))
+        let dropped = self.queues.iter().map(|w| (w.queue.port(), Arc::clone(&w.dropped)));
+        RxAdapterWatch(ADAPTER_ID, dropped.collect())
     }
 
     /// Creates the RX adapter of `dev`; where it needs an event port of its
@@ -119,16 +127,9 @@ impl RxAdapter {
         if ret != 0 {
             return Err(DpdkError::from_code("cannot create the eth RX adapter", ret));
         }
-        let dropped = Arc::new(AtomicU64::new(0));
-        let drop_when = Box::new(sys::shim_drop_when {
-            closed: closed.as_ptr() as *const u8,
-            dropped: dropped.as_ptr(),
-        });
         Ok(RxAdapter {
             queues: Vec::new(),
-            _closed: closed,
-            dropped,
-            drop_when,
+            closed,
             started: false,
             _dev: Arc::clone(&dev.life),
         })
@@ -175,13 +176,23 @@ impl RxAdapter {
                 ret,
             ));
         }
+        let dropped = Arc::new(AtomicU64::new(0));
+        let arg = Box::new(sys::shim_drop_when {
+            closed: self.closed.as_ptr() as *const u8,
+            dropped: dropped.as_ptr(),
+        });
         // SAFETY: the callback reads the flag and adds to the counter
         // (atomically) and frees the mbufs the queue hands it; both and
-        // their pointers (`drop_when`) live here until the callback is
-        // removed, after the adapter stopped polling the queue.
-        let cb = unsafe { sys::shim_rx_drop_when(port, q, &*self.drop_when) };
+        // their pointers (`arg`) live here until the callback is removed,
+        // after the adapter stopped polling the queue.
+        let cb = unsafe { sys::shim_rx_drop_when(port, q, &*arg) };
         // Kept even without its callback: the adapter polls the queue.
-        self.queues.push((queue, cb));
+        self.queues.push(WatchedQueue {
+            queue,
+            cb,
+            dropped,
+            _arg: arg,
+        });
         if cb.is_null() {
             return Err(DpdkError::from_errno(format!(
                 "cannot watch RX queue {q} of port {port}"
@@ -219,7 +230,7 @@ impl Drop for RxAdapter {
             if self.started {
                 sys::rte_event_eth_rx_adapter_stop(ADAPTER_ID);
             }
-            for (q, cb) in &self.queues {
+            for WatchedQueue { queue: q, cb, .. } in &self.queues {
                 sys::rte_event_eth_rx_adapter_queue_del(ADAPTER_ID, q.port(), i32::from(q.queue()));
                 if !cb.is_null() {
                     sys::shim_rx_drop_when_remove(q.port(), q.queue(), *cb);
