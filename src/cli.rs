@@ -114,8 +114,8 @@ pub struct Args {
     /// anyway. It loses them after its first flush; tests use its first
     /// (one RX queue, at most 128 packets, a multiple of the vector size)
     /// to check the vector path.
-    #[arg(long = "event-vector-software", hide = true)]
-    pub event_vector_software: bool,
+    #[arg(long = "software-rx-vectors", hide = true)]
+    pub software_rx_vectors: bool,
 
     /// Lookup method (the modes' names and legacy flags are added from
     /// `mode::MODES`, with their help)

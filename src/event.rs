@@ -58,7 +58,7 @@ const VECTOR_TMO_NS_DEFAULT: u64 = 1_000_000;
 struct VectorRequest {
     size: u64,
     tmo: u64,
-    /// `--event-vector-software`.
+    /// `--software-rx-vectors`.
     software: bool,
 }
 
@@ -70,7 +70,7 @@ fn vector_request(args: &Args) -> Option<VectorRequest> {
             .event_vector_tmo
             .filter(|&n| n > 0)
             .unwrap_or(VECTOR_TMO_NS_DEFAULT),
-        software: args.event_vector_software,
+        software: args.software_rx_vectors,
     })
 }
 

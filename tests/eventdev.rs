@@ -141,7 +141,7 @@ fn lpm_and_fib_match_c_under_each_scheduling_type() {
 /// type, in C's order but for FIB (multisets: its order varies in C).
 /// DPDK 22.11's software RX adapter loses vectors after its first flush,
 /// so the input is what one flush carries: 128 frames on one port, four
-/// vectors of 32 (`--event-vector-software` lets it run).
+/// vectors of 32 (`--software-rx-vectors` lets it run).
 #[test]
 fn vectors_forward_as_c_does_without() {
     let valid_only = trafficgen::Mix {
@@ -157,7 +157,7 @@ fn vectors_forward_as_c_does_without() {
         for sched in SCHEDS {
             let sched_arg = format!("--eventq-sched={sched}");
             let args = [&LPM_RULES[..], &[lookup, &sched_arg]].concat();
-            let vectors = [&args[..], &["--event-vector", "--event-vector-software"]].concat();
+            let vectors = [&args[..], &["--event-vector", "--software-rx-vectors"]].concat();
             let what = format!("{vectors:?}");
             let [c, rs] = run_pair(
                 || event_run(c_l3fwd(), &inputs, &args),
@@ -396,7 +396,7 @@ fn the_software_adapter_loses_vectors_past_its_first_flush() {
         .port(inputs[0].clone())
         .port(inputs[1].clone())
         .args(EVENT_MODE)
-        .args(&["--event-vector", "--event-vector-software"])
+        .args(&["--event-vector", "--software-rx-vectors"])
         .stats_json()
         .run();
     let s = out.stats.as_ref().expect("stats");

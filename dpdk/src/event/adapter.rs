@@ -49,10 +49,6 @@ struct WatchedQueue {
     _arg: Box<sys::shim_drop_when>,
 }
 
-// SAFETY: the callback handles are only passed back to DPDK (to remove
-// them) by the thread that drops the adapter; the rest is Send.
-unsafe impl Send for RxAdapter {}
-
 /// The eth TX adapter: sends the events' mbufs on the TX queues it holds
 /// (the mbuf's port, its TX queue from `rte_event_eth_tx_adapter_txq_set`).
 pub struct TxAdapter {

@@ -160,6 +160,15 @@ impl Drop for VectorPool {
 ///     let _ = v.len(); // use of moved value
 /// }
 /// ```
+///
+/// Used before, it is fine:
+///
+/// ```
+/// fn check(port: &mut dpdk::EventPort, v: dpdk::EventVector) {
+///     let _ = v.len();
+///     port.forward_vector(v);
+/// }
+/// ```
 pub struct EventVector {
     pub(crate) vec: NonNull<sys::rte_event_vector>,
     /// Its event's place in the dequeue round.
