@@ -1033,6 +1033,9 @@ mod tests {
         );
         // As C's strtol: not a number is 0, the default.
         assert_eq!(ok("-p 1 --event-vector-size x").event_vector_size, Some(0));
+        // C's getopt abbreviations.
+        assert_eq!(ok("-p 1 --event-vector-s 64").event_vector_size, Some(64));
+        assert_eq!(ok("-p 1 --event-vector-t 1").event_vector_tmo, Some(1));
         assert!(!ok("-p 1").event_vector);
     }
 
