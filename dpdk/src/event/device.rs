@@ -9,6 +9,7 @@
 //!   [`EventPort`]; that handle is `Send` but neither `Clone` nor `Sync`:
 //!   it moves into the one lcore that dequeues and enqueues on it;
 //! - an [`Event`] owns its mbuf: forwarding moves it, dropping frees it;
+//!   a dequeued vector is an [`EventVector`], which owns its packets alike;
 //! - ports and adapters keep the device open, and [`EventDev::stop`]
 //!   refuses while any of them exists; the device frees at stop the mbufs
 //!   of the events still inside it.
