@@ -28,13 +28,6 @@ pub const USAGE: &str = "l3fwd-rs [EAL options] -- -p PORTMASK [--config (port,q
 pub const EXAMPLE: &str = "l3fwd-rs -l 0 --no-huge -m 512 --no-pci --vdev=net_null0 --vdev=net_null1 \
 -- -p 0x3 --config '(0,0,0),(1,0,0)' --stats-interval 1 --duration 3";
 
-/// C options l3fwd-rs accepts but does not implement, and whether they take a value.
-const UNSUPPORTED: [(&str, bool); 3] = [
-    ("event-vector", false),
-    ("event-vector-size", true),
-    ("event-vector-tmo", true),
-];
-
 /// One `(port,queue,lcore)` tuple of `--config`: RX queue `queue` of `port`
 /// is polled by `lcore`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,6 +95,27 @@ pub struct Args {
     /// Eventdev mode: RX queues per port (default 1)
     #[arg(long = "event-eth-rxqs", value_name = "N", value_parser = parse_event_eth_rxqs)]
     pub event_eth_rxqs: Option<u16>,
+
+    /// Eventdev mode: the RX adapter hands packets over in vectors (one
+    /// event per up to --event-vector-size packets of one RX queue)
+    #[arg(long = "event-vector")]
+    pub event_vector: bool,
+
+    /// With --event-vector: most packets in a vector (default 32)
+    #[arg(long = "event-vector-size", value_name = "SIZE", value_parser = parse_vector_number)]
+    pub event_vector_size: Option<u64>,
+
+    /// With --event-vector: longest a vector waits for packets, in ns
+    /// (default 1000000)
+    #[arg(long = "event-vector-tmo", value_name = "NS", value_parser = parse_vector_number)]
+    pub event_vector_tmo: Option<u64>,
+
+    /// With --event-vector: use DPDK 22.11's software RX adapter's vectors
+    /// anyway. It loses them after its first flush; tests use its first
+    /// (one RX queue, at most 128 packets, a multiple of the vector size)
+    /// to check the vector path.
+    #[arg(long = "software-rx-vectors", hide = true)]
+    pub software_rx_vectors: bool,
 
     /// Lookup method (the modes' names and legacy flags are added from
     /// `mode::MODES`, with their help)
@@ -272,10 +286,6 @@ pub fn parse(app_args: &[String]) -> Result<Args, clap::Error> {
     let app_args =
         abbrev::expand(app_args, &long_names, &with_value).map_err(|e| error_line(ErrorKind::UnknownArgument, &e))?;
     let matches = command.clone().try_get_matches_from(app_args).map_err(one_line)?;
-    if let Some(option) = first_unsupported(&matches) {
-        let message = format!("option --{option} is not supported by l3fwd-rs (event vectors are not implemented)");
-        return Err(error_line(ErrorKind::UnknownArgument, &message));
-    }
     let mut args = Args::from_arg_matches(&matches).map_err(one_line)?;
     check_event_options(&args, &matches).map_err(|message| error_line(ErrorKind::ArgumentConflict, message))?;
     check_stray(&args.stray).map_err(|message| error_line(ErrorKind::UnknownArgument, &message))?;
@@ -323,8 +333,7 @@ fn capped_values(error: &clap::Error) -> String {
     rendered
 }
 
-/// The command line as clap parses it: [`Args`], the modes' legacy flags
-/// and C's options that l3fwd-rs does not implement.
+/// The command line as clap parses it: [`Args`] and the modes' legacy flags.
 pub fn command() -> clap::Command {
     let modes: Vec<String> = MODES.iter().map(|m| format!("{} = {}", m.name, m.about)).collect();
     let lookup_help = format!("Lookup method: {}", modes.join("; "));
@@ -336,7 +345,7 @@ pub fn command() -> clap::Command {
         Some(Arg::new(m.name).short(flag).action(ArgAction::Count).help(help))
     });
     let command = command.version(version()).after_help(eal_help());
-    with_unsupported(command.args(flags))
+    command.args(flags)
 }
 
 /// `--version`: l3fwd-rs's and the DPDK libraries' it runs on.
@@ -393,27 +402,6 @@ fn check_stray(stray: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-/// Declares C's unsupported options (hidden) so that they get a clear error
-/// instead of "unexpected argument".
-fn with_unsupported(command: clap::Command) -> clap::Command {
-    command.args(UNSUPPORTED.map(|(name, takes_value)| {
-        let arg = Arg::new(name).long(name).hide(true);
-        if takes_value {
-            arg.action(ArgAction::Set)
-        } else {
-            arg.action(ArgAction::SetTrue)
-        }
-    }))
-}
-
-/// The first unsupported option given.
-fn first_unsupported(matches: &ArgMatches) -> Option<&'static str> {
-    UNSUPPORTED
-        .iter()
-        .map(|&(name, _)| name)
-        .find(|&name| matches.value_source(name) == Some(ValueSource::CommandLine))
-}
-
 /// C's checks of the event options, with its messages: `--config` has no
 /// meaning in eventdev mode (every lcore takes events), and the event
 /// options none in poll mode.
@@ -455,6 +443,16 @@ fn parse_eventq_sched(text: &str) -> Result<dpdk::SchedType, String> {
             dpdk::SchedType::Atomic
         }
     })
+}
+
+/// `--event-vector-size` / `--event-vector-tmo`: decimal; as C's
+/// `strtol`/`strtoull` give 0 for what is not a number, and 0 means the
+/// default (with a warning here).
+fn parse_vector_number(text: &str) -> Result<u64, String> {
+    Ok(text.parse::<u64>().unwrap_or_else(|_| {
+        log::warn!("{}: not a number; the default, as in C", quote(text));
+        0
+    }))
 }
 
 /// `--event-eth-rxqs`: as C's `parse_event_eth_rx_queues`, what is not a
@@ -1026,13 +1024,19 @@ mod tests {
     }
 
     #[test]
-    fn unsupported_c_options() {
-        for option in ["--event-vector", "--event-vector-size 4", "--event-vector-tmo=100"] {
-            let name = option.split(['=', ' ']).next().unwrap();
-            let message = err(&format!("-p 1 {option}"));
-            let expected = format!("option {name} is not supported by l3fwd-rs (event vectors are not implemented)");
-            assert!(message.contains(&expected), "{option}: {message}");
-        }
+    fn event_vector_options() {
+        let args = ok("-p 1 --mode=eventdev --event-vector --event-vector-size 64 --event-vector-tmo=200000");
+        assert!(args.event_vector);
+        assert_eq!(
+            (args.event_vector_size, args.event_vector_tmo),
+            (Some(64), Some(200_000))
+        );
+        // As C's strtol: not a number is 0, the default.
+        assert_eq!(ok("-p 1 --event-vector-size x").event_vector_size, Some(0));
+        // C's getopt abbreviations.
+        assert_eq!(ok("-p 1 --event-vector-s 64").event_vector_size, Some(64));
+        assert_eq!(ok("-p 1 --event-vector-t 1").event_vector_tmo, Some(1));
+        assert!(!ok("-p 1").event_vector);
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use dpdk::{Port, QUEUE_STATS};
 use serde::Serialize;
 
-use crate::counters::{DropReason, LcoreStats, Totals};
+use crate::counters::{DropReason, LcoreStats, Role, Totals};
 use crate::ctl::Socket;
 use crate::live::{Command, Tables};
 use crate::outln;
@@ -216,13 +216,15 @@ impl Summary {
         // With one lcore its line would repeat the total.
         if self.lcores.len() > 1 {
             for l in &self.lcores {
-                let queues: Vec<String> = l.rx_queues.iter().map(|(p, q)| format!("({p},{q})")).collect();
-                outln!(
-                    "lcore {} polling {}: {}",
-                    l.lcore,
-                    queues.join(" "),
-                    counts(&l.counters.totals())
-                );
+                let does = match l.role {
+                    Role::Poll => {
+                        let queues: Vec<String> = l.rx_queues.iter().map(|(p, q)| format!("({p},{q})")).collect();
+                        format!("polling {}", queues.join(" "))
+                    }
+                    Role::EventWorker => "event worker".to_owned(),
+                    Role::RxAdapter => "RX adapter, after the stop".to_owned(),
+                };
+                outln!("lcore {} {does}: {}", l.lcore, counts(&l.counters.totals()));
             }
         }
         outln!(
@@ -230,7 +232,7 @@ impl Summary {
             counts(&self.forwarded),
             self.tx_mpps
         );
-        for l in &self.lcores {
+        for l in self.lcores.iter().filter(|l| l.role != Role::RxAdapter) {
             outln!("lcore {} load: {}", l.lcore, l.counters.totals().load());
         }
         let [before, after] = self.mbufs_in_use;

@@ -11,10 +11,24 @@ use serde::Serialize;
 #[derive(Debug, Serialize)]
 pub struct LcoreStats {
     pub lcore: u32,
+    pub role: Role,
     /// The `(port, queue)` pairs it polls.
     pub rx_queues: Vec<(u16, u16)>,
     #[serde(flatten)]
     pub counters: LcoreCounters,
+}
+
+/// What an lcore does, as the summary and `--stats-json` say it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Polls its RX queues and forwards (poll mode).
+    Poll,
+    /// Dequeues events from its event port and forwards them (eventdev mode).
+    EventWorker,
+    /// Runs the eth RX adapter (a service lcore): counts only what the
+    /// adapter freed on arrival after a stop.
+    RxAdapter,
 }
 
 /// Declares the counters once, each a line: the counts, then the drop
@@ -125,6 +139,8 @@ counters! {
     polls,
     /// Polls that brought nothing.
     empty_polls,
+    /// Events dequeued (eventdev mode): packets, or vectors of them.
+    events,
     ;
     /// IPv4 packets dropped for an invalid header (RFC 1812 checks).
     Invalid: dropped_invalid = "invalid",
@@ -141,6 +157,9 @@ counters! {
     /// Packets no rule matched in a mode that drops them (ACL; its
     /// non-IP frames too).
     NoRule: dropped_no_rule = "no-rule",
+    /// Packets the eventdev RX adapter freed on arrival after a stop, while
+    /// the workers drained what was in flight.
+    AtStop: dropped_at_stop = "at-stop",
 }
 
 /// What one lcore received from and sent to one port: the per-port
@@ -247,6 +266,12 @@ impl LcoreCounters {
         bump(&self.polls, polls);
         bump(&self.empty_polls, empty);
     }
+
+    /// Counts events dequeued.
+    #[inline(always)]
+    pub fn add_events(&self, n: u64) {
+        bump(&self.events, n);
+    }
 }
 
 /// Serialised as a snapshot of the counters and the load they show.
@@ -296,8 +321,10 @@ mod tests {
         b.add_drop(DropReason::Unroutable, 3);
         a.add_drop(DropReason::Denied, 4);
         b.add_drop(DropReason::NoRule, 5);
+        a.add_drop(DropReason::AtStop, 6);
         b.add_busy_cycles(70);
         b.add_polls(4, 1);
+        b.add_events(6);
         let t: Totals = [a.totals(), b.totals()].into_iter().sum();
         assert_eq!(
             t,
@@ -307,19 +334,21 @@ mod tests {
                 busy_cycles: 70,
                 polls: 4,
                 empty_polls: 1,
+                events: 6,
                 dropped_invalid: 1,
                 dropped_runt: 1,
                 dropped_tx_full: 2,
                 dropped_unroutable: 3,
                 dropped_denied: 4,
                 dropped_no_rule: 5,
+                dropped_at_stop: 6,
             }
         );
         let dropped: Vec<u64> = DropReason::ALL.iter().map(|&d| t.dropped(d)).collect();
-        assert_eq!(dropped, [1, 1, 2, 3, 4, 5]);
+        assert_eq!(dropped, [1, 1, 2, 3, 4, 5, 6]);
         let named = LcoreCounters::named(&t);
         assert!(named.contains(&("dropped_no_rule".to_owned(), 5)), "{named:?}");
-        assert_eq!(named.len(), 5 + DropReason::ALL.len());
+        assert_eq!(named.len(), 6 + DropReason::ALL.len());
         let load = t.load();
         assert_eq!(load.cycles_per_packet, 10.0);
         assert!((load.packets_per_poll - 7.0 / 3.0).abs() < 1e-9);

@@ -18,11 +18,14 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::Duration;
 
-use dpdk::{Eal, Event, EventDev, EventPort, Port, Reader, RxAdapter, SchedType, ServiceCores, TxAdapter, TxPath};
+use dpdk::{
+    Eal, Event, EventDev, EventPort, EventVector, Mbuf, MbufArray, Port, Reader, RxAdapter, SchedType, ServiceCores,
+    TxAdapter, TxPath, VectorConfig, VectorLimits,
+};
 
 use crate::cli::{Args, ConfigEntry};
 use crate::control::Summary;
-use crate::counters::{LcoreCounters, LcoreStats};
+use crate::counters::{DropReason, LcoreCounters, LcoreStats, Role};
 use crate::forward::io::Transmit;
 use crate::forward::{Batches, LcoreQueues, TxPort, TxPorts, ROUNDS_PER_QUIESCENT};
 use crate::lookup::Lookup;
@@ -42,8 +45,76 @@ const PORT_DEPTH: u16 = 32;
 /// they forwarded last.
 const TX_DRAIN: Duration = Duration::from_millis(50);
 /// After a stop, the workers forward what is in flight for at most this
-/// many seconds.
+/// many seconds (and the vectors' timeout twice).
 const DRAIN_MAX_SECS: u64 = 2;
+/// C's vector size and timeout when `--event-vector-size` or
+/// `--event-vector-tmo` is absent or 0 (`VECTOR_SIZE_DEFAULT`,
+/// `VECTOR_TMO_NS_DEFAULT`).
+const VECTOR_SIZE_DEFAULT: u64 = 32;
+const VECTOR_TMO_NS_DEFAULT: u64 = 1_000_000;
+
+/// The vectors `--event-vector` asks for, with C's defaults. The sizes
+/// are checked against the RX adapter's limits later ([`check_vectors`]).
+struct VectorRequest {
+    size: u64,
+    tmo: u64,
+    /// `--software-rx-vectors`.
+    software: bool,
+}
+
+/// `None` without `--event-vector`.
+fn vector_request(args: &Args) -> Option<VectorRequest> {
+    args.event_vector.then(|| VectorRequest {
+        size: args.event_vector_size.filter(|&n| n > 0).unwrap_or(VECTOR_SIZE_DEFAULT),
+        tmo: args
+            .event_vector_tmo
+            .filter(|&n| n > 0)
+            .unwrap_or(VECTOR_TMO_NS_DEFAULT),
+        software: args.software_rx_vectors,
+    })
+}
+
+/// The vector configuration if the RX adapter takes it on every port in
+/// `eth_ports`; else one line saying what it takes. DPDK 22.11's software
+/// RX adapter (`event_sw`'s) loses the vectors it makes (see
+/// [`VectorLimits::software`]): refused there rather than leaking.
+fn check_vectors(dev: &EventDev, eth_ports: &[u16], request: &VectorRequest) -> Result<VectorConfig, String> {
+    let mut conf = None;
+    for &port in eth_ports {
+        let limits = VectorLimits::of(dev, port).map_err(|e| format!("--event-vector: {e}"))?;
+        conf = Some(within(&limits, request.size, request.tmo)?);
+        if limits.software && !request.software {
+            return Err(SOFTWARE_VECTORS.to_owned());
+        }
+    }
+    conf.ok_or_else(|| "--event-vector: no port".to_owned())
+}
+
+/// Why `--event-vector` is refused on a software RX adapter.
+const SOFTWARE_VECTORS: &str = "--event-vector: the RX adapter here is DPDK 22.11's software one, which loses event \
+vectors (it writes them outside the live part of its buffer); vectors need an RX adapter that is an internal port";
+
+/// `size` and `tmo` as a vector configuration, if within `limits`.
+fn within(limits: &VectorLimits, size: u64, tmo: u64) -> Result<VectorConfig, String> {
+    let (min, max) = (limits.min_size, limits.max_size);
+    let size_ok = (u64::from(min)..=u64::from(max)).contains(&size) && (!limits.power_of_2 || size.is_power_of_two());
+    if !size_ok {
+        let powers = if limits.power_of_2 { ", a power of 2" } else { "" };
+        return Err(format!(
+            "--event-vector-size {size}: the event device's RX adapter takes {min} to {max}{powers}"
+        ));
+    }
+    let (min, max) = (limits.min_timeout_ns, limits.max_timeout_ns);
+    if !(min..=max).contains(&tmo) {
+        return Err(format!(
+            "--event-vector-tmo {tmo}: the event device's RX adapter takes {min} to {max} ns"
+        ));
+    }
+    Ok(VectorConfig {
+        size: size as u16,
+        timeout_ns: tmo,
+    })
+}
 
 /// The RX queues of the event model as `--config` tuples (C's
 /// `--event-eth-rxqs` per enabled port, queue 0 first), all on the main
@@ -87,7 +158,9 @@ pub fn serve<L: Lookup>(
         .ok_or("eventdev mode: no enabled port to forward on")?;
     let workers = eal.lcores();
     let sched = args.eventq_sched.unwrap_or(SchedType::Atomic);
-    let mut scheduler = Scheduler::build(eal, queues, workers.len(), sched, quit)?;
+    let mbufs = dataplane.pools.iter().map(dpdk::Mempool::size).sum();
+    let vectors = vector_request(args).map(|req| (req, mbufs));
+    let mut scheduler = Scheduler::build(eal, queues, workers.len(), sched, vectors, quit)?;
     scheduler.dev.start()?;
     poll::start_ports(&mut dataplane.ports, args, quit)?;
     let stats: Vec<Arc<LcoreStats>> = workers
@@ -95,15 +168,22 @@ pub fn serve<L: Lookup>(
         .map(|&lcore| {
             Arc::new(LcoreStats {
                 lcore,
+                role: Role::EventWorker,
                 rx_queues: Vec::new(),
                 counters: LcoreCounters::for_ports(usize::from(dpdk::MAX_PORTS)),
             })
         })
         .collect();
+    // Vectors being filled when the RX adapter closed are sent when they
+    // time out: the drain waits for that.
+    let settle_ticks = scheduler.vectors.map_or(0, |v| {
+        (2 * u128::from(v.timeout_ns) * u128::from(eal.tsc_hz()) / 1_000_000_000) as u64
+    });
     let drain = Arc::new(Drain {
         rx: scheduler.rx.as_ref().map(RxAdapter::watch),
         workers: stats.clone(),
-        max_ticks: eal.tsc_hz() * DRAIN_MAX_SECS,
+        settle_ticks,
+        max_ticks: eal.tsc_hz() * DRAIN_MAX_SECS + settle_ticks,
     });
     let tasks = stats
         .iter()
@@ -116,6 +196,7 @@ pub fn serve<L: Lookup>(
                 stats: Arc::clone(stats),
                 quit: Arc::clone(quit),
                 dequeue_depth: scheduler.dequeue_depth,
+                vectors: scheduler.vectors.is_some(),
                 drain: Arc::clone(&drain),
             })
         })
@@ -124,14 +205,42 @@ pub fn serve<L: Lookup>(
 
     let freed = scheduler.stop()?;
     if freed > 0 {
-        log::info!("event device: freed {freed} packets still scheduled at stop");
+        log::info!("event device: freed {freed} events still scheduled at stop");
     }
+    let vectors_out = scheduler.dev.vectors_in_use();
+    if vectors_out > 0 {
+        log::warn!("event vectors: {vectors_out} never came back to their pool");
+    }
+    let mut stats = stats;
+    stats.extend(dropped_at_stop(drain.rx.as_ref(), scheduler.rx_lcore));
     let mut summary = Summary::collect(&dataplane.ports, &stats, secs);
     for p in &mut dataplane.ports {
         p.stop()?;
     }
     summary.mbufs_in_use = [mbufs_before, dataplane.mbufs_in_use()];
     poll::close_and_report(std::mem::take(&mut dataplane.ports), &summary, args)
+}
+
+/// What the RX adapter freed on arrival after the stop, counted as
+/// received and dropped (`at-stop`) by the lcore that runs it, so that
+/// what the ports received is what was sent or counted as dropped; none
+/// if it freed nothing.
+fn dropped_at_stop(rx: Option<&dpdk::RxAdapterWatch>, lcore: Option<u32>) -> Option<Arc<LcoreStats>> {
+    let counters = LcoreCounters::for_ports(usize::from(dpdk::MAX_PORTS));
+    let mut total = 0;
+    for (port, n) in rx?.dropped() {
+        counters.add_rx(port, n);
+        counters.add_drop(DropReason::AtStop, n);
+        total += n;
+    }
+    (total > 0).then(|| {
+        Arc::new(LcoreStats {
+            lcore: lcore.unwrap_or(u32::MAX),
+            role: Role::RxAdapter,
+            rx_queues: Vec::new(),
+            counters,
+        })
+    })
 }
 
 /// The event device with its queues, the adapters holding the ethdev
@@ -148,6 +257,10 @@ struct Scheduler {
     eth: Vec<(u16, EthRewrite)>,
     /// Events asked of each dequeue (C: the port's default dequeue depth).
     dequeue_depth: usize,
+    /// How the RX adapter makes vectors, if it does.
+    vectors: Option<VectorConfig>,
+    /// The service lcore the RX adapter runs on, if it needs one.
+    rx_lcore: Option<u32>,
 }
 
 impl Scheduler {
@@ -155,11 +268,15 @@ impl Scheduler {
     /// an event queue per ethdev port (and the TX adapter's, on the
     /// generic path), an event port per worker linked to the former, the
     /// adapters, and the services mapped to service cores.
+    /// With `vectors` (the size and timeout asked for, and the mbufs
+    /// there are), the RX adapter makes vectors from a pool of them sized
+    /// as C sizes it.
     fn build(
         eal: &Eal,
         queues: LcoreQueues,
         workers: usize,
         sched: SchedType,
+        vectors: Option<(VectorRequest, u32)>,
         quit: &Arc<AtomicBool>,
     ) -> Result<Scheduler, Box<dyn Error>> {
         let mut dev = EventDev::take(eal)?;
@@ -216,12 +333,26 @@ impl Scheduler {
             ports.push(port);
         }
 
+        let vectors = match vectors {
+            Some((request, mbufs)) => {
+                let conf = check_vectors(&dev, &eth_ports, &request)?;
+                let count = mbufs.div_ceil(u32::from(conf.size)).max(512) + workers as u32 * 32;
+                dev.create_vector_pool(count, conf.size)?;
+                log::info!(
+                    "event vectors of up to {} packets, {} ns: a pool of {count}",
+                    conf.size,
+                    conf.timeout_ns
+                );
+                Some(conf)
+            }
+            None => None,
+        };
         let LcoreQueues { rx, tx, .. } = queues;
         // Once `quit` is set, it drops what arrives and flushes the rest.
         let mut rx_adapter = RxAdapter::create(&mut dev, &port_conf, Arc::clone(quit))?;
         for q in rx {
             let event_queue = eth_ports.iter().position(|&p| p == q.port()).unwrap_or(0) as u8;
-            rx_adapter.add(q, event_queue, sched)?;
+            rx_adapter.add(q, event_queue, sched, vectors)?;
         }
         let mut tx_adapter = TxAdapter::create(&mut dev, &port_conf)?;
         let mut eth = Vec::new();
@@ -234,7 +365,9 @@ impl Scheduler {
         }
 
         let mut services = ServiceCores::new(eal);
-        let needed = [dev.service()?, rx_adapter.service()?, tx_adapter.service()?];
+        let rx_service = rx_adapter.service()?;
+        let needed = [dev.service()?, rx_service, tx_adapter.service()?];
+        let mut rx_lcore = None;
         for service in needed.into_iter().flatten() {
             if services.lcores().is_empty() {
                 return Err(format!(
@@ -245,6 +378,9 @@ impl Scheduler {
             }
             let lcore = services.run(service)?;
             log::info!("service {} runs on lcore {lcore}", service.name());
+            if Some(service) == rx_service {
+                rx_lcore = Some(lcore);
+            }
         }
         rx_adapter.start()?;
         tx_adapter.start()?;
@@ -265,6 +401,8 @@ impl Scheduler {
             ports,
             eth,
             dequeue_depth: usize::from(default.dequeue_depth),
+            vectors,
+            rx_lcore,
         })
     }
 
@@ -289,17 +427,22 @@ struct EventLcore<L: Lookup> {
     stats: Arc<LcoreStats>,
     quit: Arc<AtomicBool>,
     dequeue_depth: usize,
+    /// Its events are vectors.
+    vectors: bool,
     drain: Arc<Drain>,
 }
 
 /// When the workers are done after `quit`: once the RX adapter has
-/// flushed what it buffered and the workers have dequeued every event it
-/// enqueued (each is dequeued once: the workers' ports are linked to the
-/// ethdev queues only), or `max_ticks` after `quit`.
+/// flushed what it buffered (and, with vectors, `settle_ticks` have passed
+/// for those it was filling to time out and be sent) and the workers have
+/// dequeued every event it enqueued (each is dequeued once: the workers'
+/// ports are linked to the ethdev queues only), or `max_ticks` after
+/// `quit`.
 struct Drain {
     /// None on an internal-port device (no adapter buffer to flush).
     rx: Option<dpdk::RxAdapterWatch>,
     workers: Vec<Arc<LcoreStats>>,
+    settle_ticks: u64,
     max_ticks: u64,
 }
 
@@ -307,17 +450,32 @@ impl Drain {
     /// Whether a worker whose port just came back empty, and which saw
     /// `quit` at `quit_at`, is done at `now`.
     fn done(&self, now: u64, quit_at: u64) -> bool {
-        let Some(rx) = self.rx.and_then(|w| w.stats()) else {
+        let Some(rx) = self.rx.as_ref().and_then(|w| w.stats()) else {
             return true;
         };
-        let dequeued: u64 = self.workers.iter().map(|w| w.counters.totals().rx).sum();
-        (rx.buffered == 0 && dequeued >= rx.enqueued) || self.expired(now, quit_at)
+        let dequeued: u64 = self.workers.iter().map(|w| w.counters.totals().events).sum();
+        let settled = now.wrapping_sub(quit_at) > self.settle_ticks;
+        (settled && rx.buffered == 0 && dequeued >= rx.enqueued) || self.expired(now, quit_at)
     }
 
     /// Whether the drain has run out of time.
     fn expired(&self, now: u64, quit_at: u64) -> bool {
         now.wrapping_sub(quit_at) > self.max_ticks
     }
+}
+
+/// How a worker forwards what one dequeue brought: packet events, or
+/// vectors of packets. Either way through [`Batches`], the poll path's
+/// code, each packet put back into the event port's round.
+trait EventPath<L: Lookup> {
+    /// Forwards `packets` and `vectors`, leaving both empty.
+    fn forward(
+        &mut self,
+        packets: &mut Vec<Event>,
+        vectors: &mut Vec<EventVector>,
+        lookup: &L,
+        counters: &LcoreCounters,
+    );
 }
 
 /// The way to one ethdev port from an event lcore: events bound there go
@@ -344,20 +502,163 @@ impl Transmit for EventTx {
     fn reclaim_sent(&mut self) {}
 }
 
+/// Packet events: the round forwarded as one batch.
+struct PacketPath<L: Lookup> {
+    path: Batches<L, Event>,
+    tx: TxPorts<EventTx>,
+}
+
+impl<L: Lookup> EventPath<L> for PacketPath<L> {
+    #[inline(always)]
+    fn forward(
+        &mut self,
+        packets: &mut Vec<Event>,
+        vectors: &mut Vec<EventVector>,
+        lookup: &L,
+        counters: &LcoreCounters,
+    ) {
+        // None without vectors (dropping one would free it).
+        vectors.clear();
+        self.path
+            .forward(packets, |e| e.mbuf().port(), lookup, &mut self.tx, counters);
+        self.tx.drain(counters);
+    }
+}
+
+/// The way to one ethdev port for the packets of a vector: back into the
+/// vector being forwarded.
+struct VectorTx {
+    port: u16,
+    open: Rc<RefCell<Option<EventVector>>>,
+}
+
+impl Transmit for VectorTx {
+    type Batch = MbufArray<MAX_BURST>;
+    fn port(&self) -> u16 {
+        self.port
+    }
+    #[inline(always)]
+    fn send(&mut self, from: &mut MbufArray<MAX_BURST>) -> usize {
+        self.open.borrow_mut().as_mut().map_or(0, |v| v.refill(from, self.port))
+    }
+    fn reclaim_sent(&mut self) {}
+}
+
+/// Vectors: each one's packets forwarded in batches of up to
+/// [`MAX_BURST`] and put back into it, then the vector into the round.
+struct VectorPath<L: Lookup> {
+    path: Batches<L, Mbuf>,
+    tx: TxPorts<VectorTx>,
+    /// The vector being forwarded.
+    open: Rc<RefCell<Option<EventVector>>>,
+    batch: MbufArray<MAX_BURST>,
+    port: Rc<RefCell<EventPort>>,
+}
+
+impl<L: Lookup> EventPath<L> for VectorPath<L> {
+    #[inline(always)]
+    fn forward(
+        &mut self,
+        packets: &mut Vec<Event>,
+        vectors: &mut Vec<EventVector>,
+        lookup: &L,
+        counters: &LcoreCounters,
+    ) {
+        // None with vectors: every RX queue makes them.
+        packets.clear();
+        for v in vectors.drain(..) {
+            *self.open.borrow_mut() = Some(v);
+            while self.open.borrow_mut().as_mut().map_or(0, |v| v.fill(&mut self.batch)) > 0 {
+                self.path
+                    .forward(&mut self.batch, Mbuf::port, lookup, &mut self.tx, counters);
+                self.tx.drain(counters);
+            }
+            if let Some(v) = self.open.borrow_mut().take() {
+                self.port.borrow_mut().forward_vector(v);
+            }
+        }
+    }
+}
+
 impl<L: Lookup> LcoreJob for EventLcore<L> {
     fn lcore(&self) -> u32 {
         self.stats.lcore
     }
 
-    /// Dequeues a burst, forwards it, sends the round back in order, until
-    /// `quit`, and on until the events in flight are forwarded ([`Drain`]);
-    /// then releases what the port holds. Never inlined: profilers find
-    /// the loop by name.
-    #[inline(never)]
+    /// Forwards events, or vectors, until `quit` and the drain are over.
     fn run(self) -> i32 {
         let EventLcore {
             port,
             eth,
+            lookup,
+            stats,
+            quit,
+            dequeue_depth,
+            vectors,
+            drain,
+        } = self;
+        let port = Rc::new(RefCell::new(port));
+        let worker = Worker {
+            lookup,
+            stats,
+            quit,
+            dequeue_depth,
+            drain,
+        };
+        if vectors {
+            let open = Rc::new(RefCell::new(None));
+            let mut tx = TxPorts::default();
+            for (p, rewrite) in eth {
+                let out = VectorTx {
+                    port: p,
+                    open: Rc::clone(&open),
+                };
+                tx.insert(p, TxPort::new(out, rewrite, MAX_BURST));
+            }
+            let path = VectorPath {
+                path: Batches::default(),
+                tx,
+                open,
+                batch: MbufArray::new(),
+                port: Rc::clone(&port),
+            };
+            worker.run(port, path)
+        } else {
+            let mut tx = TxPorts::default();
+            for (p, rewrite) in eth {
+                let out = EventTx {
+                    port: p,
+                    events: Rc::clone(&port),
+                };
+                // Sent at the end of each round, never held across dequeues.
+                tx.insert(p, TxPort::new(out, rewrite, MAX_BURST));
+            }
+            let path = PacketPath {
+                path: Batches::default(),
+                tx,
+            };
+            worker.run(port, path)
+        }
+    }
+}
+
+/// What the event loop needs besides its port and path.
+struct Worker<L: Lookup> {
+    lookup: Reader<L>,
+    stats: Arc<LcoreStats>,
+    quit: Arc<AtomicBool>,
+    dequeue_depth: usize,
+    drain: Arc<Drain>,
+}
+
+impl<L: Lookup> Worker<L> {
+    /// Dequeues a burst, forwards it along `path`, sends the round back in
+    /// order, until `quit`, and on until the events in flight are forwarded
+    /// ([`Drain`]); then releases what the port holds. Never inlined:
+    /// profilers find the loop by name.
+    #[inline(never)]
+    fn run<P: EventPath<L>>(self, port: Rc<RefCell<EventPort>>, mut path: P) -> i32 {
+        let Worker {
             mut lookup,
             stats,
             quit,
@@ -365,18 +666,8 @@ impl<L: Lookup> LcoreJob for EventLcore<L> {
             drain,
         } = self;
         let counters = &stats.counters;
-        let port = Rc::new(RefCell::new(port));
-        let mut tx = TxPorts::default();
-        for (p, rewrite) in eth {
-            let out = EventTx {
-                port: p,
-                events: Rc::clone(&port),
-            };
-            // Sent at the end of each round, never held across dequeues.
-            tx.insert(p, TxPort::new(out, rewrite, MAX_BURST));
-        }
-        let mut batch: Vec<Event> = Vec::with_capacity(dpdk::MAX_DEQUEUE);
-        let mut path = Batches::<L, Event>::default();
+        let mut packets: Vec<Event> = Vec::with_capacity(dpdk::MAX_DEQUEUE);
+        let mut vectors: Vec<EventVector> = Vec::with_capacity(dpdk::MAX_DEQUEUE);
         // When `quit` was seen.
         let mut quit_at = None;
         let mut reader = lookup.online();
@@ -395,7 +686,7 @@ impl<L: Lookup> LcoreJob for EventLcore<L> {
             if quit_at.is_none() && quit.load(Relaxed) {
                 quit_at = Some(start);
             }
-            let n = port.borrow_mut().dequeue(&mut batch, dequeue_depth);
+            let n = port.borrow_mut().dequeue(&mut packets, &mut vectors, dequeue_depth);
             counters.add_polls(1, u64::from(n == 0));
             if n == 0 {
                 if quit_at.is_some_and(|at| drain.done(start, at)) {
@@ -404,15 +695,15 @@ impl<L: Lookup> LcoreJob for EventLcore<L> {
                 std::hint::spin_loop();
                 continue;
             }
-            path.forward(&mut batch, |e| e.mbuf().port(), &*lookup, &mut tx, counters);
-            tx.drain(counters);
+            counters.add_events(n as u64);
+            path.forward(&mut packets, &mut vectors, &*lookup, counters);
             // Retried until the device takes it, or the drain runs out.
             port.borrow_mut()
                 .send_round(|| quit_at.is_some_and(|at| drain.expired(dpdk::rdtsc(), at)));
             counters.add_busy_cycles(dpdk::rdtsc().wrapping_sub(start));
         }
         drop(reader); // offline: the control thread waits for it no more
-        drop(tx);
+        drop(path);
         if let Ok(port) = Rc::try_unwrap(port) {
             port.into_inner().quiesce();
         }

@@ -13,7 +13,7 @@ use dpdk::{Eal, Live, Port};
 use crate::app::Hangup;
 use crate::cli::Args;
 use crate::control::{self, Control, Summary};
-use crate::counters::{LcoreCounters, LcoreStats};
+use crate::counters::{LcoreCounters, LcoreStats, Role};
 use crate::ctl::Socket;
 use crate::forward::{Lcore, LcoreQueues};
 use crate::live::Tables;
@@ -146,6 +146,7 @@ fn lcore_tasks<L: Lookup>(
             let reader = lookup.register(queues.lcore)?;
             let stats = Arc::new(LcoreStats {
                 lcore: queues.lcore,
+                role: Role::Poll,
                 rx_queues: queues.rx.iter().map(|q| (q.port(), q.queue())).collect(),
                 counters: LcoreCounters::for_ports(usize::from(dpdk::MAX_PORTS)),
             });

@@ -11,6 +11,12 @@ use std::sync::OnceLock;
 /// (telemetry, testpmd's main lcore) so that they never steal forwarding time.
 const FWD_LCORE: u32 = 1;
 
+/// Eventdev runs: the worker on lcore 0 (CPU 0), the software event
+/// device's scheduler and both eth adapters on service lcore 1 (CPU 1),
+/// for C and l3fwd-rs alike.
+const EVENT_LCORES: &str = "0-1";
+const EVENT_EAL: [&str; 3] = ["-s", "0x2", "--vdev=event_sw0"];
+
 /// EAL memory (-m, MB) of the runs on the default tables.
 const MEMORY_MB: u32 = 1024;
 
@@ -109,7 +115,12 @@ pub fn command(config: Config, program: &Path, files: &Files, pool: &Pool, prefi
         memory_mb: pool.memory_mb,
         rs_options,
     };
-    (l3fwd(&run, prefix), Stop::Sigint)
+    let cmd = if config.is_event() {
+        l3fwd_event(&run, prefix)
+    } else {
+        l3fwd(&run, prefix)
+    };
+    (cmd, Stop::Sigint)
 }
 
 /// One run of C l3fwd or l3fwd-rs: both take the same arguments.
@@ -134,19 +145,34 @@ pub struct L3fwdRun<'a> {
 pub fn l3fwd(run: &L3fwdRun, prefix: &str) -> Command {
     let mut cmd = eal(run.program, &FWD_LCORE.to_string(), run.memory_mb, prefix, &run.vdevs);
     let config_arg = format!("(0,0,{FWD_LCORE}),(1,0,{FWD_LCORE})");
-    let mode = run.mode;
-    cmd.args([
-        "-p",
-        "0x3",
-        "--config",
-        &config_arg,
-        "--parse-ptype",
-        &format!("--lookup={mode}"),
-    ]);
+    app_args(&mut cmd, run, &["--config", &config_arg]);
+    cmd
+}
+
+/// The application's arguments of `run`, with `io` saying how packets
+/// reach the lcores.
+fn app_args(cmd: &mut Command, run: &L3fwdRun, io: &[&str]) {
+    cmd.args(["-p", "0x3"]).args(io);
+    cmd.args(["--parse-ptype", &format!("--lookup={}", run.mode)]);
     let [v4, v6] = &run.rules;
     cmd.arg(format!("--rule_ipv4={}", v4.display()));
     cmd.arg(format!("--rule_ipv6={}", v6.display()));
     cmd.args(&run.rs_options);
+}
+
+/// The command line of `run` in eventdev mode (atomic scheduling, one RX
+/// queue per port, no `--config`: C refuses it there), with EAL file
+/// prefix `prefix`; stopped with SIGINT.
+fn l3fwd_event(run: &L3fwdRun, prefix: &str) -> Command {
+    let eal_args = run.vdevs.iter().cloned().chain(EVENT_EAL.map(String::from));
+    let mut cmd = eal(
+        run.program,
+        EVENT_LCORES,
+        run.memory_mb,
+        prefix,
+        &eal_args.collect::<Vec<_>>(),
+    );
+    app_args(&mut cmd, run, &["--mode=eventdev", "--eventq-sched=atomic"]);
     cmd
 }
 
@@ -305,6 +331,20 @@ mod tests {
             [eal("c", "1", "1024"), l3fwd("acl", "a")].concat()
         );
         assert_eq!(args(config("rs-acl"))[0], "rs");
+        let event = [
+            "-p",
+            "0x3",
+            "--mode=eventdev",
+            "--eventq-sched=atomic",
+            "--parse-ptype",
+            "--lookup=lpm",
+        ];
+        let rules = ["--rule_ipv4=d/lpm_v4.cfg", "--rule_ipv6=d/lpm_v6.cfg"];
+        let mut c_event = eal("c", "0-1", "1024");
+        c_event.splice(c_event.len() - 1..c_event.len() - 1, EVENT_EAL.map(String::from));
+        c_event.extend(event.into_iter().chain(rules).map(String::from));
+        assert_eq!(args(config("c-lpm-event")), c_event);
+        assert_eq!(args(config("rs-lpm-event"))[1..], c_event[1..]);
         let seq = vec!["--sequential-lookup".to_string()];
         assert_eq!(
             args(config("rs-em-seq")),

@@ -55,6 +55,10 @@ pub enum Variant {
     /// Exact match one packet at a time: l3fwd-rs `--sequential-lookup`,
     /// C built with NO_HASH_MULTI_LOOKUP.
     Sequential,
+    /// Eventdev mode on the software event device (`--mode=eventdev`,
+    /// atomic): one worker lcore, the scheduler and both adapters on a
+    /// service lcore, for C and l3fwd-rs alike.
+    Event,
 }
 
 impl Variant {
@@ -65,6 +69,7 @@ impl Variant {
             Variant::Burst(n) => format!("-burst{n}"),
             Variant::Group(n) => format!("-group{n}"),
             Variant::Sequential => "-seq".into(),
+            Variant::Event => "-event".into(),
         }
     }
 
@@ -75,6 +80,7 @@ impl Variant {
             Variant::Burst(n) => format!(" burst {n}"),
             Variant::Group(n) => format!(" groups of {n}"),
             Variant::Sequential => " seq".into(),
+            Variant::Event => " eventdev".into(),
         }
     }
 }
@@ -169,6 +175,11 @@ impl Config {
         }
     }
 
+    /// Runs in eventdev mode.
+    pub fn is_event(self) -> bool {
+        self.variant == Variant::Event
+    }
+
     /// The `--lookup` mode.
     pub fn mode(self) -> &'static str {
         self.mode.id()
@@ -229,8 +240,15 @@ fn variants(mode: Mode) -> Vec<Variant> {
     v
 }
 
+/// The modes whose eventdev mode both forwarders run: C's EM event mode
+/// crashes, and its ACL one runs LPM's loop.
+fn has_event(mode: Mode) -> bool {
+    matches!(mode.id(), "lpm" | "fib")
+}
+
 /// Every configuration of `make bench`, in the order each round runs them:
-/// per mode, C, l3fwd-rs and its variants; testpmd io last.
+/// per mode, C, l3fwd-rs and its variants, then both in eventdev mode;
+/// testpmd io last.
 pub fn all() -> Vec<Config> {
     let mut configs = Vec::new();
     for mode in Mode::all() {
@@ -238,6 +256,11 @@ pub fn all() -> Vec<Config> {
         configs.push(Config::new(Forwarder::Rs, mode, Variant::Default, false));
         for variant in variants(mode) {
             configs.push(Config::new(Forwarder::Rs, mode, variant, false));
+        }
+        if has_event(mode) {
+            for forwarder in Forwarder::BOTH {
+                configs.push(Config::new(forwarder, mode, Variant::Event, false));
+            }
         }
     }
     configs.push(Config::new(
@@ -266,7 +289,7 @@ pub fn scale() -> Vec<Config> {
 }
 
 /// Resolves `--only` items (ids, or the groups all, a mode's name, burst,
-/// c, rs, scale) into configurations in run order. A mode's group is its
+/// c, rs, event, scale) into configurations in run order. A mode's group is its
 /// C and l3fwd-rs runs with their variants but the burst sizes, which
 /// `burst` selects beside the default mode's C and l3fwd-rs.
 pub fn select(items: &[String]) -> Result<Vec<Config>, String> {
@@ -280,6 +303,7 @@ pub fn select(items: &[String]) -> Result<Vec<Config>, String> {
                 .filter(|c| matches!(c.variant, Variant::Default | Variant::Burst(_)))
                 .collect(),
             "c" => all().into_iter().filter(|c| c.forwarder == Forwarder::C).collect(),
+            "event" => all().into_iter().filter(|c| c.is_event()).collect(),
             "rs" => all().into_iter().filter(|c| c.is_rs()).collect(),
             "scale" => scale(),
             name => match (Mode::parse(name), Config::parse(name)) {
@@ -292,7 +316,7 @@ pub fn select(items: &[String]) -> Result<Vec<Config>, String> {
                     let modes: Vec<&str> = Mode::all().map(Mode::id).collect();
                     let ids: Vec<String> = all().into_iter().chain(scale()).map(Config::id).collect();
                     return Err(format!(
-                        "unknown configuration '{name}': use all, {}, burst, c, rs, scale or {}",
+                        "unknown configuration '{name}': use all, {}, burst, c, rs, event, scale or {}",
                         modes.join(", "),
                         ids.join(", ")
                     ));
@@ -334,12 +358,16 @@ pub mod tests {
                 "rs-lpm-c-drain",
                 "rs-lpm-burst64",
                 "rs-lpm-burst256",
+                "c-lpm-event",
+                "rs-lpm-event",
                 "c-em",
                 "rs-em",
                 "rs-em-group8",
                 "rs-em-seq",
                 "c-fib",
                 "rs-fib",
+                "c-fib-event",
+                "rs-fib-event",
                 "c-acl",
                 "rs-acl",
                 "io"
@@ -355,11 +383,20 @@ pub mod tests {
         assert_eq!(config("rs-em-group8").label(), "l3fwd-rs EM groups of 8");
         assert_eq!(config("rs-em-group8").reference(), Some(config("c-em")));
         assert_eq!(config("io").label(), "testpmd io");
+        assert_eq!(config("rs-lpm-event").label(), "l3fwd-rs LPM eventdev");
+        assert_eq!(config("rs-fib-event").reference(), Some(config("c-fib-event")));
     }
 
     #[test]
     fn groups_and_ids_resolve_in_run_order() {
-        assert_eq!(sel("io,lpm").unwrap(), ["c-lpm", "rs-lpm", "rs-lpm-c-drain", "io"]);
+        assert_eq!(
+            sel("io,lpm").unwrap(),
+            ["c-lpm", "rs-lpm", "rs-lpm-c-drain", "c-lpm-event", "rs-lpm-event", "io"]
+        );
+        assert_eq!(
+            sel("event").unwrap(),
+            ["c-lpm-event", "rs-lpm-event", "c-fib-event", "rs-fib-event"]
+        );
         assert_eq!(sel("rs-lpm-c-drain").unwrap(), ["rs-lpm-c-drain"]);
         assert_eq!(
             sel("rs-em-seq,c-em,em").unwrap(),
@@ -368,14 +405,17 @@ pub mod tests {
         assert_eq!(sel("all").unwrap().len(), all().len());
         assert_eq!(sel("scale").unwrap().len(), 5);
         assert_eq!(sel("rs-lpm-1m,io").unwrap(), ["io", "rs-lpm-1m"]);
-        assert_eq!(sel("fib").unwrap(), ["c-fib", "rs-fib"]);
+        assert_eq!(sel("fib").unwrap(), ["c-fib", "rs-fib", "c-fib-event", "rs-fib-event"]);
         assert_eq!(sel("acl").unwrap(), ["c-acl", "rs-acl"]);
         assert_eq!(
             sel("burst").unwrap(),
             ["c-lpm", "rs-lpm", "rs-lpm-burst64", "rs-lpm-burst256"]
         );
-        assert_eq!(sel("c").unwrap(), ["c-lpm", "c-em", "c-fib", "c-acl"]);
-        assert_eq!(sel("rs").unwrap().len(), 9);
+        assert_eq!(
+            sel("c").unwrap(),
+            ["c-lpm", "c-lpm-event", "c-em", "c-fib", "c-fib-event", "c-acl"]
+        );
+        assert_eq!(sel("rs").unwrap().len(), 11);
         assert!(sel("nat").unwrap_err().contains("use all, lpm, em, fib, acl, burst"));
         assert!(sel("").is_err());
     }

@@ -17,6 +17,11 @@
 # Two workers on a two-CPU machine: --lcores 0@0,1@1,2@0 -s 0x2 (workers 0
 # and 2 share CPU 0, the service core has CPU 1).
 #
+# Event vectors (--event-vector [--event-vector-size N] [--event-vector-tmo
+# NS], C's options and defaults, 32 and 1000000) need an RX adapter that is
+# an internal port (a hardware event device): on event_sw, whose software
+# RX adapter loses vectors in DPDK 22.11, l3fwd-rs refuses them in one line.
+#
 # Run it from anywhere after `make build`; L3FWD, GEN (absolute paths) and OUT
 # override the binaries and the output directory.
 set -eu

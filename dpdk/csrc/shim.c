@@ -7,6 +7,7 @@
 #include <rte_lcore.h>
 #include <rte_lpm.h>
 #include <rte_mbuf.h>
+#include <rte_malloc.h>
 #include <rte_rcu_qsbr.h>
 #include <rte_eventdev.h>
 #include <rte_event_eth_rx_adapter.h>
@@ -130,46 +131,98 @@ void shim_event_release(struct rte_event *ev)
 	ev->op = RTE_EVENT_OP_RELEASE;
 }
 
-struct rte_mbuf *shim_event_mbuf(const struct rte_event *ev)
+/* Frees what an event carries: its mbuf, or its vector's mbufs and the
+ * vector (back to its pool). */
+void shim_event_free(const struct rte_event *ev)
 {
-	return ev->mbuf;
+	if (ev->event_type & RTE_EVENT_TYPE_VECTOR) {
+		struct rte_event_vector *vec = ev->vec;
+
+		rte_pktmbuf_free_bulk(&vec->mbufs[vec->elem_offset], vec->nb_elem);
+		rte_mempool_put(rte_mempool_from_obj(vec), vec);
+	} else {
+		rte_pktmbuf_free(ev->mbuf);
+	}
 }
 
-/* Frees the mbuf of an event a port or the device still held. */
-static void free_event_mbuf(uint8_t dev, struct rte_event ev, void *freed)
+int shim_event_is_vector(const struct rte_event *ev)
+{
+	return (ev->event_type & RTE_EVENT_TYPE_VECTOR) != 0;
+}
+
+struct rte_mbuf **shim_vector_mbufs(struct rte_event_vector *vec)
+{
+	return &vec->mbufs[vec->elem_offset];
+}
+
+uint16_t shim_vector_len(const struct rte_event_vector *vec)
+{
+	return vec->nb_elem;
+}
+
+void shim_vector_put(struct rte_event_vector *vec)
+{
+	rte_mempool_put(rte_mempool_from_obj(vec), vec);
+}
+
+void shim_mbuf_to_tx(struct rte_mbuf *m, uint16_t eth_port)
+{
+	m->port = eth_port;
+	rte_event_eth_tx_adapter_txq_set(m, 0);
+}
+
+void shim_vector_event_to_tx(struct rte_event *ev, uint16_t nb_elem, int tx_event_queue)
+{
+	ev->vec->nb_elem = nb_elem;
+	ev->vec->attr_valid = 0;
+	ev->op = RTE_EVENT_OP_FORWARD;
+	if (tx_event_queue >= 0)
+		ev->queue_id = (uint8_t)tx_event_queue;
+}
+
+/* Frees what an event a port or the device still held carries. */
+static void free_event(uint8_t dev, struct rte_event ev, void *freed)
 {
 	(void)dev;
-	rte_pktmbuf_free(ev.mbuf);
+	shim_event_free(&ev);
 	++*(uint64_t *)freed;
 }
 
 void shim_event_port_quiesce(uint8_t dev, uint8_t port, uint64_t *freed)
 {
-	rte_event_port_quiesce(dev, port, free_event_mbuf, freed);
+	rte_event_port_quiesce(dev, port, free_event, freed);
 }
 
 int shim_event_dev_free_on_stop(uint8_t dev, uint64_t *freed)
 {
-	return rte_event_dev_stop_flush_callback_register(dev, free_event_mbuf, freed);
+	return rte_event_dev_stop_flush_callback_register(dev, free_event, freed);
 }
 
-/* Once *closed is set, frees what the RX adapter receives instead of
- * letting it enqueue it: the adapter keeps flushing what it buffered. */
-static uint16_t drop_when_closed(uint16_t port, uint16_t queue, uint32_t size, uint32_t count,
-				 struct rte_event *ev, uint16_t n, void *closed, uint16_t *dropped)
+/* Once *closed is set, frees what the RX queue brings, before the RX
+ * adapter sees it: no new event (nor vector) is made from then on, while
+ * the adapter flushes what it holds. */
+static uint16_t drop_when_closed(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n,
+				 uint16_t max, void *arg)
 {
-	(void)port, (void)queue, (void)size, (void)count;
-	if (!__atomic_load_n((const uint8_t *)closed, __ATOMIC_RELAXED))
+	const struct shim_drop_when *d = arg;
+
+	(void)port, (void)queue, (void)max;
+	if (n == 0 || !__atomic_load_n(d->closed, __ATOMIC_RELAXED))
 		return n;
-	for (uint16_t i = 0; i < n; i++)
-		rte_pktmbuf_free(ev[i].mbuf);
-	*dropped = n;
+	rte_pktmbuf_free_bulk(pkts, n);
+	__atomic_fetch_add(d->dropped, n, __ATOMIC_RELAXED);
 	return 0;
 }
 
-int shim_rx_adapter_drop_when(uint8_t adapter, uint16_t eth_port, const uint8_t *closed)
+const void *shim_rx_drop_when(uint16_t eth_port, uint16_t queue, const struct shim_drop_when *d)
 {
-	return rte_event_eth_rx_adapter_cb_register(adapter, eth_port, drop_when_closed, (void *)closed);
+	return rte_eth_add_rx_callback(eth_port, queue, drop_when_closed, (void *)d);
+}
+
+void shim_rx_drop_when_remove(uint16_t eth_port, uint16_t queue, const void *cb)
+{
+	if (rte_eth_remove_rx_callback(eth_port, queue, cb) == 0)
+		rte_free((void *)cb);
 }
 
 const uint64_t shim_rss_ip = RTE_ETH_RSS_IP;

@@ -42,14 +42,35 @@ uint16_t shim_event_tx_adapter_enqueue(uint8_t dev, uint8_t port, struct rte_eve
  * queue 0, op FORWARD, and (tx_event_queue >= 0) the TX adapter's queue. */
 void shim_event_to_tx(struct rte_event *ev, uint16_t eth_port, int tx_event_queue);
 void shim_event_release(struct rte_event *ev);
-struct rte_mbuf *shim_event_mbuf(const struct rte_event *ev);
-/* Free the mbufs of the events a port (quiesce) or a stopping device still
- * holds, counting them into *freed. */
+/* Frees what an event carries: its mbuf, or its vector's mbufs and the
+ * vector itself. */
+void shim_event_free(const struct rte_event *ev);
+int shim_event_is_vector(const struct rte_event *ev);
+/* A vector's valid mbufs (from its offset on), their number; the vector
+ * back to its pool. */
+struct rte_event_vector;
+struct rte_mbuf **shim_vector_mbufs(struct rte_event_vector *vec);
+uint16_t shim_vector_len(const struct rte_event_vector *vec);
+void shim_vector_put(struct rte_event_vector *vec);
+/* The mbuf's port and TX queue 0, for the TX adapter. */
+void shim_mbuf_to_tx(struct rte_mbuf *m, uint16_t eth_port);
+/* Readies a dequeued vector event for the TX adapter: its first nb_elem
+ * mbufs (each with its port and TX queue), op FORWARD, and
+ * (tx_event_queue >= 0) the TX adapter's queue. */
+void shim_vector_event_to_tx(struct rte_event *ev, uint16_t nb_elem, int tx_event_queue);
+/* Free the events a port (quiesce) or a stopping device still holds,
+ * counting them into *freed. */
 void shim_event_port_quiesce(uint8_t dev, uint8_t port, uint64_t *freed);
 int shim_event_dev_free_on_stop(uint8_t dev, uint64_t *freed);
-/* Has the RX adapter free, instead of enqueue, what it receives on eth_port
- * once *closed (a flag another thread sets) is non-zero. */
-int shim_rx_adapter_drop_when(uint8_t adapter, uint16_t eth_port, const uint8_t *closed);
+/* An RX queue callback that, once *closed (a flag another thread sets) is
+ * non-zero, frees what the queue brings and counts it into *dropped. */
+struct shim_drop_when {
+	const uint8_t *closed;
+	uint64_t *dropped;
+};
+const void *shim_rx_drop_when(uint16_t eth_port, uint16_t queue, const struct shim_drop_when *d);
+/* Removes it (the queue's poller stopped) and frees DPDK's record of it. */
+void shim_rx_drop_when_remove(uint16_t eth_port, uint16_t queue, const void *cb);
 
 /* Function-like macros bindgen cannot evaluate. */
 extern const uint64_t shim_rss_ip;

@@ -145,6 +145,7 @@ pub use event::device::{
     SchedType, TxPath, MAX_DEQUEUE,
 };
 pub use event::service::{Service, ServiceCores};
+pub use event::vector::{EventVector, VectorConfig, VectorLimits};
 pub use fib::{Fib, Fib6};
 pub use hash::{Hash, HASH_BULK_MAX};
 pub use launch::{ControlThread, MainLcore};

@@ -115,6 +115,12 @@ impl Mempool {
         self.0.in_use()
     }
 
+    /// Mbufs the pool was made with.
+    pub fn size(&self) -> u32 {
+        // SAFETY: reads a field set at creation of a live pool.
+        unsafe { (*self.as_ptr()).size }
+    }
+
     /// The name of the pool's ops (`ring_mp_mc`, `stack`, ...).
     pub fn ops_name(&self) -> String {
         // SAFETY: the pool is alive; the shim returns the name of its ops,

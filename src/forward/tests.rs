@@ -10,7 +10,7 @@ use dpdk::{Live, Qsbr};
 
 use super::io::{Packet, Packets, Receive, Transmit};
 use super::{Lcore, LcoreQueues, TxPort, TxPorts};
-use crate::counters::{DropReason, LcoreCounters, LcoreStats, Totals};
+use crate::counters::{DropReason, LcoreCounters, LcoreStats, Role, Totals};
 use crate::lookup::{answer, Gather, Lookup, Miss, Route};
 use crate::packet::L3;
 use crate::MAX_BURST;
@@ -314,6 +314,7 @@ fn run<L: Lookup>(setup: Setup, lookup: L) -> Outcome {
     }
     let stats = Arc::new(LcoreStats {
         lcore: 1,
+        role: Role::Poll,
         rx_queues: vec![],
         counters: LcoreCounters::for_ports(8),
     });

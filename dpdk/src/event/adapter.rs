@@ -8,12 +8,13 @@
 //! their set-up and in the TX adapter's periodic flush: while an event
 //! device is open, the ports are shown as unowned (see `DevLife`).
 
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::error::{DpdkError, Result};
 use crate::event::device::{DevLife, EventDev, EventPortConfig, SchedType};
 use crate::event::service::{self, Service};
+use crate::event::vector::VectorConfig;
 use crate::port::{RxQueue, TxQueue};
 use crate::sys;
 
@@ -24,15 +25,28 @@ const ADAPTER_ID: u8 = 0;
 /// new event per packet to the event queue each was added with.
 ///
 /// Stopping it would strand the events it buffered (those the device had
-/// no room for yet): their mbufs would leak. So it stops in two steps:
-/// once its `closed` flag is set it frees what it receives instead, while
-/// it keeps flushing its buffer into the device; dropped, it stops.
+/// no room for yet) and the vectors it is filling: their mbufs would leak.
+/// So it stops in two steps: once its `closed` flag is set, a callback on
+/// each RX queue frees what the queue brings before the adapter sees it,
+/// while the adapter flushes its buffer into the device and sends its
+/// vectors as they time out; dropped, it stops.
 pub struct RxAdapter {
-    queues: Vec<RxQueue>,
-    /// Read by the adapter's callback, through a pointer, until it is freed.
+    queues: Vec<WatchedQueue>,
+    /// Read by the queues' callbacks, through pointers, until they are removed.
     closed: Arc<AtomicBool>,
     started: bool,
     _dev: Arc<DevLife>,
+}
+
+/// An RX queue the adapter serves, with its callback.
+struct WatchedQueue {
+    queue: RxQueue,
+    /// DPDK's handle of the callback (null if it could not be added).
+    cb: *const std::ffi::c_void,
+    /// Packets the callback freed; written by it, through a pointer.
+    dropped: Arc<AtomicU64>,
+    /// The callback's argument, pointing at `closed` and `dropped`.
+    _arg: Box<sys::shim_drop_when>,
 }
 
 /// The eth TX adapter: sends the events' mbufs on the TX queues it holds
@@ -68,10 +82,16 @@ pub struct RxAdapterStats {
 }
 
 /// A read-only view of the RX adapter's counters, for any thread.
-#[derive(Debug, Clone, Copy)]
-pub struct RxAdapterWatch(u8);
+#[derive(Debug, Clone)]
+pub struct RxAdapterWatch(u8, Vec<(u16, Arc<AtomicU64>)>);
 
 impl RxAdapterWatch {
+    /// Packets freed on arrival once the adapter was closed, by ethdev
+    /// port (a port per RX queue).
+    pub fn dropped(&self) -> impl Iterator<Item = (u16, u64)> + '_ {
+        self.1.iter().map(|(port, n)| (*port, n.load(Ordering::Relaxed)))
+    }
+
     /// The counters now; `None` once the adapter is gone.
     pub fn stats(&self) -> Option<RxAdapterStats> {
         let mut s = sys::rte_event_eth_rx_adapter_stats::default();
@@ -88,7 +108,8 @@ impl RxAdapterWatch {
 impl RxAdapter {
     /// A view of its counters.
     pub fn watch(&self) -> RxAdapterWatch {
-        RxAdapterWatch(ADAPTER_ID)
+        let dropped = self.queues.iter().map(|w| (w.queue.port(), Arc::clone(&w.dropped)));
+        RxAdapterWatch(ADAPTER_ID, dropped.collect())
     }
 
     /// Creates the RX adapter of `dev`; where it needs an event port of its
@@ -111,9 +132,28 @@ impl RxAdapter {
     }
 
     /// Hands RX queue `queue` to the adapter: its packets become new
-    /// events on event queue `event_queue`, scheduled as `sched`.
-    pub fn add(&mut self, queue: RxQueue, event_queue: u8, sched: SchedType) -> Result<()> {
+    /// events on event queue `event_queue`, scheduled as `sched`; with
+    /// `vectors`, events of vectors of its packets, from the device's pool
+    /// ([`EventDev::create_vector_pool`]).
+    pub fn add(
+        &mut self,
+        queue: RxQueue,
+        event_queue: u8,
+        sched: SchedType,
+        vectors: Option<VectorConfig>,
+    ) -> Result<()> {
         let mut conf = sys::rte_event_eth_rx_adapter_queue_conf::default();
+        if let Some(v) = vectors {
+            let pool = self
+                ._dev
+                .vectors
+                .get()
+                .ok_or_else(|| DpdkError::invalid("event vectors", "the event device has no vector pool"))?;
+            conf.rx_queue_flags |= sys::RTE_EVENT_ETH_RX_ADAPTER_QUEUE_EVENT_VECTOR;
+            conf.vector_sz = v.size;
+            conf.vector_timeout_ns = v.timeout_ns;
+            conf.vector_mp = pool.as_ptr();
+        }
         // SAFETY: writes plain fields of the event template (a union of
         // integers and bitfields) the adapter copies into each new event.
         unsafe {
@@ -132,17 +172,27 @@ impl RxAdapter {
                 ret,
             ));
         }
-        self.queues.push(queue);
-        let closed = self.closed.as_ptr() as *const u8;
-        // SAFETY: the callback only reads the flag (atomically) and frees
-        // mbufs the adapter hands it; the flag lives in `self.closed` until
-        // the adapter is freed, after which no callback runs.
-        let ret = unsafe { sys::shim_rx_adapter_drop_when(ADAPTER_ID, port, closed) };
-        if ret != 0 {
-            return Err(DpdkError::from_code(
-                format!("cannot watch RX adapter port {port}"),
-                ret,
-            ));
+        let dropped = Arc::new(AtomicU64::new(0));
+        let arg = Box::new(sys::shim_drop_when {
+            closed: self.closed.as_ptr() as *const u8,
+            dropped: dropped.as_ptr(),
+        });
+        // SAFETY: the callback reads the flag and adds to the counter
+        // (atomically) and frees the mbufs the queue hands it; both and
+        // their pointers (`arg`) live here until the callback is removed,
+        // after the adapter stopped polling the queue.
+        let cb = unsafe { sys::shim_rx_drop_when(port, q, &*arg) };
+        // Kept even without its callback: the adapter polls the queue.
+        self.queues.push(WatchedQueue {
+            queue,
+            cb,
+            dropped,
+            _arg: arg,
+        });
+        if cb.is_null() {
+            return Err(DpdkError::from_errno(format!(
+                "cannot watch RX queue {q} of port {port}"
+            )));
         }
         Ok(())
     }
@@ -176,8 +226,11 @@ impl Drop for RxAdapter {
             if self.started {
                 sys::rte_event_eth_rx_adapter_stop(ADAPTER_ID);
             }
-            for q in &self.queues {
+            for WatchedQueue { queue: q, cb, .. } in &self.queues {
                 sys::rte_event_eth_rx_adapter_queue_del(ADAPTER_ID, q.port(), i32::from(q.queue()));
+                if !cb.is_null() {
+                    sys::shim_rx_drop_when_remove(q.port(), q.queue(), *cb);
+                }
             }
             sys::rte_event_eth_rx_adapter_free(ADAPTER_ID);
         }

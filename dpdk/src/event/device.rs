@@ -9,6 +9,7 @@
 //!   [`EventPort`]; that handle is `Send` but neither `Clone` nor `Sync`:
 //!   it moves into the one lcore that dequeues and enqueues on it;
 //! - an [`Event`] owns its mbuf: forwarding moves it, dropping frees it;
+//!   a dequeued vector is an [`EventVector`], which owns its packets alike;
 //! - ports and adapters keep the device open, and [`EventDev::stop`]
 //!   refuses while any of them exists; the device frees at stop the mbufs
 //!   of the events still inside it.
@@ -16,11 +17,13 @@
 use std::cell::Cell;
 use std::ffi::CStr;
 use std::marker::PhantomData;
+use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::eal::{Eal, UnownedPorts};
 use crate::error::{DpdkError, Result};
+use crate::event::vector::{EventVector, VectorPool};
 use crate::mbuf::Mbuf;
 use crate::sys;
 
@@ -124,6 +127,9 @@ pub(crate) struct DevLife {
     /// Mbufs the device freed at stop (its stop-flush callback counts
     /// here; boxed so that the address DPDK keeps never moves).
     freed_at_stop: Box<AtomicU64>,
+    /// The RX adapter's vectors, if it makes any; freed after the device
+    /// is closed (a field, dropped after `drop` closed it).
+    pub(crate) vectors: OnceLock<VectorPool>,
     /// The adapters need the ports unowned while they exist (see
     /// [`Eal::unown_ports`]); owned again once the device is closed.
     _unowned: UnownedPorts,
@@ -220,6 +226,7 @@ impl EventDev {
                 configured: AtomicBool::new(false),
                 started: AtomicBool::new(false),
                 freed_at_stop: Box::new(AtomicU64::new(0)),
+                vectors: OnceLock::new(),
                 _unowned: eal.unown_ports(),
                 _eal: eal.clone(),
             }),
@@ -301,6 +308,21 @@ impl EventDev {
             ));
         }
         Ok((0..conf.ports).map(|port| EventPortSlot { port }).collect())
+    }
+
+    /// Creates the pool of `count` vectors of up to `size` packets the RX
+    /// adapter makes vectors from (once).
+    pub fn create_vector_pool(&mut self, count: u32, size: u16) -> Result<()> {
+        let pool = VectorPool::create(count, size)?;
+        self.life
+            .vectors
+            .set(pool)
+            .map_err(|_| DpdkError::invalid("event vector pool", "already created"))
+    }
+
+    /// Vectors not back in their pool (0 without vectors).
+    pub fn vectors_in_use(&self) -> u32 {
+        self.life.vectors.get().map_or(0, VectorPool::in_use)
     }
 
     /// Sets event queue `id` up.
@@ -420,8 +442,9 @@ pub enum TxPath {
     Direct,
 }
 
-/// An event the worker dequeued: it owns its mbuf (dropping the event
-/// frees it) and remembers its place in its dequeue round, where
+/// A packet event the worker dequeued (vector events come as
+/// [`EventVector`]s): it owns its mbuf (dropping the event frees it) and
+/// remembers its place in its dequeue round, where
 /// [`EventPort::forward`] puts it back. There is no second handle to its
 /// packet:
 ///
@@ -441,9 +464,10 @@ impl Event {
     /// The packet.
     #[inline(always)]
     pub fn mbuf(&self) -> &Mbuf {
-        // SAFETY: every event of this device carries a non-null mbuf (only
-        // the RX adapter creates events, and workers forward them); Mbuf is
-        // a transparent NonNull<rte_mbuf>, laid out as the union's pointer.
+        // SAFETY: an Event is made for a non-vector event only, and those
+        // carry a non-null mbuf (only the RX adapter creates events, and
+        // workers forward them); Mbuf is a transparent NonNull<rte_mbuf>,
+        // laid out as the union's pointer.
         unsafe { &*(std::ptr::addr_of!(self.raw.__bindgen_anon_2.mbuf) as *const Mbuf) }
     }
 
@@ -458,7 +482,7 @@ impl Event {
 impl Drop for Event {
     fn drop(&mut self) {
         // SAFETY: the event owns its mbuf (see `mbuf`); it is not used after.
-        unsafe { sys::shim_pktmbuf_free(self.raw.__bindgen_anon_2.mbuf) }
+        unsafe { sys::shim_event_free(&self.raw) }
     }
 }
 
@@ -545,11 +569,12 @@ impl EventPort {
         Ok(())
     }
 
-    /// Dequeues up to `max` events (at most [`MAX_DEQUEUE`]) into `into`,
-    /// starting a new round; sends the previous one first if it was not
-    /// sent. Returns how many arrived.
+    /// Dequeues up to `max` events (at most [`MAX_DEQUEUE`]), packet
+    /// events into `into` and vectors into `vectors`, starting a new
+    /// round; sends the previous one first if it was not sent. Returns how
+    /// many arrived.
     #[inline(always)]
-    pub fn dequeue(&mut self, into: &mut Vec<Event>, max: usize) -> usize {
+    pub fn dequeue(&mut self, into: &mut Vec<Event>, vectors: &mut Vec<EventVector>, max: usize) -> usize {
         if !self.round.is_empty() {
             self.send_round(|| false);
         }
@@ -563,12 +588,50 @@ impl EventPort {
             // Dequeued events own their mbufs: the round keeps the event's
             // scheduling fields only, as a release until forwarded.
             self.round.push((*raw, Slot::Released));
-            into.push(Event {
-                raw: *raw,
-                slot: slot as u8,
-            });
+            // SAFETY: reads the event's type field.
+            if unsafe { sys::shim_event_is_vector(raw) } != 0 {
+                // SAFETY: a dequeued vector event carries a non-null vector
+                // (the RX adapter's), owned from here by the EventVector.
+                let vec = unsafe { NonNull::new_unchecked(raw.__bindgen_anon_2.vec) };
+                // SAFETY: as above; no one else holds it.
+                vectors.push(unsafe { EventVector::from_raw(vec, slot as u8) });
+            } else {
+                into.push(Event {
+                    raw: *raw,
+                    slot: slot as u8,
+                });
+            }
         }
         n
+    }
+
+    /// Puts vector `v` back into its round, its kept packets bound each for
+    /// its port (see [`EventVector::refill`]): it leaves with
+    /// [`EventPort::send_round`]. A vector that kept nothing goes back to
+    /// its pool, its event released.
+    #[inline(always)]
+    pub fn forward_vector(&mut self, v: EventVector) {
+        if usize::from(v.slot) >= self.round.len() {
+            // Not of this round: never so in l3fwd-rs's loop; freed rather
+            // than sent against another event's place.
+            return drop(v);
+        }
+        let (vec, slot, kept) = v.into_kept();
+        let (Some((raw, state)), true) = (self.round.get_mut(usize::from(slot)), kept > 0) else {
+            // SAFETY: the vector is owned and holds no packet.
+            unsafe { sys::shim_vector_put(vec.as_ptr()) };
+            return;
+        };
+        raw.__bindgen_anon_2.vec = vec.as_ptr();
+        *state = Slot::Forwarded;
+        let queue = match self.tx {
+            TxPath::Queue(q) => i32::from(q),
+            TxPath::Direct => -1,
+        };
+        // SAFETY: the vector is owned, now by the round, and its first
+        // `kept` mbufs are owned and bound for a port; the call writes the
+        // vector's length and the event's op and queue.
+        unsafe { sys::shim_vector_event_to_tx(raw, kept, queue) };
     }
 
     /// Puts `event` back into its round, bound for ethdev port `eth_port`
@@ -657,8 +720,8 @@ impl EventPort {
         for (raw, state) in rest.filter(|(_, s)| *s == Slot::Forwarded) {
             *state = Slot::Released;
             // SAFETY: a forwarded event the device did not take still owns
-            // its mbuf; marked released, it is freed once.
-            unsafe { sys::shim_pktmbuf_free(sys::shim_event_mbuf(raw)) };
+            // its mbuf or vector; marked released, it is freed once.
+            unsafe { sys::shim_event_free(raw) };
         }
     }
 

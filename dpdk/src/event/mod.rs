@@ -6,3 +6,4 @@
 pub(crate) mod adapter;
 pub(crate) mod device;
 pub(crate) mod service;
+pub(crate) mod vector;
