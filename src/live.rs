@@ -6,8 +6,8 @@
 //! and frees the old ones. This works alike for every mode, whether its
 //! DPDK library has RCU support or not. Commands that arrive together are
 //! one build and one swap. The changes a mode's tables take in place (its
-//! [`InPlace`] writer: LPM's IPv4 routes) skip the swap; the rules are
-//! edited all the same, for the next rebuild.
+//! [`InPlace`] writer: LPM's IPv4 routes) skip the swap; the writer
+//! writes them into the rules before anything rebuilds from them.
 
 use std::error::Error;
 use std::net::IpAddr;
@@ -95,7 +95,7 @@ pub struct LiveTables<M: Mode> {
     rules: M::Rules,
     live: Arc<Live<M::Lookup>>,
     /// The writer of the live tables' in-place changes, if they take any.
-    in_place: Option<Box<dyn InPlace>>,
+    in_place: Option<Box<dyn InPlace<M::Rules>>>,
     reader: Reader<M::Lookup>,
 }
 
@@ -184,6 +184,9 @@ impl<M: Mode> Tables for LiveTables<M> {
                 }
                 Command::Reload => M::load(&self.args).map_err(|e| format!("{e}; {UNCHANGED}")),
                 Command::Change(change) => {
+                    if let Some(writer) = self.in_place.as_mut() {
+                        writer.flush(&mut self.rules);
+                    }
                     // Edits a copy: a change that fails leaves the rest.
                     let mut rules = pending.as_ref().map_or(&self.rules, |p| &p.rules).clone();
                     M::change_rules(&mut rules, &self.plan, &self.args, change).map(|()| rules)
@@ -207,15 +210,11 @@ impl<M: Mode> Tables for LiveTables<M> {
 }
 
 impl<M: Mode> LiveTables<M> {
-    /// Makes `change` in the live tables, then in the rules (which the
-    /// writer has checked it against: the two stay equal).
+    /// Makes `change` in the live tables; the writer keeps it for the
+    /// rules until the next flush.
     fn change_in_place(&mut self, change: &RuleChange) -> Answer {
-        let Some(writer) = self.in_place.as_mut() else {
-            return Err("no table here changes in place".into());
-        };
-        writer.apply(change)?;
-        M::change_rules(&mut self.rules, &self.plan, &self.args, change)?;
-        Ok("ok".into())
+        let writer = self.in_place.as_mut().ok_or("no table here changes in place")?;
+        writer.apply(change).map(|()| "ok".into())
     }
 
     /// Builds and swaps in what `pending` holds; answers its commands

@@ -6,6 +6,7 @@
 //! IPv6 destinations of a burst go to rte_lpm6 in one bulk call, unless
 //! `sequential` asks for one lookup per packet.
 
+use std::collections::HashMap;
 use std::error::Error;
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -53,7 +54,7 @@ impl Mode for Lpm {
         args: &Args,
         (v4, v6): Routes,
         qsbr: &Arc<Qsbr>,
-    ) -> Result<LiveBuild<LpmLookup>, Box<dyn Error>> {
+    ) -> Result<LiveBuild<Self>, Box<dyn Error>> {
         let enabled = |p: u8| plan.loads_routes_to(p.into());
         let name = super::table_name();
         let (tables, writer, report) =
@@ -63,7 +64,8 @@ impl Mode for Lpm {
             Box::new(V4InPlace {
                 lpm,
                 plan: plan.clone(),
-            }) as Box<dyn InPlace>
+                made: HashMap::new(),
+            }) as Box<dyn InPlace<Routes>>
         });
         Ok((lookup(tables, args, &report), writer))
     }
@@ -146,9 +148,12 @@ fn no_route(prefix: IpNet) -> String {
 struct V4InPlace {
     lpm: dpdk::LiveLpm,
     plan: Plan,
+    /// The changes since the last flush: each prefix's port, or None for a
+    /// deleted one.
+    made: HashMap<Ipv4Net, Option<u8>>,
 }
 
-impl InPlace for V4InPlace {
+impl InPlace<Routes> for V4InPlace {
     fn takes(&self, change: &RuleChange) -> bool {
         matches!(change, RuleChange::AddRoute(IpNet::V4(_), _) | RuleChange::DelRoute(IpNet::V4(_)))
     }
@@ -159,7 +164,7 @@ impl InPlace for V4InPlace {
         };
         let (addr, depth) = (u32::from(prefix.network()), prefix.prefix_len());
         let full = |what: String| format!("IPv4 LPM table full: {what}; the tables in use are unchanged");
-        match port {
+        let made = match port {
             Some(port) => self.lpm.add(addr, depth, port.into()).map_err(|e| match e {
                 dpdk::AddError::Rules(n) => full(format!("all {n} rules are taken (raise --lpm-max-rules)")),
                 dpdk::AddError::Tbl8s(n) => full(format!("all {n} tbl8 groups are taken (raise --lpm-tbl8s)")),
@@ -170,7 +175,32 @@ impl InPlace for V4InPlace {
                 Ok(false) => Err(no_route(IpNet::V4(prefix))),
                 Err(e) => Err(e.to_string()),
             },
+        };
+        made.map(|()| {
+            self.made.insert(prefix.trunc(), port);
+        })
+    }
+
+    /// One pass over the routes, however many changes: what
+    /// [`change_route`] does to each.
+    fn flush(&mut self, (v4, _): &mut Routes) {
+        if self.made.is_empty() {
+            return;
         }
+        v4.routes.retain_mut(|r| match self.made.get(&r.prefix.trunc()) {
+            Some(Some(port)) => {
+                r.port = *port;
+                true
+            }
+            Some(None) => false,
+            None => true,
+        });
+        // The prefixes left are new: the others' ports are set.
+        for r in &v4.routes {
+            self.made.remove(&r.prefix.trunc());
+        }
+        let added = self.made.drain().filter_map(|(prefix, port)| port.map(|port| (prefix, port)));
+        v4.routes.extend(added.map(|(prefix, port)| lpm::rules::Route { prefix, port, line: 0 }));
     }
 
     fn stats(&self) -> String {

@@ -78,7 +78,7 @@ pub trait Mode: 'static {
         args: &Args,
         rules: Self::Rules,
         _qsbr: &Arc<Qsbr>,
-    ) -> Result<LiveBuild<Self::Lookup>, Box<dyn Error>> {
+    ) -> Result<LiveBuild<Self>, Box<dyn Error>> {
         Ok((Self::build(eal, plan, args, rules)?, None))
     }
 
@@ -97,16 +97,21 @@ pub trait Mode: 'static {
 }
 
 /// What [`Mode::build_live`] builds: the lookup and its in-place writer.
-pub type LiveBuild<L> = (L, Option<Box<dyn InPlace>>);
+pub type LiveBuild<M> = (<M as Mode>::Lookup, Option<Box<dyn InPlace<<M as Mode>::Rules>>>);
 
 /// The writer of live tables that change in place, held by the control
-/// thread beside the [`Mode::Lookup`] the lcores read.
-pub trait InPlace: Send {
+/// thread beside the [`Mode::Lookup`] the lcores read. It keeps the
+/// changes it made until [`InPlace::flush`] writes them into the rules
+/// (`R`, the mode's), all in one pass.
+pub trait InPlace<R>: Send {
     /// Whether `change` is one this writer makes.
     fn takes(&self, change: &RuleChange) -> bool;
     /// Makes `change` (one it takes) in the live tables: the lcores see it
     /// on return. A refused change changes nothing.
     fn apply(&mut self, change: &RuleChange) -> Result<(), String>;
+    /// Writes the changes made since the last flush into `rules`, the
+    /// ones the live tables were built from, for the next rebuild.
+    fn flush(&mut self, rules: &mut R);
     /// `route stats`: one line about the tables.
     fn stats(&self) -> String;
 }
