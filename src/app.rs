@@ -98,8 +98,7 @@ impl ModeTask for Run<'_> {
         // start-up.
         let rules = M::load(args)?;
         let (eal, ports, plan) = start(eal_args, args)?;
-        let lookup = M::build(&eal, &plan, args, rules.clone())?;
-        let tables = LiveTables::<M>::new(&eal, &plan, args, rules, lookup)?;
+        let tables = LiveTables::<M>::new(&eal, &plan, args, rules)?;
         let lookup = LiveLookup {
             live: Arc::clone(tables.live()),
             changes: Changes {

@@ -5,7 +5,9 @@
 //! tables beside the live ones, swaps them in, waits for the grace period
 //! and frees the old ones. This works alike for every mode, whether its
 //! DPDK library has RCU support or not. Commands that arrive together are
-//! one build and one swap.
+//! one build and one swap. The changes a mode's tables take in place (its
+//! [`InPlace`] writer: LPM's IPv4 routes) skip the swap; the writer
+//! writes them into the rules before anything rebuilds from them.
 
 use std::error::Error;
 use std::net::IpAddr;
@@ -14,6 +16,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use dpdk::{Eal, Live, Qsbr, Reader};
+
+use crate::mode::InPlace;
 use ipnet::IpNet;
 use rulefile::quote;
 
@@ -30,11 +34,13 @@ pub enum Command {
     RouteGet(IpAddr),
     /// `route add/del`, `flow add/del`.
     Change(RuleChange),
+    /// How the tables that change in place use their room.
+    RouteStats,
 }
 
 /// The commands, for error messages.
 pub const USAGE: &str =
-    "reload | route get ADDRESS | route add PREFIX PORT | route del PREFIX | flow add RULE | flow del RULE";
+    "reload | route get ADDRESS | route add PREFIX PORT | route del PREFIX | route stats | flow add RULE | flow del RULE";
 
 impl FromStr for Command {
     type Err = String;
@@ -57,6 +63,7 @@ impl FromStr for Command {
                 Command::Change(RuleChange::AddRoute(prefix(p)?, port))
             }
             ["route", "del", p] => Command::Change(RuleChange::DelRoute(prefix(p)?)),
+            ["route", "stats"] => Command::RouteStats,
             // An EM rule-file line: `R<dst> <src> <dport> <sport> <proto> <port>`.
             ["flow", "add", ref rule @ ..] if !rule.is_empty() => Command::Change(RuleChange::AddFlow(rule.join(" "))),
             ["flow", "del", ref rule @ ..] if !rule.is_empty() => Command::Change(RuleChange::DelFlow(rule.join(" "))),
@@ -91,14 +98,18 @@ pub struct LiveTables<M: Mode> {
     /// The rules the live tables were built from.
     rules: M::Rules,
     live: Arc<Live<M::Lookup>>,
+    /// The writer of the live tables' in-place changes, if they take any.
+    in_place: Option<Box<dyn InPlace<M::Rules>>>,
     reader: Reader<M::Lookup>,
 }
 
 impl<M: Mode> LiveTables<M> {
-    /// Makes `lookup`, built from `rules`, live; the lcores register with
-    /// [`LiveTables::live`] by their lcore id.
-    pub fn new(eal: &Eal, plan: &Plan, args: &Args, rules: M::Rules, lookup: M::Lookup) -> dpdk::Result<Self> {
-        let live = Arc::new(Live::new(Qsbr::new(CONTROL_READER + 1)?, lookup));
+    /// Builds the tables of `rules` and makes them live; the lcores
+    /// register with [`LiveTables::live`] by their lcore id.
+    pub fn new(eal: &Eal, plan: &Plan, args: &Args, rules: M::Rules) -> Result<Self, Box<dyn Error>> {
+        let qsbr = Arc::new(Qsbr::new(CONTROL_READER + 1)?);
+        let (lookup, in_place) = M::build_live(eal, plan, args, rules.clone(), &qsbr)?;
+        let live = Arc::new(Live::new(qsbr, lookup));
         let reader = live.register(CONTROL_READER)?;
         Ok(LiveTables {
             eal: eal.clone(),
@@ -106,6 +117,7 @@ impl<M: Mode> LiveTables<M> {
             args: args.clone(),
             rules,
             live,
+            in_place,
             reader,
         })
     }
@@ -119,9 +131,10 @@ impl<M: Mode> LiveTables<M> {
     /// tables and rules stay as they were.
     fn swap_in(&mut self, rules: M::Rules) -> Result<(), Box<dyn Error>> {
         let started = Instant::now();
-        let lookup = M::build(&self.eal, &self.plan, &self.args, rules.clone())?;
+        let (lookup, in_place) = M::build_live(&self.eal, &self.plan, &self.args, rules.clone(), self.live.qsbr())?;
         let built = started.elapsed();
         let old = self.live.swap(lookup).synchronize();
+        self.in_place = in_place;
         let grace = started.elapsed();
         drop(old);
         self.rules = rules;
@@ -158,8 +171,26 @@ impl<M: Mode> Tables for LiveTables<M> {
                         M::route_get(&online.read(), *dst).map(|port| port.map_or("miss".into(), |p| p.to_string()));
                     continue;
                 }
+                Command::RouteStats => {
+                    answers[i] = self.in_place.as_ref().map(|w| w.stats()).ok_or_else(|| {
+                        format!(
+                            "route stats: no table here changes in place (LPM mode's IPv4 table of at most {} routes does)",
+                            lpm::IN_PLACE_MAX_ROUTES
+                        )
+                    });
+                    continue;
+                }
+                Command::Change(change) if self.in_place.as_ref().is_some_and(|w| w.takes(change)) => {
+                    // In order: what is pending goes in first.
+                    self.commit(pending.take(), &mut answers);
+                    answers[i] = self.change_in_place(change);
+                    continue;
+                }
                 Command::Reload => M::load(&self.args).map_err(|e| format!("{e}; {UNCHANGED}")),
                 Command::Change(change) => {
+                    if let Some(writer) = self.in_place.as_mut() {
+                        writer.flush(&mut self.rules);
+                    }
                     // Edits a copy: a change that fails leaves the rest.
                     let mut rules = pending.as_ref().map_or(&self.rules, |p| &p.rules).clone();
                     M::change_rules(&mut rules, &self.plan, &self.args, change).map(|()| rules)
@@ -183,6 +214,13 @@ impl<M: Mode> Tables for LiveTables<M> {
 }
 
 impl<M: Mode> LiveTables<M> {
+    /// Makes `change` in the live tables; the writer keeps it for the
+    /// rules until the next flush.
+    fn change_in_place(&mut self, change: &RuleChange) -> Answer {
+        let writer = self.in_place.as_mut().ok_or("no table here changes in place")?;
+        writer.apply(change).map(|()| "ok".into())
+    }
+
     /// Builds and swaps in what `pending` holds; answers its commands
     /// `ok`, or each with the build's error.
     fn commit(&mut self, pending: Option<Pending<M::Rules>>, answers: &mut [Answer]) {

@@ -61,11 +61,11 @@ struct Forwarder {
 impl Forwarder {
     /// Starts it in `mode` with the rule files of `rules(mode, port)`.
     fn start(name: &str, mode: &str, port: u16) -> Forwarder {
-        Forwarder::start_on(name, mode, port, Dataplane::Poll)
+        Forwarder::start_on(name, mode, port, Dataplane::Poll, &[])
     }
 
-    /// As [`Forwarder::start`], on `dataplane`.
-    fn start_on(name: &str, mode: &str, port: u16, dataplane: Dataplane) -> Forwarder {
+    /// As [`Forwarder::start`], on `dataplane`, with `extra` options.
+    fn start_on(name: &str, mode: &str, port: u16, dataplane: Dataplane, extra: &[&str]) -> Forwarder {
         let dir = TestDir::new(&format!("live-{name}"));
         let input = dir.path("in.pcap");
         trafficgen::write_pcap(&input, &stream()).unwrap();
@@ -90,6 +90,7 @@ impl Forwarder {
             "--stats-json",
             &stats_arg,
         ];
+        app.extend(extra);
         // Ports 1 and 2 only send: null ports where only port 0 is polled;
         // in event mode the RX adapter takes every port, so pcap ports
         // with nothing to receive.
@@ -194,7 +195,12 @@ impl Forwarder {
 
     /// Packets ports 1 and 2 have sent, from DPDK's telemetry.
     fn tx(&self) -> [u64; 2] {
-        [1, 2].map(|port| opackets(&eal_runtime_dir(&self.prefix).join("dpdk_telemetry.v2"), port))
+        [1, 2].map(|port| self.opackets(port))
+    }
+
+    /// Packets `port` has sent, from DPDK's telemetry.
+    fn opackets(&self, port: u16) -> u64 {
+        opackets(&eal_runtime_dir(&self.prefix).join("dpdk_telemetry.v2"), port)
     }
 
     /// Asserts that from now on the stream leaves by `port` (1 or 2) only:
@@ -305,7 +311,7 @@ fn reload_and_sighup_move_the_stream_in_every_mode() {
 
 #[test]
 fn reload_and_route_changes_move_the_stream_in_eventdev_mode() {
-    let mut f = Forwarder::start_on("event", "lpm", 1, Dataplane::Event);
+    let mut f = Forwarder::start_on("event", "lpm", 1, Dataplane::Event, &[]);
     f.assert_stream_goes_to(1, "eventdev: at start");
     f.rewrite_rules("lpm", 2);
     assert_eq!(f.send(&["reload"]), (vec!["ok".to_string()], true));
@@ -373,6 +379,102 @@ fn routes_added_and_deleted_through_l3fwd_ctl_steer_the_stream() {
         assert!(!out.status.success() && String::from_utf8_lossy(&out.stdout).starts_with("error: no route"));
         f.stop();
     }
+}
+
+/// `route add/del` of IPv4 prefixes change LPM's table in place (rte_lpm
+/// under RCU). Under the stream, 120 cycles through adds,
+/// replaces and deletes that each give the stream's destination port 1 or
+/// 2: no frame goes anywhere else (a miss would go back out of port 0),
+/// none is lost, and each cycle takes a tbl8 group and frees it, so with 4
+/// groups in all, a group that did not come back from the defer queue
+/// would make an add fail. Then a full table: the error names the limit and
+/// the option, and after the deletes the groups in use are back to none.
+#[test]
+fn ipv4_routes_change_in_place_under_the_stream_and_give_their_tbl8_groups_back() {
+    let f = Forwarder::start_on(
+        "inplace",
+        "lpm",
+        1,
+        Dataplane::Poll,
+        &["--lpm-tbl8s", "4", "--lpm-max-rules", "6"],
+    );
+    let stats = |f: &Forwarder| f.send(&["route stats"]).0;
+    assert_eq!(
+        stats(&f),
+        ["IPv4 tbl8 groups: 0 in use, 0 awaiting reclaim, 4 free, of 4"]
+    );
+    // The stream's 198.18.5.0 by the file's /24: port 1. Each line's
+    // comment is the port it gives the stream from then on.
+    let cycle = [
+        "route add 198.18.5.0/25 2",   // 2, a tbl8 group for 198.18.5.0/24
+        "route add 198.18.5.0/26 1",   // 1
+        "route add 198.18.5.0/26 2",   // 2, a replace
+        "route del 198.18.5.0/26",     // 2, by the /25
+        "route add 198.18.5.0/32 1",   // 1
+        "route del 198.18.5.0/25",     // 1
+        "route del 198.18.5.0/32",     // 1, by the /24: the group is freed
+        "route add 198.18.5.128/25 2", // 1 (another half), a group again
+        "route del 198.18.5.128/25",   // 1, freed again
+    ];
+    const CYCLES: usize = 60;
+    let commands: Vec<&str> = cycle.iter().copied().cycle().take(cycle.len() * CYCLES).collect();
+    for (round, (answers, ok)) in [f.send(&commands), f.send(&commands)].into_iter().enumerate() {
+        assert!(
+            ok && answers.iter().all(|a| a == "ok"),
+            "round {round}: {:?}",
+            answers.iter().find(|a| *a != "ok")
+        );
+        f.assert_stream_goes_to(1, &format!("after round {round} of cycles"));
+    }
+    assert_eq!(f.send(&["route add 198.18.5.0/25 2"]).0, ["ok"]);
+    f.assert_stream_goes_to(2, "after an add");
+
+    // Three /24s with longer routes take the groups left. A fourth finds
+    // none; 6 rules are the limit.
+    let (answers, ok) = f.send(&[
+        "route add 198.18.100.0/25 1",
+        "route add 198.18.101.0/25 1",
+        "route add 198.18.102.0/30 1",
+        "route add 198.18.103.0/25 1",
+        "route add 198.18.103.0/24 2",
+        "route add 198.18.5.0/26 1",
+        "route get 198.18.103.1",
+        "route get 198.18.5.1",
+    ]);
+    assert!(!ok, "{answers:?}");
+    let full = |what: &str| format!("error: IPv4 LPM table full: {what}; the tables in use are unchanged");
+    assert_eq!(
+        answers,
+        [
+            "ok".into(),
+            "ok".into(),
+            "ok".into(),
+            full("all 4 tbl8 groups are taken (raise --lpm-tbl8s)"),
+            "ok".into(),
+            full("all 6 rules are taken (raise --lpm-max-rules)"),
+            "2".into(), // by the /24: the refused /25 is not there
+            "2".into(), // by the /25: the refused /26 is not there
+        ]
+    );
+    assert_eq!(
+        stats(&f),
+        ["IPv4 tbl8 groups: 4 in use, 0 awaiting reclaim, 0 free, of 4"]
+    );
+    f.assert_stream_goes_to(2, "beside a full table");
+
+    let (answers, ok) = f.send(&[
+        "route del 198.18.100.0/25",
+        "route del 198.18.101.0/25",
+        "route del 198.18.102.0/30",
+        "route del 198.18.103.0/24",
+        "route del 198.18.5.0/25",
+    ]);
+    assert!(ok, "{answers:?}");
+    f.assert_stream_goes_to(1, "after the deletes");
+    let stats = stats(&f);
+    assert!(stats[0].starts_with("IPv4 tbl8 groups: 0 in use, "), "{stats:?}");
+    assert_eq!(f.opackets(0), 0, "no frame went back out of port 0 (a miss)");
+    f.stop();
 }
 
 #[test]

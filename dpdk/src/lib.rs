@@ -27,7 +27,10 @@
 //!   it; a pool whose mbufs are not all back is never freed;
 //! - a table takes `&mut self` to change and `&self` to look up, so it is
 //!   shared read-only between lcores once built; a table written whole
-//!   ([`FrozenLpm`]) has no way to change at all;
+//!   ([`FrozenLpm`]) has no way to change at all; an IPv4 table changed
+//!   in place while lcores read it ([`LiveLpm`]) has one writer handle,
+//!   not `Sync`, and the lcores get [`LpmReader`]s, which cannot write; it
+//!   holds the QSBR variable its freed tbl8 groups wait on;
 //! - a table replaced while lcores read it is a [`Live`] value under RCU
 //!   QSBR: a reader's [`Guard`] cannot outlive its next quiescent state,
 //!   and the value swapped out comes back [`Retired`], freed only after a
@@ -149,7 +152,7 @@ pub use event::vector::{EventVector, VectorConfig, VectorLimits};
 pub use fib::{Fib, Fib6};
 pub use hash::{Hash, HASH_BULK_MAX};
 pub use launch::{ControlThread, MainLcore};
-pub use lpm::{FrozenLpm, Lpm, Lpm6, LpmTable, Tbl24};
+pub use lpm::{AddError, FrozenLpm, LiveLpm, Lpm, Lpm6, LpmReader, LpmTable, Tbl24, Tbl8Groups};
 pub use mbuf::{prefetch, Drain, Mbuf, MbufArray};
 pub use mempool::Mempool;
 pub use port::{

@@ -7,15 +7,27 @@
 //! 24. Sizing a table is choosing `max_rules` and the number of tbl8
 //! groups; the `lpm` crate counts both from the rule files.
 //!
-//! Both tables are built through `&mut self` on one thread, then shared
-//! read-only (`&self`) by every lcore: DPDK's lookups only read.
+//! Three kinds of IPv4 table, told apart by type:
+//! - [`Lpm`]: built route by route with `rte_lpm_add`, then only read;
+//! - [`FrozenLpm`]: written whole by [`Lpm::filled`] (no rule list), never
+//!   changed;
+//! - [`LiveLpm`]: changed in place by the control thread while lcores read
+//!   it through [`LpmReader`]s, under RCU QSBR (see [`LiveLpm`]).
+//!
+//! rte_lpm6 tables are built through `&mut self` on one thread, then shared
+//! read-only (`&self`) by every lcore.
 
+use std::cell::Cell;
 use std::ffi::CString;
+use std::marker::PhantomData;
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
 
 use crate::eal::Eal;
 use crate::error::{clear_errno, DpdkError, Result};
 use crate::hash;
+use crate::rcu::Qsbr;
 use crate::sys;
 
 /// Bit rte_lpm sets in a bulk-lookup result when the address matched.
@@ -24,6 +36,10 @@ const LPM_LOOKUP_SUCCESS: u32 = 0x0100_0000;
 const LPM_NEXT_HOP_MASK: u32 = 0x00ff_ffff;
 /// Valid and group bits of an rte_lpm entry: it refers to a tbl8 group.
 const LPM_VALID_GROUP: u32 = 0x0300_0000;
+/// The group bit of a tbl8 group's first entry: the group is allocated.
+const LPM_GROUP: u32 = 0x0200_0000;
+/// Entries of a tbl8 group.
+const TBL8_GROUP_ENTRIES: u32 = sys::RTE_LPM_TBL8_GROUP_NUM_ENTRIES;
 
 /// Most results one bulk call (rte_lpm, rte_lpm6, rte_fib, rte_fib6)
 /// writes here: bulk lookups go through a stack buffer of this many.
@@ -51,17 +67,52 @@ pub(crate) fn in_chunks<T, R: Copy + Default>(
 
 /// The lookups of an IPv4 LPM table, shared by [`Lpm`] (built route by
 /// route) and [`FrozenLpm`] (written whole, lookups only), which both
-/// dereference to it.
+/// dereference to it, and by [`LpmReader`].
 pub struct LpmTable {
     raw: NonNull<sys::rte_lpm>,
+    /// The QSBR variable of a [`LiveLpm`]'s defer queue, which the table
+    /// uses until it is freed (dropped after it: fields drop after `drop`).
+    _rcu: Option<Arc<Qsbr>>,
     _eal: Eal,
 }
 
 // SAFETY: lookups only read the tables, which rte_lpm supports from any
-// number of threads; changes need &mut (through Lpm).
+// number of threads, with atomic loads (see `lookup_entry`); changes need
+// &mut (through Lpm) or the one LiveLpm, whose rte_lpm writes are atomic
+// stores.
 unsafe impl Send for LpmTable {}
 // SAFETY: as above: &LpmTable only allows lookups.
 unsafe impl Sync for LpmTable {}
+
+/// rte_lpm_lookup, which C inlines from `rte_lpm.h`, written here: one read
+/// of the /24's entry and, for a /24 holding longer prefixes, one of its
+/// tbl8 group, with no call. Each read is one atomic load (a plain `mov`
+/// on x86), since a [`LiveLpm`] is written while it is read: the tbl24
+/// load acquires what rte_lpm_add released when it linked a filled group.
+///
+/// # Safety
+/// `lpm` is a live rte_lpm table, which stays alive during the call.
+#[inline(always)]
+unsafe fn lookup_entry(lpm: *const sys::rte_lpm, ip: u32) -> Option<u32> {
+    // SAFETY: tbl24 holds 2^24 entries and `ip >> 8` is below that; an
+    // entry with both the valid and the group bit names a tbl8 group below
+    // the table's count (rte_lpm_add keeps that invariant, and Lpm::filled
+    // refuses any other entry through Tbl24), so the group entry read is
+    // inside tbl8, whose memory lives as long as the table (a group is
+    // reused, never freed). Entries are 4-byte bitfields read as u32, as
+    // rte_lpm does, aligned to 4.
+    let entry = unsafe {
+        let tbl24 = std::ptr::addr_of!((*lpm).tbl24).cast::<AtomicU32>();
+        let entry = (*tbl24.add((ip >> 8) as usize)).load(Ordering::Acquire);
+        if entry & LPM_VALID_GROUP == LPM_VALID_GROUP {
+            let index = (entry & LPM_NEXT_HOP_MASK) * TBL8_GROUP_ENTRIES + (ip & (TBL8_GROUP_ENTRIES - 1));
+            (*(*lpm).tbl8.cast::<AtomicU32>().add(index as usize)).load(Ordering::Relaxed)
+        } else {
+            entry
+        }
+    };
+    (entry & LPM_LOOKUP_SUCCESS != 0).then_some(entry & LPM_NEXT_HOP_MASK)
+}
 
 /// EAL memory of a first level of 2^24 4-byte entries and `tbl8s` groups
 /// of 256 more: the bulk of rte_lpm, rte_lpm6, rte_fib and rte_fib6 (4-byte
@@ -94,7 +145,11 @@ impl LpmTable {
                 bytes,
             )
         })?;
-        Ok(LpmTable { raw, _eal: eal.clone() })
+        Ok(LpmTable {
+            raw,
+            _rcu: None,
+            _eal: eal.clone(),
+        })
     }
 
     /// Looks up every address of `ips` (host order) in bulk calls and
@@ -134,33 +189,14 @@ impl LpmTable {
 
     /// Looks up one address (host order): its next hop, or None on a miss.
     ///
-    /// rte_lpm_lookup, which C inlines from `rte_lpm.h`, written here: one
-    /// read of the /24's entry and, for a /24 holding longer prefixes, one
-    /// of its tbl8 group, with no call. Lookups of a burst's addresses in a
-    /// loop overlap in the CPU as the bulk call's do. Same answers as
-    /// [`LpmTable::lookup_bulk`], DPDK's own code (tested equal in the
-    /// `lpm` crate).
+    /// rte_lpm's inline lookup (see `lookup_entry`). Lookups of a burst's
+    /// addresses in a loop overlap in the CPU as the bulk call's do. Same
+    /// answers as [`LpmTable::lookup_bulk`], DPDK's own code (tested equal
+    /// in the `lpm` crate).
     #[inline(always)]
     pub fn lookup(&self, ip: u32) -> Option<u32> {
-        const TBL8_GROUP_ENTRIES: u32 = sys::RTE_LPM_TBL8_GROUP_NUM_ENTRIES;
-        let lpm = self.raw.as_ptr();
-        // SAFETY: the table is alive and only read (&self); tbl24 holds
-        // 2^24 entries and `ip >> 8` is below that; an entry with both the
-        // valid and the group bit names a tbl8 group below the table's
-        // count (rte_lpm_add keeps that invariant, and Lpm::filled refuses
-        // any other entry through Tbl24), so the group entry read is inside
-        // tbl8. Entries are 4-byte bitfields read as u32, as rte_lpm does.
-        let entry = unsafe {
-            let tbl24 = std::ptr::addr_of!((*lpm).tbl24).cast::<u32>();
-            let entry = tbl24.add((ip >> 8) as usize).read();
-            if entry & LPM_VALID_GROUP == LPM_VALID_GROUP {
-                let index = (entry & LPM_NEXT_HOP_MASK) * TBL8_GROUP_ENTRIES + (ip & (TBL8_GROUP_ENTRIES - 1));
-                (*lpm).tbl8.cast::<u32>().add(index as usize).read()
-            } else {
-                entry
-            }
-        };
-        (entry & LPM_LOOKUP_SUCCESS != 0).then_some(entry & LPM_NEXT_HOP_MASK)
+        // SAFETY: the table is alive (we borrow it).
+        unsafe { lookup_entry(self.raw.as_ptr(), ip) }
     }
 }
 
@@ -343,6 +379,262 @@ impl Tbl24<'_> {
     /// Sets the entry of /24 number `i`, as [`Tbl24::fill`].
     pub fn set(&mut self, i: usize, entry: u32) {
         self.fill(i..i + 1, entry);
+    }
+}
+
+/// An IPv4 table changed in place while lcores read it: the writer's
+/// handle, for the control thread alone. The lcores get [`LpmReader`]s.
+///
+/// rte_lpm writes each entry with one atomic store, so a lookup sees an
+/// entry before or after a change, never half of one; a change is visible
+/// to lookups as soon as `add` or `delete` returns. What readers could
+/// still be in the middle of is a tbl8 group a delete frees: rte_lpm puts
+/// it in a defer queue on the lcores' QSBR variable (`rte_lpm_rcu_qsbr_add`,
+/// DQ mode) and reuses it only after a grace period. The table holds an
+/// `Arc` of that variable, which it uses until it is freed.
+///
+/// The writer is not `Sync`, and has no `Clone`: it cannot reach the lcores.
+///
+/// ```compile_fail
+/// fn lcores_share<T: Sync>() {}
+/// lcores_share::<dpdk::LiveLpm>();
+/// ```
+///
+/// A reader has no writes:
+///
+/// ```compile_fail
+/// # let eal = dpdk::Eal::for_tests(256, &[]).unwrap();
+/// # let qsbr = std::sync::Arc::new(dpdk::Qsbr::new(1).unwrap());
+/// let lpm = dpdk::LiveLpm::new(eal, "doc_reader", 0, 16, 4, &qsbr).unwrap();
+/// lpm.reader().add(0x0a00_0000, 8, 1); // no such method
+/// ```
+///
+/// ```
+/// let eal = dpdk::Eal::for_tests(256, &[])?;
+/// let qsbr = std::sync::Arc::new(dpdk::Qsbr::new(1)?);
+/// let mut lpm = dpdk::LiveLpm::new(eal, "doc_live", 0, 16, 4, &qsbr)?;
+/// let reader = lpm.reader(); // what an lcore holds
+/// let net = u32::from_be_bytes([198, 18, 7, 0]);
+/// lpm.add(net, 25, 7)?;
+/// assert_eq!(reader.lookup(net + 1), Some(7));
+/// assert_eq!(lpm.tbl8_groups(), dpdk::Tbl8Groups { linked: 1, allocated: 1, total: 4 });
+/// assert!(lpm.delete(net, 25)?);
+/// assert!(!lpm.delete(net, 25)?); // not there any more
+/// assert_eq!(reader.lookup(net + 1), None);
+/// // The group waits in the defer queue until a grace period has passed.
+/// assert_eq!(lpm.tbl8_groups().linked, 0);
+/// # Ok::<(), dpdk::DpdkError>(())
+/// ```
+pub struct LiveLpm {
+    table: Arc<LpmTable>,
+    qsbr: Arc<Qsbr>,
+    max_rules: u32,
+    tbl8s: u32,
+    _not_sync: PhantomData<Cell<()>>,
+}
+
+/// A lookup handle of a [`LiveLpm`] or a [`FrozenLpm`], for the lcores:
+/// lookups only. Keeps the table alive.
+#[derive(Clone)]
+pub struct LpmReader {
+    /// The table's pointer, copied out of `table`: one load less per
+    /// lookup than going through the `Arc`.
+    raw: NonNull<sys::rte_lpm>,
+    table: Arc<LpmTable>,
+}
+
+// SAFETY: lookups only (LpmTable is Send + Sync; `raw` is its pointer).
+unsafe impl Send for LpmReader {}
+// SAFETY: as for Send.
+unsafe impl Sync for LpmReader {}
+
+impl LpmReader {
+    /// As [`LpmTable::lookup`].
+    #[inline(always)]
+    pub fn lookup(&self, ip: u32) -> Option<u32> {
+        // SAFETY: `table` keeps the table alive.
+        unsafe { lookup_entry(self.raw.as_ptr(), ip) }
+    }
+
+    /// The table, for bulk lookups.
+    pub fn table(&self) -> &LpmTable {
+        &self.table
+    }
+}
+
+impl From<FrozenLpm> for LpmReader {
+    fn from(frozen: FrozenLpm) -> LpmReader {
+        let table = Arc::new(frozen.0);
+        LpmReader { raw: table.raw, table }
+    }
+}
+
+/// The tbl8 groups of a [`LiveLpm`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tbl8Groups {
+    /// Groups tbl24 refers to: those the routes use.
+    pub linked: u32,
+    /// Groups taken: the linked ones and those freed by deletes that wait
+    /// in the defer queue for a grace period.
+    pub allocated: u32,
+    /// Groups the table has.
+    pub total: u32,
+}
+
+/// Why [`LiveLpm::add`] refused a route.
+#[derive(Debug)]
+pub enum AddError {
+    /// Every rule is taken.
+    Rules(u32),
+    /// Every tbl8 group is taken, even after a grace period.
+    Tbl8s(u32),
+    /// Any other refusal.
+    Dpdk(DpdkError),
+}
+
+impl From<AddError> for DpdkError {
+    fn from(e: AddError) -> DpdkError {
+        match e {
+            AddError::Rules(_) | AddError::Tbl8s(_) => {
+                DpdkError::from_code("cannot add IPv4 route", -(sys::ENOSPC as i32))
+            }
+            AddError::Dpdk(e) => e,
+        }
+    }
+}
+
+impl LiveLpm {
+    /// Creates an empty table, as [`Lpm::new`], whose freed tbl8 groups
+    /// wait in a defer queue on `qsbr`, the variable of the lcores that
+    /// read it, before they are reused.
+    pub fn new(eal: &Eal, name: &str, socket: i32, max_rules: u32, tbl8s: u32, qsbr: &Arc<Qsbr>) -> Result<LiveLpm> {
+        let mut table = LpmTable::create(eal, name, socket, max_rules, tbl8s)?;
+        let mut config = sys::rte_lpm_rcu_config {
+            v: qsbr.raw(),
+            mode: sys::rte_lpm_qsbr_mode_RTE_LPM_QSBR_MODE_DQ,
+            // 0: DPDK's defaults (a queue of number_tbl8s entries).
+            dq_size: 0,
+            // Reclaim at every free whatever a grace period has released.
+            reclaim_thd: 0,
+            reclaim_max: 0,
+        };
+        // SAFETY: the table is ours and not shared yet; the QSBR variable
+        // is initialised and outlives the table (`_rcu` below).
+        let rc = unsafe { sys::rte_lpm_rcu_qsbr_add(table.raw.as_ptr(), &mut config) };
+        if rc != 0 {
+            return Err(DpdkError::from_code(
+                format!("cannot attach LPM table {name} to RCU"),
+                rc,
+            ));
+        }
+        table._rcu = Some(Arc::clone(qsbr));
+        Ok(LiveLpm {
+            table: Arc::new(table),
+            qsbr: Arc::clone(qsbr),
+            max_rules,
+            tbl8s,
+            _not_sync: PhantomData,
+        })
+    }
+
+    /// A handle for lookups.
+    pub fn reader(&self) -> LpmReader {
+        LpmReader {
+            raw: self.table.raw,
+            table: Arc::clone(&self.table),
+        }
+    }
+
+    /// Adds `ip/depth -> next_hop` (host order), or replaces the next hop
+    /// of the prefix, in place: lookups see it on return. A refused route
+    /// changes nothing. When the groups are used up, waits for one grace
+    /// period (the groups of earlier deletes may be waiting for it) and
+    /// tries once more.
+    pub fn add(&mut self, ip: u32, depth: u8, next_hop: u32) -> std::result::Result<(), AddError> {
+        let add = || {
+            // SAFETY: the table is alive; this handle is its only writer
+            // (&mut self, not Clone); rte_lpm's writes are atomic stores.
+            unsafe { sys::rte_lpm_add(self.table.raw.as_ptr(), ip, depth, next_hop) }
+        };
+        let mut ret = add();
+        if ret == -(sys::ENOSPC as i32) && self.needs_group(ip, depth) {
+            self.qsbr.synchronize();
+            ret = add();
+        }
+        match ret {
+            0.. => Ok(()),
+            ret if ret == -(sys::ENOSPC as i32) => {
+                let out_of_groups = self.needs_group(ip, depth) && self.tbl8_groups().allocated == self.tbl8s;
+                Err(match out_of_groups {
+                    true => AddError::Tbl8s(self.tbl8s),
+                    false => AddError::Rules(self.max_rules),
+                })
+            }
+            ret => Err(AddError::Dpdk(DpdkError::from_code("cannot add IPv4 route", ret))),
+        }
+    }
+
+    /// Deletes the route `ip/depth` (host order) in place; `false` if the
+    /// table has no such route.
+    pub fn delete(&mut self, ip: u32, depth: u8) -> Result<bool> {
+        if !(1..=32).contains(&depth) {
+            return Err(DpdkError::invalid(
+                "cannot delete IPv4 route",
+                format!("depth {depth} is not 1..=32"),
+            ));
+        }
+        // SAFETY: as in `add`.
+        match unsafe { sys::rte_lpm_delete(self.table.raw.as_ptr(), ip, depth) } {
+            0 => Ok(true),
+            // The depth is valid: rte_lpm found no such rule.
+            ret if ret == -(sys::EINVAL as i32) => Ok(false),
+            ret => Err(DpdkError::from_code("cannot delete IPv4 route", ret)),
+        }
+    }
+
+    /// How the tbl8 groups are used, counted from the tables (a scan of
+    /// tbl24, some milliseconds).
+    pub fn tbl8_groups(&self) -> Tbl8Groups {
+        let lpm = self.table.raw.as_ptr();
+        let total = self.tbl8s;
+        // SAFETY: the table is alive; its tbl24 holds 2^24 entries and tbl8
+        // `total` groups, read as atomics as lookups do (this thread is the
+        // only writer, so nothing changes during the scan anyway).
+        let (tbl24, tbl8) = unsafe {
+            (
+                std::slice::from_raw_parts(std::ptr::addr_of!((*lpm).tbl24).cast::<AtomicU32>(), 1 << 24),
+                std::slice::from_raw_parts((*lpm).tbl8.cast::<AtomicU32>(), (total * TBL8_GROUP_ENTRIES) as usize),
+            )
+        };
+        let count = |it: &mut dyn Iterator<Item = bool>| it.filter(|&b| b).count() as u32;
+        Tbl8Groups {
+            linked: count(
+                &mut tbl24
+                    .iter()
+                    .map(|e| e.load(Ordering::Relaxed) & LPM_VALID_GROUP == LPM_VALID_GROUP),
+            ),
+            allocated: count(
+                &mut tbl8
+                    .iter()
+                    .step_by(TBL8_GROUP_ENTRIES as usize)
+                    .map(|e| e.load(Ordering::Relaxed) & LPM_GROUP != 0),
+            ),
+            total,
+        }
+    }
+
+    /// Whether a route `ip/depth` would take a new tbl8 group: longer than
+    /// /24, in a /24 that has none.
+    fn needs_group(&self, ip: u32, depth: u8) -> bool {
+        let lpm = self.table.raw.as_ptr();
+        // SAFETY: the table is alive; `ip >> 8` is below tbl24's 2^24 entries.
+        let entry = unsafe {
+            (*std::ptr::addr_of!((*lpm).tbl24)
+                .cast::<AtomicU32>()
+                .add((ip >> 8) as usize))
+            .load(Ordering::Relaxed)
+        };
+        depth > 24 && entry & LPM_VALID_GROUP != LPM_VALID_GROUP
     }
 }
 

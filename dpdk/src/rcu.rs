@@ -116,6 +116,17 @@ impl Qsbr {
         unsafe { sys::shim_rcu_qsbr_wait(self.raw.as_ptr(), token) }
     }
 
+    /// Waits for a whole grace period from now (see
+    /// [`Qsbr::wait_for_readers_from`] for the thread it may run on).
+    pub(crate) fn synchronize(&self) {
+        self.wait_for_readers_from(self.start());
+    }
+
+    /// The variable, for DPDK libraries that attach to it.
+    pub(crate) fn raw(&self) -> *mut sys::rte_rcu_qsbr {
+        self.raw.as_ptr()
+    }
+
     /// Starts a grace period and returns its token.
     fn start(&self) -> u64 {
         // SAFETY: the variable is initialised and alive; the start is an
@@ -136,7 +147,9 @@ impl Drop for Qsbr {
 /// current one is read through an [`Online`] reader; [`Live::swap`] puts
 /// a new one in and retires the old.
 pub struct Live<T> {
-    qsbr: Qsbr,
+    /// Shared with the tables attached to it (an rte_lpm's defer queue),
+    /// which must not outlive it.
+    qsbr: Arc<Qsbr>,
     current: AtomicPtr<T>,
 }
 
@@ -147,12 +160,18 @@ unsafe impl<T: Send + Sync> Send for Live<T> {}
 unsafe impl<T: Send + Sync> Sync for Live<T> {}
 
 impl<T: Send + Sync> Live<T> {
-    /// Holds `value` under `qsbr`.
-    pub fn new(qsbr: Qsbr, value: T) -> Live<T> {
+    /// Holds `value` under `qsbr` (owned, or shared with the tables
+    /// attached to it, such as a [`crate::LiveLpm`]).
+    pub fn new(qsbr: impl Into<Arc<Qsbr>>, value: T) -> Live<T> {
         Live {
-            qsbr,
+            qsbr: qsbr.into(),
             current: AtomicPtr::new(Box::into_raw(Box::new(value))),
         }
+    }
+
+    /// The QSBR variable, for tables attached to it.
+    pub fn qsbr(&self) -> &Arc<Qsbr> {
+        &self.qsbr
     }
 
     /// Registers reader `id` (below the QSBR variable's `max_readers`,

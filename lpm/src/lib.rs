@@ -27,4 +27,4 @@ mod table;
 
 pub use fib::FibTables;
 pub use sizing::{Limits, Shortage, Size};
-pub use table::{LoadReport, LpmError, LpmTables};
+pub use table::{LoadReport, LpmError, LpmTables, HEADROOM, IN_PLACE_MAX_ROUTES};

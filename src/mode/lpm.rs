@@ -6,15 +6,17 @@
 //! IPv6 destinations of a burst go to rte_lpm6 in one bulk call, unless
 //! `sequential` asks for one lookup per packet.
 
+use std::collections::HashMap;
 use std::error::Error;
 use std::net::IpAddr;
+use std::sync::Arc;
 
-use dpdk::Eal;
+use dpdk::{Eal, Qsbr};
 use ipnet::{IpNet, Ipv4Net, Ipv6Net};
 use lpm::rules::RouteFile;
 use lpm::LpmTables;
 
-use super::{check_port, Mode, ModeInfo, RuleChange, RuleFormat};
+use super::{check_port, InPlace, LiveBuild, Mode, ModeInfo, RuleChange, RuleFormat};
 use crate::cli::Args;
 use crate::lookup::{answer, Gather, Lookup, Route};
 use crate::packet::L3;
@@ -43,11 +45,29 @@ impl Mode for Lpm {
         let enabled = |p: u8| plan.loads_routes_to(p.into());
         let (tables, report) = LpmTables::build(eal, &super::table_name(), 0, &v4, &v6, route_limits(args), enabled)?;
         log_routes("LPM", &report);
-        Ok(LpmLookup {
-            tables,
-            sequential: args.sequential_lookup,
-            gather_v4: gathers_v4(report.v4_added),
-        })
+        Ok(lookup(tables, args, &report))
+    }
+
+    fn build_live(
+        eal: &Eal,
+        plan: &Plan,
+        args: &Args,
+        (v4, v6): Routes,
+        qsbr: &Arc<Qsbr>,
+    ) -> Result<LiveBuild<Self>, Box<dyn Error>> {
+        let enabled = |p: u8| plan.loads_routes_to(p.into());
+        let name = super::table_name();
+        let (tables, writer, report) =
+            LpmTables::build_live(eal, &name, 0, &v4, &v6, route_limits(args), enabled, qsbr)?;
+        log_routes("LPM", &report);
+        let writer = writer.map(|lpm| {
+            Box::new(V4InPlace {
+                lpm,
+                plan: plan.clone(),
+                made: HashMap::new(),
+            }) as Box<dyn InPlace<Routes>>
+        });
+        Ok((lookup(tables, args, &report), writer))
     }
 
     fn route_get(lookup: &LpmLookup, dst: IpAddr) -> Result<Option<u16>, String> {
@@ -93,22 +113,105 @@ pub(super) fn change_route<M: Mode>((v4, v6): &mut Routes, plan: &Plan, change: 
         }
         found || port.is_some()
     }
-    let (prefix, port) = match *change {
-        RuleChange::AddRoute(prefix, port) => {
-            check_port(plan, port)?;
-            let port = u8::try_from(port).map_err(|_| format!("port {port}: route files name ports below 256"))?;
-            (prefix, Some(port))
-        }
-        RuleChange::DelRoute(prefix) => (prefix, None),
-        _ => return Err(change.not_in(M::INFO.name)),
-    };
+    let (prefix, port) = route_change::<M>(plan, change)?;
     let done = match prefix {
         IpNet::V4(p) => edit(&mut v4.routes, Ipv4Net::trunc, p, port),
         IpNet::V6(p) => edit(&mut v6.routes, Ipv6Net::trunc, p, port),
     };
     match done {
         true => Ok(()),
-        false => Err(format!("no route {prefix} to delete")),
+        false => Err(no_route(prefix)),
+    }
+}
+
+/// The prefix of a `route add/del` and the port it adds (None: a delete),
+/// checked: the port is one `plan` forwards to.
+fn route_change<M: Mode>(plan: &Plan, change: &RuleChange) -> Result<(IpNet, Option<u8>), String> {
+    match *change {
+        RuleChange::AddRoute(prefix, port) => {
+            check_port(plan, port)?;
+            let port = u8::try_from(port).map_err(|_| format!("port {port}: route files name ports below 256"))?;
+            Ok((prefix, Some(port)))
+        }
+        RuleChange::DelRoute(prefix) => Ok((prefix, None)),
+        _ => Err(change.not_in(M::INFO.name)),
+    }
+}
+
+fn no_route(prefix: IpNet) -> String {
+    format!("no route {prefix} to delete")
+}
+
+/// LPM mode's IPv4 table changed in place (up to
+/// [`lpm::IN_PLACE_MAX_ROUTES`] routes): `route add/del` of IPv4 prefixes
+/// go straight to rte_lpm.
+struct V4InPlace {
+    lpm: dpdk::LiveLpm,
+    plan: Plan,
+    /// The changes since the last flush: each prefix's port, or None for a
+    /// deleted one.
+    made: HashMap<Ipv4Net, Option<u8>>,
+}
+
+impl InPlace<Routes> for V4InPlace {
+    fn takes(&self, change: &RuleChange) -> bool {
+        matches!(change, RuleChange::AddRoute(IpNet::V4(_), _) | RuleChange::DelRoute(IpNet::V4(_)))
+    }
+
+    fn apply(&mut self, change: &RuleChange) -> Result<(), String> {
+        let (IpNet::V4(prefix), port) = route_change::<Lpm>(&self.plan, change)? else {
+            return Err(format!("not an IPv4 route change: {change:?}"));
+        };
+        let (addr, depth) = (u32::from(prefix.network()), prefix.prefix_len());
+        let full = |what: String| format!("IPv4 LPM table full: {what}; the tables in use are unchanged");
+        let made = match port {
+            Some(port) => self.lpm.add(addr, depth, port.into()).map_err(|e| match e {
+                dpdk::AddError::Rules(n) => full(format!("all {n} rules are taken (raise --lpm-max-rules)")),
+                dpdk::AddError::Tbl8s(n) => full(format!("all {n} tbl8 groups are taken (raise --lpm-tbl8s)")),
+                dpdk::AddError::Dpdk(e) => e.to_string(),
+            }),
+            None => match self.lpm.delete(addr, depth) {
+                Ok(true) => Ok(()),
+                Ok(false) => Err(no_route(IpNet::V4(prefix))),
+                Err(e) => Err(e.to_string()),
+            },
+        };
+        made.map(|()| {
+            self.made.insert(prefix.trunc(), port);
+        })
+    }
+
+    /// One pass over the routes, however many changes: what
+    /// [`change_route`] does to each.
+    fn flush(&mut self, (v4, _): &mut Routes) {
+        if self.made.is_empty() {
+            return;
+        }
+        v4.routes.retain_mut(|r| match self.made.get(&r.prefix.trunc()) {
+            Some(Some(port)) => {
+                r.port = *port;
+                true
+            }
+            Some(None) => false,
+            None => true,
+        });
+        // The prefixes left are new: the others' ports are set.
+        for r in &v4.routes {
+            self.made.remove(&r.prefix.trunc());
+        }
+        let added = self.made.drain().filter_map(|(prefix, port)| port.map(|port| (prefix, port)));
+        v4.routes.extend(added.map(|(prefix, port)| lpm::rules::Route { prefix, port, line: 0 }));
+    }
+
+    fn stats(&self) -> String {
+        let g = self.lpm.tbl8_groups();
+        format!(
+            "IPv4 tbl8 groups: {} in use, {} awaiting reclaim, {} free, of {}",
+            g.linked,
+            g.allocated - g.linked,
+            g.total - g.allocated,
+            g.total
+        )
     }
 }
 
@@ -171,6 +274,14 @@ pub struct LpmLookup {
     pub sequential: bool,
     /// Look IPv4 destinations up after the batch is parsed ([`gathers_v4`]).
     pub gather_v4: bool,
+}
+
+fn lookup(tables: LpmTables, args: &Args, report: &lpm::LoadReport) -> LpmLookup {
+    LpmLookup {
+        tables,
+        sequential: args.sequential_lookup,
+        gather_v4: gathers_v4(report.v4_added),
+    }
 }
 
 /// Whether a table of `routes` IPv4 routes is looked up after the batch is

@@ -11,8 +11,9 @@
 use std::error::Error;
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
 
-use dpdk::Eal;
+use dpdk::{Eal, Qsbr};
 use ipnet::IpNet;
 
 pub use self::em::{em_key, EmKey};
@@ -68,6 +69,19 @@ pub trait Mode: 'static {
     /// `plan` forwards to.
     fn build(eal: &Eal, plan: &Plan, args: &Args, rules: Self::Rules) -> Result<Self::Lookup, Box<dyn Error>>;
 
+    /// As [`Mode::build`], for tables the lcores read under `qsbr`; also
+    /// the writer of the changes the tables take in place, if any (the
+    /// others are made by a shadow swap, see [`crate::live`]).
+    fn build_live(
+        eal: &Eal,
+        plan: &Plan,
+        args: &Args,
+        rules: Self::Rules,
+        _qsbr: &Arc<Qsbr>,
+    ) -> Result<LiveBuild<Self>, Box<dyn Error>> {
+        Ok((Self::build(eal, plan, args, rules)?, None))
+    }
+
     /// `route get`: the port `lookup` gives `dst` (`None`: a miss), or an
     /// error if the mode has no routes.
     fn route_get(_lookup: &Self::Lookup, _dst: IpAddr) -> Result<Option<u16>, String> {
@@ -80,6 +94,26 @@ pub trait Mode: 'static {
     fn change_rules(_rules: &mut Self::Rules, _plan: &Plan, _args: &Args, change: &RuleChange) -> Result<(), String> {
         Err(change.not_in(Self::INFO.name))
     }
+}
+
+/// What [`Mode::build_live`] builds: the lookup and its in-place writer.
+pub type LiveBuild<M> = (<M as Mode>::Lookup, Option<Box<dyn InPlace<<M as Mode>::Rules>>>);
+
+/// The writer of live tables that change in place, held by the control
+/// thread beside the [`Mode::Lookup`] the lcores read. It keeps the
+/// changes it made until [`InPlace::flush`] writes them into the rules
+/// (`R`, the mode's), all in one pass.
+pub trait InPlace<R>: Send {
+    /// Whether `change` is one this writer makes.
+    fn takes(&self, change: &RuleChange) -> bool;
+    /// Makes `change` (one it takes) in the live tables: the lcores see it
+    /// on return. A refused change changes nothing.
+    fn apply(&mut self, change: &RuleChange) -> Result<(), String>;
+    /// Writes the changes made since the last flush into `rules`, the
+    /// ones the live tables were built from, for the next rebuild.
+    fn flush(&mut self, rules: &mut R);
+    /// `route stats`: one line about the tables.
+    fn stats(&self) -> String;
 }
 
 /// A change to the rules, from `l3fwd-ctl`.
