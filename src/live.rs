@@ -1,6 +1,8 @@
 //! Tables that change while l3fwd-rs forwards. The lcores read the
 //! mode's [`Lookup`] through a [`dpdk::Live`] value under RCU QSBR; the
-//! control thread, the one writer, changes the tables by the shadow swap:
+//! control thread, the one writer, changes them in place through the
+//! mode's [`Mode::writer`] where it has one (EM's lock-free rte_hash), and
+//! otherwise by the shadow swap:
 //! it edits a copy of the rules (or re-reads the rule files), builds new
 //! tables beside the live ones, swaps them in, waits for the grace period
 //! and frees the old ones. This works alike for every mode, whether its
@@ -88,13 +90,18 @@ pub struct LiveTables<M: Mode> {
     rules: M::Rules,
     live: Arc<Live<M::Lookup>>,
     reader: Reader<M::Lookup>,
+    /// Writes rule changes into the live tables in place, for modes that
+    /// can ([`Mode::writer`]); the rules above are then those last built.
+    writer: Option<M::Writer>,
 }
 
 impl<M: Mode> LiveTables<M> {
     /// Makes `lookup`, built from `rules`, live; the lcores register with
     /// [`LiveTables::live`] by their lcore id.
-    pub fn new(eal: &Eal, plan: &Plan, args: &Args, rules: M::Rules, lookup: M::Lookup) -> dpdk::Result<Self> {
-        let live = Arc::new(Live::new(Qsbr::new(CONTROL_READER + 1)?, lookup));
+    pub fn new(eal: &Eal, plan: &Plan, args: &Args, rules: M::Rules, mut lookup: M::Lookup) -> dpdk::Result<Self> {
+        let qsbr = Arc::new(Qsbr::new(CONTROL_READER + 1)?);
+        let writer = M::writer(&mut lookup, &qsbr)?;
+        let live = Arc::new(Live::new(qsbr, lookup));
         let reader = live.register(CONTROL_READER)?;
         Ok(LiveTables {
             eal: eal.clone(),
@@ -103,6 +110,7 @@ impl<M: Mode> LiveTables<M> {
             rules,
             live,
             reader,
+            writer,
         })
     }
 
@@ -115,9 +123,11 @@ impl<M: Mode> LiveTables<M> {
     /// tables and rules stay as they were.
     fn swap_in(&mut self, rules: M::Rules) -> Result<(), Box<dyn Error>> {
         let started = Instant::now();
-        let lookup = M::build(&self.eal, &self.plan, &self.args, rules.clone())?;
+        let mut lookup = M::build(&self.eal, &self.plan, &self.args, rules.clone())?;
+        let writer = M::writer(&mut lookup, self.live.qsbr())?;
         let built = started.elapsed();
         let old = self.live.swap(lookup).synchronize();
+        self.writer = writer;
         let grace = started.elapsed();
         drop(old);
         self.rules = rules;
@@ -155,6 +165,16 @@ impl<M: Mode> Tables for LiveTables<M> {
                     continue;
                 }
                 Command::Reload => M::load(&self.args).map_err(|e| format!("{e}; {UNCHANGED}")),
+                Command::Change(change) if self.writer.is_some() => {
+                    // Written in place, after the rebuild of a reload before it.
+                    self.commit(pending.take(), &mut answers);
+                    if let Some(writer) = self.writer.as_mut() {
+                        answers[i] = M::write(writer, &self.plan, &self.args, change)
+                            .map(|()| "ok".into())
+                            .map_err(|e| format!("{e}; {UNCHANGED}"));
+                    }
+                    continue;
+                }
                 Command::Change(change) => {
                     // Edits a copy: a change that fails leaves the rest.
                     let mut rules = pending.as_ref().map_or(&self.rules, |p| &p.rules).clone();

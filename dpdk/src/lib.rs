@@ -146,7 +146,7 @@ pub use event::device::{
 };
 pub use event::service::{Service, ServiceCores};
 pub use fib::{Fib, Fib6};
-pub use hash::{Hash, HASH_BULK_MAX};
+pub use hash::{Hash, HashWriter, HASH_BULK_MAX};
 pub use launch::{ControlThread, MainLcore};
 pub use lpm::{FrozenLpm, Lpm, Lpm6, LpmTable, Tbl24};
 pub use mbuf::{prefetch, Drain, Mbuf, MbufArray};

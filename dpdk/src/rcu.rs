@@ -107,6 +107,10 @@ impl Qsbr {
         }
     }
 
+    pub(crate) fn raw(&self) -> *mut sys::rte_rcu_qsbr {
+        self.raw.as_ptr()
+    }
+
     /// Waits until every reader online now has reported a quiescent state
     /// or gone offline (returns at once when none is online). Never call
     /// it from a thread holding an [`Online`] reader of this variable: it
@@ -114,6 +118,12 @@ impl Qsbr {
     fn wait_for_readers_from(&self, token: u64) {
         // SAFETY: the variable is initialised and alive (we borrow it).
         unsafe { sys::shim_rcu_qsbr_wait(self.raw.as_ptr(), token) }
+    }
+
+    /// Waits for a grace period from now (see [`Qsbr::wait_for_readers_from`]
+    /// for the thread it must not be called on).
+    pub(crate) fn synchronize(&self) {
+        self.wait_for_readers_from(self.start());
     }
 
     /// Starts a grace period and returns its token.
@@ -136,7 +146,9 @@ impl Drop for Qsbr {
 /// current one is read through an [`Online`] reader; [`Live::swap`] puts
 /// a new one in and retires the old.
 pub struct Live<T> {
-    qsbr: Qsbr,
+    /// Shared with the tables that reclaim their own memory under it
+    /// (a lock-free [`crate::Hash`]), which hold it as long as they live.
+    qsbr: Arc<Qsbr>,
     current: AtomicPtr<T>,
 }
 
@@ -148,11 +160,16 @@ unsafe impl<T: Send + Sync> Sync for Live<T> {}
 
 impl<T: Send + Sync> Live<T> {
     /// Holds `value` under `qsbr`.
-    pub fn new(qsbr: Qsbr, value: T) -> Live<T> {
+    pub fn new(qsbr: impl Into<Arc<Qsbr>>, value: T) -> Live<T> {
         Live {
-            qsbr,
+            qsbr: qsbr.into(),
             current: AtomicPtr::new(Box::into_raw(Box::new(value))),
         }
+    }
+
+    /// The QSBR variable the readers report to.
+    pub fn qsbr(&self) -> &Arc<Qsbr> {
+        &self.qsbr
     }
 
     /// Registers reader `id` (below the QSBR variable's `max_readers`,

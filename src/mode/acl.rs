@@ -31,6 +31,7 @@ impl Mode for Acl {
     const RSS_L4: bool = true;
     type Rules = (RuleFile<Ipv4Net>, RuleFile<Ipv6Net>);
     type Lookup = AclLookup;
+    type Writer = super::NoWriter;
 
     /// ACL mode has no built-in rules: both files are required, as C
     /// requires them.

@@ -14,10 +14,11 @@
 
 use std::error::Error;
 use std::net::{Ipv4Addr, Ipv6Addr};
+use std::sync::Arc;
 
-use dpdk::Eal;
+use dpdk::{Eal, Qsbr};
 use em::rules::Rule;
-use em::{Batching, EmTables, Ipv4Key, Ipv6Key};
+use em::{Batching, EmTables, EmWriter, Ipv4Key, Ipv6Key};
 
 use super::{check_port, Mode, ModeInfo, RuleChange, RuleFormat};
 use crate::cli::Args;
@@ -40,6 +41,7 @@ impl Mode for Em {
     };
     type Rules = (EmFile<Ipv4Addr>, EmFile<Ipv6Addr>);
     type Lookup = EmLookup;
+    type Writer = EmWriter;
 
     fn load(args: &Args) -> Result<Self::Rules, Box<dyn Error>> {
         let [v4, v6] = rule_files::sources(args, &DEFAULT_FLOWS);
@@ -79,43 +81,56 @@ impl Mode for Em {
         })
     }
 
+    /// `flow add/del` change the tables in place: rte_hash is lock-free
+    /// for the lcores (a `reload` builds new ones from the rule files).
+    fn writer(lookup: &mut EmLookup, qsbr: &Arc<Qsbr>) -> dpdk::Result<Option<EmWriter>> {
+        lookup.tables.writer(qsbr).map(Some)
+    }
+
     /// `flow add LINE` and `flow del LINE`, in the family EM loads (see
     /// `build`).
-    fn change_rules(rules: &mut Self::Rules, plan: &Plan, args: &Args, change: &RuleChange) -> Result<(), String> {
-        let (line, add) = match change {
-            RuleChange::AddFlow(line) => (line, true),
-            RuleChange::DelFlow(line) => (line, false),
-            _ => return Err(change.not_in(Self::INFO.name)),
-        };
-        let family = |e: em::rules::RuleError| {
-            let loaded = if args.ipv6 { "IPv6" } else { "IPv4" };
-            format!("{e} (this run loads {loaded} flows only: EM loads one family, IPv6 with --ipv6)")
-        };
-        match args.ipv6 {
-            true => edit_flow(&mut rules.1, em::rules::parse_v6(line, "flow").map_err(family)?, plan, add),
-            false => edit_flow(&mut rules.0, em::rules::parse_v4(line, "flow").map_err(family)?, plan, add),
+    fn write(writer: &mut EmWriter, plan: &Plan, args: &Args, change: &RuleChange) -> Result<(), String> {
+        match flow_change(change, plan, args)? {
+            FlowChange::V4(r, true) => writer.add_v4(&r.tuple, r.port),
+            FlowChange::V4(r, false) => writer.del_v4(&r.tuple),
+            FlowChange::V6(r, true) => writer.add_v6(&r.tuple, r.port),
+            FlowChange::V6(r, false) => writer.del_v6(&r.tuple),
         }
     }
 }
 
-/// Adds (or gives a new port to) or deletes the flow of the one rule in
-/// `parsed`.
-fn edit_flow<A: Copy + PartialEq>(file: &mut EmFile<A>, parsed: Vec<Rule<A>>, plan: &Plan, add: bool) -> Result<(), String> {
-    let [rule] = parsed[..] else {
-        return Err("one flow per command".into());
+/// A `flow add` (true) or `flow del` (false) of one rule, in the family
+/// this run loads.
+enum FlowChange {
+    V4(Rule<Ipv4Addr>, bool),
+    V6(Rule<Ipv6Addr>, bool),
+}
+
+/// Parses `change`'s line; an added flow's port must be forwarded to.
+fn flow_change(change: &RuleChange, plan: &Plan, args: &Args) -> Result<FlowChange, String> {
+    let (line, add) = match change {
+        RuleChange::AddFlow(line) => (line, true),
+        RuleChange::DelFlow(line) => (line, false),
+        _ => return Err(change.not_in(Em::INFO.name)),
     };
-    let there = file.rules.iter().any(|r| r.tuple == rule.tuple);
-    match (add, there) {
-        (true, _) => {
+    let family = |e: em::rules::RuleError| {
+        let loaded = if args.ipv6 { "IPv6" } else { "IPv4" };
+        format!("{e} (this run loads {loaded} flows only: EM loads one family, IPv6 with --ipv6)")
+    };
+    fn one<A: Copy>(parsed: Vec<Rule<A>>, plan: &Plan, add: bool) -> Result<Rule<A>, String> {
+        let [rule] = parsed[..] else {
+            return Err("one flow per command".into());
+        };
+        if add {
             check_port(plan, rule.port.into())?;
-            file.rules.retain(|r| r.tuple != rule.tuple);
-            // Line 0: from l3fwd-ctl, not from a file.
-            file.rules.push(Rule { line: 0, ..rule });
         }
-        (false, true) => file.rules.retain(|r| r.tuple != rule.tuple),
-        (false, false) => return Err("no such flow to delete".into()),
+        // Line 0: from l3fwd-ctl, not from a file.
+        Ok(Rule { line: 0, ..rule })
     }
-    Ok(())
+    Ok(match args.ipv6 {
+        true => FlowChange::V6(one(em::rules::parse_v6(line, "flow").map_err(family)?, plan, add)?, add),
+        false => FlowChange::V4(one(em::rules::parse_v4(line, "flow").map_err(family)?, plan, add)?, add),
+    })
 }
 
 /// How the options ask for keys to be handed to rte_hash.

@@ -40,6 +40,7 @@ impl Mode for Fib {
     };
     type Rules = Routes;
     type Lookup = FibLookup;
+    type Writer = super::NoWriter;
 
     fn load(args: &Args) -> Result<Routes, Box<dyn Error>> {
         routes(args)

@@ -34,6 +34,7 @@ impl Mode for Lpm {
     };
     type Rules = Routes;
     type Lookup = LpmLookup;
+    type Writer = super::NoWriter;
 
     fn load(args: &Args) -> Result<Routes, Box<dyn Error>> {
         routes(args)

@@ -11,8 +11,9 @@
 use std::error::Error;
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
 
-use dpdk::Eal;
+use dpdk::{Eal, Qsbr};
 use ipnet::IpNet;
 
 pub use self::em::{em_key, EmKey};
@@ -60,6 +61,10 @@ pub trait Mode: 'static {
     /// edit (see [`crate::live`]).
     type Rules: Clone + Send + 'static;
     type Lookup: Lookup;
+    /// What writes the live tables in place on the control thread, for a
+    /// mode whose tables can change while read ([`NoWriter`] for the ones
+    /// that are rebuilt and swapped for every change).
+    type Writer: Send + 'static;
 
     /// Reads the rule files `args` names, or the built-in ones.
     fn load(args: &Args) -> Result<Self::Rules, Box<dyn Error>>;
@@ -67,6 +72,18 @@ pub trait Mode: 'static {
     /// Builds the tables from `rules`, loading the routes to the ports
     /// `plan` forwards to.
     fn build(eal: &Eal, plan: &Plan, args: &Args, rules: Self::Rules) -> Result<Self::Lookup, Box<dyn Error>>;
+
+    /// The writer of `lookup`, whose readers report to `qsbr`: called on
+    /// each new build before lcores read it. None: changes rebuild.
+    fn writer(_lookup: &mut Self::Lookup, _qsbr: &Arc<Qsbr>) -> dpdk::Result<Option<Self::Writer>> {
+        Ok(None)
+    }
+
+    /// Applies `change` to the live tables through `writer`, or leaves
+    /// them as they were and says why not (as [`Mode::change_rules`]).
+    fn write(_writer: &mut Self::Writer, _plan: &Plan, _args: &Args, change: &RuleChange) -> Result<(), String> {
+        Err(change.not_in(Self::INFO.name))
+    }
 
     /// `route get`: the port `lookup` gives `dst` (`None`: a miss), or an
     /// error if the mode has no routes.
@@ -81,6 +98,9 @@ pub trait Mode: 'static {
         Err(change.not_in(Self::INFO.name))
     }
 }
+
+/// The writer of modes whose every change rebuilds the tables: none.
+pub enum NoWriter {}
 
 /// A change to the rules, from `l3fwd-ctl`.
 #[derive(Debug, Clone, PartialEq, Eq)]
