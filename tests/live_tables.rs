@@ -501,6 +501,23 @@ fn flows_written_in_place_follow_each_ok_until_the_table_is_full() {
             None => f.assert_stream_stops(&format!("em: after {commands:?}")),
         }
     }
+    // Churn of other flows, 2000 changes in one go: more slots freed than
+    // the table has, each reused after its grace period; the stream's
+    // flow stays where it is.
+    let churn: Vec<String> = (0..200)
+        .flat_map(|_| (20..25).map(|n| flow_add(n, 1)).chain((20..25).map(flow_del)))
+        .collect();
+    let churn: Vec<&str> = churn.iter().map(String::as_str).collect();
+    let (answers, ok) = f.send(&churn);
+    let errors: Vec<&String> = answers.iter().filter(|a| *a != "ok").collect();
+    assert!(
+        ok && answers.len() == 2000 && errors.is_empty(),
+        "{} answers, {} errors, the first: {:?}",
+        answers.len(),
+        errors.len(),
+        errors.first()
+    );
+    f.assert_stream_goes_to(2, "em: after 2000 changes to other flows");
     // Seven other flows fill the table; the eighth is refused and changes nothing.
     let fill: Vec<String> = (10..17).map(|n| flow_add(n, 1)).collect();
     let fill: Vec<&str> = fill.iter().map(String::as_str).collect();
