@@ -13,7 +13,7 @@ RUN_SECS ?= 10
 RUN_FRAMES ?= 1024
 EAL_VIRT := --no-huge -m 1024 --no-pci
 
-.PHONY: all deps build install run demo demo-clean test lint c-l3fwd bench bench-calibrate bench-callgrind bench-scale bench-sweep bench-latency fuzz clean
+.PHONY: all deps build install run demo demo-clean test lint c-l3fwd bench bench-calibrate bench-callgrind bench-scale bench-sweep bench-latency bench-update fuzz clean
 
 all: build
 
@@ -123,6 +123,17 @@ bench-scale: deps
 	C_L3FWD_MIN_MBUFS=$(SCALE_MBUFS) C_L3FWD_SEQUENTIAL=1 scripts/build-c-l3fwd.sh target/c-l3fwd-scale-seq
 	$(CARGO) build --release -p l3fwd-rs -p trafficgen -p l3fwd-bench
 	$(RELEASE)/l3fwd-bench --only scale --scale-mbufs $(SCALE_MBUFS) --json target/bench/bench-scale.json $(SCALE_ARGS)
+
+# The rate while tables change: l3fwd-rs on 1M IPv4 + 230K IPv6 routes and
+# 1M flows while l3fwd-ctl sends changes at 0, 1K, 10K, 100K/s and as fast
+# as it can; the changes applied per second; reload time beside C's restart
+# (EM; C's LPM holds 1024 rules). Table, target/bench/update/update.json and
+# update.png. A quiet machine, ~8 GB RAM; UPDATE_ARGS=--quick for a smoke test.
+UPDATE_ARGS ?=
+bench-update: deps
+	C_L3FWD_MIN_MBUFS=$(SCALE_MBUFS) scripts/build-c-l3fwd.sh target/c-l3fwd-scale
+	$(CARGO) build --release -p l3fwd-rs -p trafficgen -p l3fwd-bench
+	$(RELEASE)/l3fwd-bench update --mbufs $(SCALE_MBUFS) $(UPDATE_ARGS)
 
 # Rates over frame size x flows, C l3fwd against l3fwd-rs, per table (LPM of
 # 16, 10K and 1M routes; EM with a rule per flow): table, CSV, JSON and PNG/SVG

@@ -1,13 +1,14 @@
 //! Tables that change while l3fwd-rs forwards. The lcores read the
 //! mode's [`Lookup`] through a [`dpdk::Live`] value under RCU QSBR; the
-//! control thread, the one writer, changes the tables by the shadow swap:
+//! control thread, the one writer, changes them by the shadow swap:
 //! it edits a copy of the rules (or re-reads the rule files), builds new
 //! tables beside the live ones, swaps them in, waits for the grace period
 //! and frees the old ones. This works alike for every mode, whether its
 //! DPDK library has RCU support or not. Commands that arrive together are
 //! one build and one swap. The changes a mode's tables take in place (its
-//! [`InPlace`] writer: LPM's IPv4 routes) skip the swap; the writer
-//! writes them into the rules before anything rebuilds from them.
+//! [`InPlace`] writer: LPM's IPv4 routes in rte_lpm, EM's flows in the
+//! lock-free rte_hash) skip the swap; the writer writes them into the
+//! rules before anything rebuilds from them.
 
 use std::error::Error;
 use std::net::IpAddr;
@@ -172,9 +173,9 @@ impl<M: Mode> Tables for LiveTables<M> {
                     continue;
                 }
                 Command::RouteStats => {
-                    answers[i] = self.in_place.as_ref().map(|w| w.stats()).ok_or_else(|| {
+                    answers[i] = self.in_place.as_ref().and_then(|w| w.stats()).ok_or_else(|| {
                         format!(
-                            "route stats: no table here changes in place (LPM mode's IPv4 table of at most {} routes does)",
+                            "route stats: only LPM mode's IPv4 table of at most {} routes, which changes in place, has tbl8 groups to count",
                             lpm::IN_PLACE_MAX_ROUTES
                         )
                     });
@@ -218,7 +219,10 @@ impl<M: Mode> LiveTables<M> {
     /// rules until the next flush.
     fn change_in_place(&mut self, change: &RuleChange) -> Answer {
         let writer = self.in_place.as_mut().ok_or("no table here changes in place")?;
-        writer.apply(change).map(|()| "ok".into())
+        writer
+            .apply(change)
+            .map(|()| "ok".into())
+            .map_err(|e| format!("{e}; {UNCHANGED}"))
     }
 
     /// Builds and swaps in what `pending` holds; answers its commands

@@ -228,6 +228,19 @@ impl Forwarder {
         );
     }
 
+    /// Asserts that from now on the stream leaves by neither port 1 nor 2.
+    fn assert_stream_stops(&self, context: &str) {
+        thread::sleep(Duration::from_millis(20));
+        let before = self.tx();
+        thread::sleep(Duration::from_millis(300));
+        assert_eq!(
+            self.tx(),
+            before,
+            "{context}: ports 1 and 2 send nothing more\n{}",
+            self.stderr()
+        );
+    }
+
     /// Stops it with SIGINT and checks the end: exit 0, every packet
     /// received sent or counted as dropped, every mbuf back.
     fn stop(mut self) {
@@ -552,4 +565,72 @@ fn the_control_socket_is_private_and_no_client_blocks_the_forwarder() {
         stderr.lines().count() == 1 && stderr.contains("is l3fwd-rs running with --file-prefix l3fwd-live-nobody?"),
         "{stderr}"
     );
+}
+
+// EM: flows written in place in the lock-free rte_hash.
+
+/// `flow add` of the stream's flow (or flow `n`'s, 198.18.n.1 -> 198.18.n.0) to `port`.
+fn flow_add(n: u8, port: u16) -> String {
+    format!("flow add R198.18.{n}.0 198.18.{n}.1 9 9 0x11 {port}")
+}
+
+fn flow_del(n: u8) -> String {
+    format!("flow del R198.18.{n}.0 198.18.{n}.1 9 9 0x11 0")
+}
+
+#[test]
+fn flows_written_in_place_follow_each_ok_until_the_table_is_full() {
+    // Room for the rule file's one flow and 7 more.
+    let f = Forwarder::start_on("flow-lf", "em", 1, Dataplane::Poll, &["--hash-entry-num", "8"]);
+    // Replace, delete (the stream then misses: back out of port 0), add
+    // back: each visible in the stream once answered.
+    for (commands, port) in [
+        (vec![flow_add(5, 2)], Some(2)),
+        (vec![flow_add(5, 1)], Some(1)),
+        (vec![flow_del(5)], None),
+        (vec![flow_add(5, 2)], Some(2)),
+    ] {
+        let commands: Vec<&str> = commands.iter().map(String::as_str).collect();
+        assert_eq!(f.send(&commands), (vec!["ok".to_string()], true), "{commands:?}");
+        match port {
+            Some(port) => f.assert_stream_goes_to(port, &format!("em: after {commands:?}")),
+            None => f.assert_stream_stops(&format!("em: after {commands:?}")),
+        }
+    }
+    // Churn of other flows, 2000 changes in one go: more slots freed than
+    // the table has, each reused after its grace period; the stream's
+    // flow stays where it is.
+    let churn: Vec<String> = (0..200)
+        .flat_map(|_| (20..25).map(|n| flow_add(n, 1)).chain((20..25).map(flow_del)))
+        .collect();
+    let churn: Vec<&str> = churn.iter().map(String::as_str).collect();
+    let (answers, ok) = f.send(&churn);
+    let errors: Vec<&String> = answers.iter().filter(|a| *a != "ok").collect();
+    assert!(
+        ok && answers.len() == 2000 && errors.is_empty(),
+        "{} answers, {} errors, the first: {:?}",
+        answers.len(),
+        errors.len(),
+        errors.first()
+    );
+    f.assert_stream_goes_to(2, "em: after 2000 changes to other flows");
+    // Seven other flows fill the table; the eighth is refused and changes nothing.
+    let fill: Vec<String> = (10..17).map(|n| flow_add(n, 1)).collect();
+    let fill: Vec<&str> = fill.iter().map(String::as_str).collect();
+    assert_eq!(f.send(&fill), (vec!["ok".to_string(); 7], true));
+    let (answers, ok) = f.send(&[&flow_add(17, 1), &flow_add(5, 1)]);
+    assert!(!ok, "{answers:?}");
+    assert_eq!(
+        answers,
+        [
+            "error: the IPv4 exact-match table is full (8 entries; --hash-entry-num sizes it); \
+             the tables in use are unchanged",
+            "ok"
+        ],
+        "a full table refuses a new flow, not a replace"
+    );
+    f.assert_stream_goes_to(1, "em: after the full table");
+    // A deleted flow's slot comes back after its grace period.
+    assert_eq!(f.send(&[&flow_del(10), &flow_add(17, 2)]).0, ["ok", "ok"]);
+    f.stop();
 }

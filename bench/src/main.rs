@@ -3,7 +3,8 @@
 //! `l3fwd-bench sweep`: C l3fwd and l3fwd-rs over frame sizes x flow counts;
 //! `l3fwd-bench latency`: one-way latency (sockperf) through l3fwd-rs, C l3fwd
 //! and the kernel's forwarding between two network namespaces;
-//! `l3fwd-bench callgrind`: instructions per packet of each, under valgrind.
+//! `l3fwd-bench callgrind`: instructions per packet of each, under valgrind;
+//! `l3fwd-bench update`: the rate while the tables change through `l3fwd-ctl`.
 
 #![forbid(unsafe_code)]
 
@@ -25,6 +26,7 @@ mod stats;
 mod sweep;
 mod telemetry;
 mod traffic;
+mod update;
 
 use clap::{Parser, Subcommand};
 use command::{Pool, Tools};
@@ -70,6 +72,9 @@ enum Sub {
     Latency(latency::LatencyArgs),
     /// Whether --baseline's verdicts hold here: the same l3fwd-rs twice, then a build 5% slower on purpose
     Calibrate(calibrate::CalibrateArgs),
+    /// l3fwd-rs's rate while routes and flows change through l3fwd-ctl at set rates, changes applied
+    /// per second, and reload time beside C's restart, on router-size tables (--quick: small ones)
+    Update(update::UpdateArgs),
 }
 
 /// What `make bench` and sweeps share: how runs are measured, what they
@@ -106,6 +111,15 @@ struct Common {
 }
 
 impl Common {
+    /// The table and traffic generators, `gen` making the default traffic.
+    fn generators<'a>(&'a self, gen: &'a Path) -> traffic::Generators<'a> {
+        traffic::Generators {
+            gen,
+            tablegen: &self.tablegen_bin,
+            rules_dir: &self.rules_dir,
+        }
+    }
+
     fn timing(&self, start_timeout: Duration) -> run::Timing {
         run::Timing {
             start_timeout,
@@ -178,6 +192,7 @@ fn main() -> ExitCode {
         Some(Sub::Latency(args)) => latency::latency(args),
         Some(Sub::Callgrind(args)) => callgrind::callgrind(args),
         Some(Sub::Calibrate(args)) => calibrate::calibrate(args),
+        Some(Sub::Update(args)) => update::update(args),
         None => bench(cli.bench),
     };
     match result {
@@ -247,11 +262,7 @@ pub fn measure(args: &Args, rs_bin: &Path, selected: &[Config]) -> Result<Report
     let frames = args.frames as usize;
     let logs = args.work_dir.join("logs");
     std::fs::create_dir_all(&logs).map_err(|e| format!("{}: {e}", logs.display()))?;
-    let generators = traffic::Generators {
-        gen: &args.gen_bin,
-        tablegen: &args.common.tablegen_bin,
-        rules_dir: &args.common.rules_dir,
-    };
+    let generators = args.common.generators(&args.gen_bin);
     let sizes = traffic::ScaleSizes {
         em_rules: args.scale_em_rules,
         v4_routes: args.scale_v4_routes,

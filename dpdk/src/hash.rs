@@ -11,55 +11,110 @@
 //!
 //! The key size is a type parameter (`Hash<16>` for IPv4 5-tuples,
 //! `Hash<48>` for IPv6), so a key of the wrong length does not compile.
+//!
+//! Every table is lock-free for readers (`RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY_LF`):
+//! one writer may add and delete keys while lcores look up, and a key's
+//! value is stored with the key, so a lookup sees a key with its value or
+//! not at all. [`Hash::writer`] attaches the table to the lcores' RCU QSBR
+//! variable (`rte_hash_rcu_qsbr_add`, defer-queue mode): a deleted key's
+//! slot is reused only after every lcore has passed a quiescent state. The
+//! types carry the rules:
+//! - the [`HashWriter`] is the one writer; it is not `Sync`, so it cannot
+//!   go where the lcores read (a [`crate::Live`] value must be `Sync`):
+//!
+//! ```compile_fail
+//! # let eal = dpdk::Eal::for_tests(256, &[]).unwrap();
+//! let qsbr = std::sync::Arc::new(dpdk::Qsbr::new(1).unwrap());
+//! let mut table = dpdk::Hash::<16>::new(eal, "doc_lf_sync", 64, 0).unwrap();
+//! let writer = table.writer(&qsbr).unwrap();
+//! let live = dpdk::Live::new(qsbr, (table, writer)); // HashWriter is not Sync
+//! ```
+//!
+//! - nor can it be cloned into a second writer:
+//!
+//! ```compile_fail
+//! # let eal = dpdk::Eal::for_tests(256, &[]).unwrap();
+//! let qsbr = std::sync::Arc::new(dpdk::Qsbr::new(1).unwrap());
+//! let mut table = dpdk::Hash::<16>::new(eal, "doc_lf_clone", 64, 0).unwrap();
+//! let writer = table.writer(&qsbr).unwrap();
+//! let second = writer.clone();
+//! ```
+//!
+//! - once a writer exists, the table itself no longer adds (it answers an
+//!   error), and both hold the table and the QSBR variable, which outlive
+//!   whichever of them goes last.
 
+use std::cell::Cell;
 use std::ffi::{c_void, CString};
+use std::marker::PhantomData;
 use std::mem::MaybeUninit;
 use std::ptr::NonNull;
+use std::sync::Arc;
 
 use crate::eal::Eal;
 use crate::error::{clear_errno, DpdkError, Result};
+use crate::rcu::Qsbr;
 use crate::sys;
 
 /// Most keys one bulk lookup takes (RTE_HASH_LOOKUP_BULK_MAX, 64):
 /// [`Hash::lookup_bulk`] makes one DPDK call per this many keys.
 pub const HASH_BULK_MAX: usize = sys::RTE_HASH_LOOKUP_BULK_MAX as usize;
 
-/// An exact-match table of `N`-byte keys, each mapped to a slot number
-/// (its position) that callers use to index their own values. Built on one
-/// thread, then only read.
-///
-/// The table stores keys, not values: [`Hash::add`] returns the key's
-/// position, and the caller keeps its values in an array indexed by it
-/// (the `em` crate keeps the output port of each rule there, as the C
-/// sample's `ipv4_l3fwd_out_if`).
+/// An exact-match table of `N`-byte keys, each with a `usize` value
+/// stored beside it. Filled on one thread with [`Hash::insert`], then read
+/// by many; [`Hash::writer`] hands the writing to one [`HashWriter`] that
+/// changes the table while it is read.
 ///
 /// ```
 /// let eal = dpdk::Eal::for_tests(256, &[])?;
 /// let mut table = dpdk::Hash::<16>::new(eal, "doc_hash", 1024, 0)?;
-/// let mut ports = vec![0u16; 1024]; // the values, by position
 ///
 /// let key = [7u8; 16];
-/// let pos = table.add(&key)?;
-/// ports[pos as usize] = 3;
-/// // Adding a key again finds its position.
-/// assert_eq!(table.add(&key)?, pos);
+/// assert_eq!(table.insert(&key, 3)?, None);
+/// // Inserting a key again replaces its value and gives the old one.
+/// assert_eq!(table.insert(&key, 4)?, Some(3));
 ///
-/// assert_eq!(table.lookup(&key).map(|p| ports[p as usize]), Some(3));
+/// assert_eq!(table.lookup(&key), Some(4));
 /// assert_eq!(table.lookup(&[8u8; 16]), None);
+///
+/// // Written while lcores read it: deletions reclaimed under their QSBR.
+/// let qsbr = std::sync::Arc::new(dpdk::Qsbr::new(1)?);
+/// let mut writer = table.writer(&qsbr)?;
+/// assert!(table.insert(&key, 5).is_err()); // the writer writes now
+/// assert_eq!(writer.remove(&key)?, Some(4));
+/// assert_eq!(table.lookup(&key), None);
+/// assert_eq!(writer.remove(&key)?, None);
 /// # Ok::<(), dpdk::DpdkError>(())
 /// ```
 pub struct Hash<const N: usize> {
+    table: Arc<Table<N>>,
+}
+
+/// The one writer of a [`Hash`] that lcores read: on the control thread.
+pub struct HashWriter<const N: usize> {
+    table: Arc<Table<N>>,
+    /// One thread writes: not shared, so not where the lcores read.
+    _not_sync: PhantomData<Cell<()>>,
+}
+
+/// The rte_hash both handles share.
+struct Table<const N: usize> {
     raw: NonNull<sys::rte_hash>,
     /// The CRC rte_hash was given: [`Hash::lookup_bulk`] computes the same.
     crc: Crc,
+    /// The variable deleted keys' slots are reclaimed under, once a
+    /// writer exists: freed after the table (fields drop after `drop`).
+    qsbr: Option<Arc<Qsbr>>,
     _eal: Eal,
 }
 
-// SAFETY: rte_hash lookups are safe from many threads as long as nobody
-// writes; writes need &mut Hash.
-unsafe impl<const N: usize> Send for Hash<N> {}
-// SAFETY: as above: &Hash only allows lookups.
-unsafe impl<const N: usize> Sync for Hash<N> {}
+// SAFETY: rte_hash in lock-free mode allows lookups from any number of
+// threads beside one writer; the writer is the one HashWriter (&mut, not
+// Clone, not Sync) or, before there is one, &mut Hash with the table
+// unshared (Arc::get_mut).
+unsafe impl<const N: usize> Send for Table<N> {}
+// SAFETY: as above: &Table only looks up, except through those two.
+unsafe impl<const N: usize> Sync for Table<N> {}
 
 impl<const N: usize> Hash<N> {
     /// Creates a table for `entries` keys hashed with CRC32 on `socket`.
@@ -75,6 +130,7 @@ impl<const N: usize> Hash<N> {
             hash_func: Some(crc.function::<N>()),
             hash_func_init_val: CRC_INIT,
             socket_id: socket,
+            extra_flag: sys::RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY_LF as u8,
             ..Default::default()
         };
         clear_errno();
@@ -86,39 +142,65 @@ impl<const N: usize> Hash<N> {
             DpdkError::from_allocation(what, eal_memory(entries, N))
         })?;
         Ok(Hash {
-            raw,
-            crc,
-            _eal: eal.clone(),
+            table: Arc::new(Table {
+                raw,
+                crc,
+                qsbr: None,
+                _eal: eal.clone(),
+            }),
         })
     }
 
-    /// Adds `key` (or finds it, if present); returns its position, below
-    /// the table's capacity. Fails (ENOSPC) when no room can be made for it.
-    pub fn add(&mut self, key: &[u8; N]) -> Result<u32> {
-        // SAFETY: key points at N = key_len bytes; &mut self excludes readers.
-        let ret = unsafe { sys::rte_hash_add_key(self.raw.as_ptr(), key.as_ptr() as *const c_void) };
-        if ret < 0 {
-            return Err(DpdkError::from_code("cannot add key", ret));
+    /// Adds `key` with `value`, or gives it `value` if present; returns
+    /// the value it had. Fails (ENOSPC) when no room can be made for it,
+    /// and once [`Hash::writer`] has handed the writing over.
+    pub fn insert(&mut self, key: &[u8; N], value: usize) -> Result<Option<usize>> {
+        match Arc::get_mut(&mut self.table) {
+            Some(table) => table.insert(key, value),
+            None => Err(DpdkError::invalid("cannot add key", "the table's HashWriter writes it")),
         }
-        Ok(ret as u32)
     }
 
-    /// Position of `key`, if present: one key per call, each waiting for
+    /// The writer of this table while lcores read it, which report their
+    /// quiescent states to `qsbr`: the table frees a deleted key's slot
+    /// once they all have (`rte_hash_rcu_qsbr_add`, defer-queue mode).
+    /// One per table: it fails if the table is shared already.
+    pub fn writer(&mut self, qsbr: &Arc<Qsbr>) -> Result<HashWriter<N>> {
+        let what = "cannot attach a hash table to RCU";
+        let table = Arc::get_mut(&mut self.table).ok_or_else(|| DpdkError::invalid(what, "it has a writer"))?;
+        let mut config = sys::rte_hash_rcu_config {
+            v: qsbr.raw(),
+            mode: sys::rte_hash_qsbr_mode_RTE_HASH_QSBR_MODE_DQ,
+            ..Default::default()
+        };
+        // SAFETY: the table is ours alone (get_mut), so no lookup runs;
+        // the variable is initialised and, held in `table.qsbr` below,
+        // outlives the table; rte_hash copies the config.
+        let rc = unsafe { sys::rte_hash_rcu_qsbr_add(table.raw.as_ptr(), &mut config) };
+        if rc != 0 {
+            return Err(DpdkError::from_code(what, rc));
+        }
+        table.qsbr = Some(Arc::clone(qsbr));
+        Ok(HashWriter {
+            table: Arc::clone(&self.table),
+            _not_sync: PhantomData,
+        })
+    }
+
+    /// Value of `key`, if present: one key per call, each waiting for
     /// its own cache misses (the `--sequential-lookup` path).
     #[inline(always)]
-    pub fn lookup(&self, key: &[u8; N]) -> Option<u32> {
-        // SAFETY: key points at key_len bytes; the table is only read.
-        let ret = unsafe { sys::rte_hash_lookup(self.raw.as_ptr(), key.as_ptr() as *const c_void) };
-        (ret >= 0).then_some(ret as u32)
+    pub fn lookup(&self, key: &[u8; N]) -> Option<usize> {
+        self.table.lookup(key)
     }
 
-    /// Positions of `keys`, looked up [`HASH_BULK_MAX`] at a time: each
+    /// Values of `keys`, looked up [`HASH_BULK_MAX`] at a time: each
     /// call probes its keys together so their memory latencies overlap.
-    /// `each` gets the index of every key and its position, or None for a
+    /// `each` gets the index of every key and its value, or None for a
     /// miss. Keys are passed by reference, never copied. Each key is hashed
     /// once, here, with the table's CRC inlined
-    /// (`rte_hash_lookup_with_hash_bulk`), rather than by rte_hash through
-    /// two calls per key; the answers are those of [`Hash::lookup`].
+    /// (`rte_hash_lookup_with_hash_bulk_data`), rather than by rte_hash
+    /// through two calls per key; the answers are those of [`Hash::lookup`].
     ///
     /// ```
     /// # let eal = dpdk::Eal::for_tests(256, &[])?;
@@ -130,31 +212,96 @@ impl<const N: usize> Hash<N> {
     /// let mut table = dpdk::Hash::<16>::new(eal, "doc_bulk", 1024, 0)?;
     /// let keys: Vec<Key> = (0..8u8).map(|i| Key([i; 16])).collect();
     /// for k in keys.iter().step_by(2) {
-    ///     table.add(k.as_ref())?; // keys 0, 2, 4, 6
+    ///     table.insert(k.as_ref(), 10 + k.0[0] as usize)?; // keys 0, 2, 4, 6
     /// }
     /// // One call for the 8 keys.
     /// let mut found = [None; 8];
-    /// table.lookup_bulk(&keys, |i, pos| found[i] = pos);
-    /// let hits: Vec<bool> = found.iter().map(Option::is_some).collect();
-    /// assert_eq!(hits, [true, false, true, false, true, false, true, false]);
+    /// table.lookup_bulk(&keys, |i, value| found[i] = value);
+    /// assert_eq!(found, [Some(10), None, Some(12), None, Some(14), None, Some(16), None]);
     ///
     /// // Over more keys than one call takes, hits and misses mixed, the
     /// // answers are those of one lookup per key (rte_hash hashing it).
     /// let keys: Vec<Key> = (0..300u32)
     ///     .map(|i| Key(std::array::from_fn(|b| i.to_le_bytes()[b % 4])))
     ///     .collect();
-    /// for k in keys.iter().step_by(3) {
-    ///     table.add(k.as_ref())?;
+    /// for (i, k) in keys.iter().enumerate().step_by(3) {
+    ///     table.insert(k.as_ref(), i)?;
     /// }
     /// let mut bulk = vec![None; keys.len()];
-    /// table.lookup_bulk(&keys, |i, pos| bulk[i] = pos);
+    /// table.lookup_bulk(&keys, |i, value| bulk[i] = value);
     /// let one_by_one: Vec<_> = keys.iter().map(|k| table.lookup(k.as_ref())).collect();
     /// assert_eq!(bulk, one_by_one);
     /// assert_eq!(bulk.iter().filter(|p| p.is_some()).count(), 100);
     /// # Ok::<(), dpdk::DpdkError>(())
     /// ```
     #[inline(always)]
-    pub fn lookup_bulk<K: AsRef<[u8; N]>>(&self, keys: &[K], each: impl FnMut(usize, Option<u32>)) {
+    pub fn lookup_bulk<K: AsRef<[u8; N]>>(&self, keys: &[K], each: impl FnMut(usize, Option<usize>)) {
+        self.table.lookup_bulk(keys, each)
+    }
+}
+
+impl<const N: usize> HashWriter<N> {
+    /// [`Hash::insert`], while lcores look up: they see the key with its
+    /// old value or its new one, never a torn one. When the table is out of
+    /// slots, it waits for a grace period, which gives back those of keys
+    /// deleted before, and tries once more. Call it on a thread that is not
+    /// an online reader of the QSBR variable: it would wait for itself.
+    pub fn insert(&mut self, key: &[u8; N], value: usize) -> Result<Option<usize>> {
+        match (self.table.insert(key, value), &self.table.qsbr) {
+            (Err(e), Some(qsbr)) if e.is_out_of_space() => {
+                qsbr.synchronize();
+                self.table.insert(key, value)
+            }
+            (result, _) => result,
+        }
+    }
+
+    /// Deletes `key`; returns the value it had, or None if absent. Its
+    /// slot is reused once every lcore has passed a quiescent state.
+    pub fn remove(&mut self, key: &[u8; N]) -> Result<Option<usize>> {
+        let Some(old) = self.table.lookup(key) else {
+            return Ok(None);
+        };
+        // SAFETY: key points at N = key_len bytes; this is the one writer
+        // (&mut HashWriter); lock-free mode lets lookups run beside it, and
+        // the RCU defer queue keeps the slot until they are done with it.
+        let ret = unsafe { sys::rte_hash_del_key(self.table.raw.as_ptr(), key.as_ptr() as *const c_void) };
+        if ret < 0 {
+            return Err(DpdkError::from_code("cannot delete key", ret));
+        }
+        Ok(Some(old))
+    }
+}
+
+impl<const N: usize> Table<N> {
+    /// Adds or replaces `key`'s value (see [`Hash::insert`]); called by
+    /// the one writer only, which [`Hash::insert`] and [`HashWriter`]
+    /// ensure.
+    fn insert(&self, key: &[u8; N], value: usize) -> Result<Option<usize>> {
+        let old = self.lookup(key);
+        // SAFETY: key points at N = key_len bytes; the caller is the one
+        // writer; lock-free mode publishes the key with its value, and
+        // replaces a present key's value with one atomic store.
+        let ret = unsafe {
+            sys::rte_hash_add_key_data(self.raw.as_ptr(), key.as_ptr() as *const c_void, value as *mut c_void)
+        };
+        if ret < 0 {
+            return Err(DpdkError::from_code("cannot add key", ret));
+        }
+        Ok(old)
+    }
+
+    #[inline(always)]
+    fn lookup(&self, key: &[u8; N]) -> Option<usize> {
+        let mut data = std::ptr::null_mut();
+        // SAFETY: key points at key_len bytes; data is written on a hit;
+        // lookups may run beside the one writer (lock-free mode).
+        let ret = unsafe { sys::rte_hash_lookup_data(self.raw.as_ptr(), key.as_ptr() as *const c_void, &mut data) };
+        (ret >= 0).then_some(data as usize)
+    }
+
+    #[inline(always)]
+    fn lookup_bulk<K: AsRef<[u8; N]>>(&self, keys: &[K], each: impl FnMut(usize, Option<usize>)) {
         match self.crc {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: Crc::Words is chosen only where the CPU has SSE4.2.
@@ -169,7 +316,7 @@ impl<const N: usize> Hash<N> {
     /// The CPU must have SSE4.2.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "sse4.2")]
-    unsafe fn lookup_bulk_sse42<K: AsRef<[u8; N]>>(&self, keys: &[K], each: impl FnMut(usize, Option<u32>)) {
+    unsafe fn lookup_bulk_sse42<K: AsRef<[u8; N]>>(&self, keys: &[K], each: impl FnMut(usize, Option<usize>)) {
         // SAFETY: the caller guarantees SSE4.2.
         self.lookup_bulk_hashed(keys, |key| unsafe { crc32c(key, CRC_INIT) }, each);
     }
@@ -181,37 +328,39 @@ impl<const N: usize> Hash<N> {
         &self,
         keys: &[K],
         hash: impl Fn(&[u8; N]) -> u32,
-        mut each: impl FnMut(usize, Option<u32>),
+        mut each: impl FnMut(usize, Option<usize>),
     ) {
         let mut ptrs = [MaybeUninit::<*const c_void>::uninit(); HASH_BULK_MAX];
         // Left uninitialised: a burst has at most 32 keys, and clearing 64
         // slots each time would cost more than the call's own bookkeeping.
         let mut sigs = [MaybeUninit::<u32>::uninit(); HASH_BULK_MAX];
-        let mut positions = [MaybeUninit::<i32>::uninit(); HASH_BULK_MAX];
+        let mut values = [MaybeUninit::<*mut c_void>::uninit(); HASH_BULK_MAX];
         for (chunk, keys) in keys.chunks(HASH_BULK_MAX).enumerate() {
             let n = keys.len();
             for ((p, sig), k) in ptrs.iter_mut().zip(sigs.iter_mut()).zip(keys) {
                 p.write(k.as_ref().as_ptr() as *const c_void);
                 sig.write(hash(k.as_ref()));
             }
+            let mut hits = 0u64;
             // SAFETY: the first n pointers and hashes are initialised; the
             // pointers point at key_len-byte keys that live for the call
             // (rte_hash reads only those n) and the hashes are the table's
-            // own of those keys; positions holds n slots, which it writes;
-            // the table is only read.
+            // own of those keys; values holds n slots, of which it writes
+            // those of the hits; lookups may run beside the one writer.
             unsafe {
-                sys::rte_hash_lookup_with_hash_bulk(
+                sys::rte_hash_lookup_with_hash_bulk_data(
                     self.raw.as_ptr(),
                     ptrs.as_mut_ptr() as *mut *const c_void,
                     sigs.as_mut_ptr() as *mut u32,
                     n as u32,
-                    positions.as_mut_ptr() as *mut i32,
+                    &mut hits,
+                    values.as_mut_ptr() as *mut *mut c_void,
                 )
             };
-            for (i, pos) in positions[..n].iter().enumerate() {
-                // SAFETY: rte_hash_lookup_with_hash_bulk wrote the first n positions.
-                let pos = unsafe { pos.assume_init() };
-                each(chunk * HASH_BULK_MAX + i, u32::try_from(pos).ok());
+            for (i, value) in values[..n].iter().enumerate() {
+                // SAFETY: rte_hash wrote the value of every hit.
+                let value = (hits & (1 << i) != 0).then(|| unsafe { value.assume_init() } as usize);
+                each(chunk * HASH_BULK_MAX + i, value);
             }
         }
     }
@@ -289,9 +438,11 @@ unsafe fn crc32c<const N: usize>(key: &[u8; N], init: u32) -> u32 {
     crc as u32
 }
 
-impl<const N: usize> Drop for Hash<N> {
+impl<const N: usize> Drop for Table<N> {
     fn drop(&mut self) {
-        // SAFETY: the table is ours and no lookup can run (we hold &mut).
+        // SAFETY: the last handle is gone, so no lookup or write runs;
+        // rte_hash_free also frees the defer queue, and the QSBR variable
+        // it used is still alive (dropped after this).
         unsafe { sys::rte_hash_free(self.raw.as_ptr()) }
     }
 }

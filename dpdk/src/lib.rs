@@ -150,7 +150,7 @@ pub use event::device::{
 pub use event::service::{Service, ServiceCores};
 pub use event::vector::{EventVector, VectorConfig, VectorLimits};
 pub use fib::{Fib, Fib6};
-pub use hash::{Hash, HASH_BULK_MAX};
+pub use hash::{Hash, HashWriter, HASH_BULK_MAX};
 pub use launch::{ControlThread, MainLcore};
 pub use lpm::{AddError, FrozenLpm, LiveLpm, Lpm, Lpm6, LpmReader, LpmTable, Tbl24, Tbl8Groups};
 pub use mbuf::{prefetch, Drain, Mbuf, MbufArray};

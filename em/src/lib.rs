@@ -41,4 +41,4 @@ pub mod rules;
 mod table;
 
 pub use key::{FiveTuple, Ipv4Key, Ipv6Key};
-pub use table::{Batching, EmTables, TableError, DEFAULT_HASH_ENTRIES};
+pub use table::{Batching, EmTables, EmWriter, TableError, DEFAULT_HASH_ENTRIES};

@@ -1,18 +1,22 @@
-//! The exact-match tables: rte_hash from key to a position, and per
-//! position the output port (the sample's `ipv4_l3fwd_out_if`).
+//! The exact-match tables: rte_hash from key to the output port (the
+//! sample's `ipv4_l3fwd_out_if`), stored with the key, so a flow can be
+//! added or deleted while lcores look up ([`EmTables::writer`]).
 
 use std::fmt;
 use std::net::{Ipv4Addr, Ipv6Addr};
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
-use dpdk::{DpdkError, Hash};
+use dpdk::{DpdkError, Hash, HashWriter, Qsbr};
 
 use crate::key::{FiveTuple, Ipv4Key, Ipv6Key};
 use crate::rules::Rule;
 
 /// l3fwd's table size (`L3FWD_HASH_ENTRIES` on 64-bit). 22.11 uses it
-/// whatever `--hash-entry-num` says ("Hash entry number will be ignored").
+/// whatever `--hash-entry-num` says ("Hash entry number will be ignored");
+/// l3fwd-rs sizes each table with that option, or this: the room
+/// `flow add` has beyond the rule files.
 pub const DEFAULT_HASH_ENTRIES: u32 = 4 * 1024 * 1024;
 
 /// `RTE_MAX_ETHPORTS`: a hit on a port at or above it goes back to the input port.
@@ -30,7 +34,8 @@ const MIN_ENTRIES: u32 = 8;
 /// `MAX_PORTS`.
 const NO_ROUTE: u8 = u8::MAX;
 
-/// IPv4 and IPv6 exact-match tables, read-only once built.
+/// IPv4 and IPv6 exact-match tables: read by the lcores, written in
+/// place by their [`EmWriter`].
 pub struct EmTables {
     v4: Table<16>,
     v6: Table<48>,
@@ -115,6 +120,74 @@ impl EmTables {
     }
 }
 
+/// The one writer of live [`EmTables`], on the control thread.
+pub struct EmWriter {
+    v4: FamilyWriter<16>,
+    v6: FamilyWriter<48>,
+}
+
+struct FamilyWriter<const N: usize> {
+    hash: HashWriter<N>,
+    family: &'static str,
+    capacity: u32,
+}
+
+impl EmTables {
+    /// Hands the writing to an [`EmWriter`] for tables the lcores read
+    /// under `qsbr` (see [`dpdk::Hash::writer`]).
+    pub fn writer(&mut self, qsbr: &Arc<Qsbr>) -> Result<EmWriter, DpdkError> {
+        Ok(EmWriter {
+            v4: self.v4.writer(qsbr)?,
+            v6: self.v6.writer(qsbr)?,
+        })
+    }
+}
+
+impl EmWriter {
+    /// Adds the flow of `tuple` to `port`, or gives it `port` if present.
+    /// A full table answers which option sizes it, and is unchanged.
+    pub fn add_v4(&mut self, tuple: &FiveTuple<Ipv4Addr>, port: u8) -> Result<(), String> {
+        self.v4.add(Ipv4Key::from(tuple).as_ref(), port)
+    }
+
+    /// [`EmWriter::add_v4`] for IPv6.
+    pub fn add_v6(&mut self, tuple: &FiveTuple<Ipv6Addr>, port: u8) -> Result<(), String> {
+        self.v6.add(Ipv6Key::from(tuple).as_ref(), port)
+    }
+
+    /// Deletes the flow of `tuple`; says so if there is none.
+    pub fn del_v4(&mut self, tuple: &FiveTuple<Ipv4Addr>) -> Result<(), String> {
+        self.v4.del(Ipv4Key::from(tuple).as_ref())
+    }
+
+    /// [`EmWriter::del_v4`] for IPv6.
+    pub fn del_v6(&mut self, tuple: &FiveTuple<Ipv6Addr>) -> Result<(), String> {
+        self.v6.del(Ipv6Key::from(tuple).as_ref())
+    }
+}
+
+impl<const N: usize> FamilyWriter<N> {
+    fn add(&mut self, key: &[u8; N], port: u8) -> Result<(), String> {
+        let port = if port < MAX_PORTS { port } else { NO_ROUTE };
+        match self.hash.insert(key, port.into()) {
+            Ok(_) => Ok(()),
+            Err(e) if e.is_out_of_space() => Err(format!(
+                "the {} exact-match table is full ({} entries; --hash-entry-num sizes it)",
+                self.family, self.capacity
+            )),
+            Err(e) => Err(format!("{} exact-match table: {e}", self.family)),
+        }
+    }
+
+    fn del(&mut self, key: &[u8; N]) -> Result<(), String> {
+        match self.hash.remove(key) {
+            Ok(Some(_)) => Ok(()),
+            Ok(None) => Err("no such flow to delete".into()),
+            Err(e) => Err(format!("{} exact-match table: {e}", self.family)),
+        }
+    }
+}
+
 /// How a burst's keys go to rte_hash.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Batching {
@@ -136,11 +209,12 @@ impl Batching {
     };
 }
 
-/// One family's table, of `N`-byte keys.
+/// One family's table, of `N`-byte keys, each with its output port or
+/// [`NO_ROUTE`] stored beside it.
 struct Table<const N: usize> {
     hash: Hash<N>,
-    /// Output port per position, or [`NO_ROUTE`].
-    ports: Vec<u8>,
+    family: &'static str,
+    capacity: u32,
 }
 
 impl<const N: usize> Table<N> {
@@ -167,9 +241,6 @@ impl<const N: usize> Table<N> {
         let name = format!("em_{family}_{}", TABLES.fetch_add(1, Ordering::Relaxed));
         let create = |source| TableError::Create { family, source };
         let mut hash = Hash::<N>::new(eal, &name, capacity, socket).map_err(create)?;
-        let mut ports = Vec::new();
-        // Line of the rule at each position, to report duplicates.
-        let mut lines: Vec<Option<usize>> = Vec::new();
         let mut skipped = 0;
         for rule in rules {
             if !enabled(rule.port % SHIFT_WIDTH) {
@@ -182,37 +253,38 @@ impl<const N: usize> Table<N> {
                 line: rule.line,
                 source,
             };
-            let pos = hash.add(key.as_ref()).map_err(add)? as usize;
-            if pos >= ports.len() {
-                ports.resize(pos + 1, NO_ROUTE);
-                lines.resize(pos + 1, None);
-            }
-            if let Some(earlier) = lines[pos].replace(rule.line) {
-                let later = rule.line;
-                log::warn!(
-                    "EM: {family} rules of lines {earlier} and {later} have the same 5-tuple; line {later} wins"
-                );
-            }
-            ports[pos] = if rule.port < MAX_PORTS && enabled(rule.port) {
+            let port = if rule.port < MAX_PORTS && enabled(rule.port) {
                 rule.port
             } else {
                 NO_ROUTE
             };
+            if hash.insert(key.as_ref(), port.into()).map_err(add)?.is_some() {
+                let line = rule.line;
+                log::warn!("EM: {family} rule of line {line} has the 5-tuple of an earlier rule and replaces it");
+            }
         }
         log::info!(
             "EM: {family}: added {} rules ({skipped} to disabled ports skipped) to a {capacity}-entry table in {:.1?}",
             rules.len() - skipped,
             start.elapsed()
         );
-        Ok(Self { hash, ports })
+        Ok(Self { hash, family, capacity })
     }
 
-    /// The port of the rule at `position`, if it routes.
+    fn writer(&mut self, qsbr: &Arc<Qsbr>) -> Result<FamilyWriter<N>, DpdkError> {
+        Ok(FamilyWriter {
+            hash: self.hash.writer(qsbr)?,
+            family: self.family,
+            capacity: self.capacity,
+        })
+    }
+
+    /// The port stored for a rule, if it routes.
     #[inline(always)]
-    fn port_of(&self, position: Option<u32>) -> Option<u16> {
-        match self.ports.get(position? as usize) {
-            None | Some(&NO_ROUTE) => None,
-            Some(&port) => Some(port.into()),
+    fn port_of(value: Option<usize>) -> Option<u16> {
+        match value? {
+            v if v == NO_ROUTE.into() => None,
+            port => Some(port as u16),
         }
     }
 
@@ -220,18 +292,18 @@ impl<const N: usize> Table<N> {
     fn lookup<K: AsRef<[u8; N]>>(&self, keys: &[K], batching: Batching, mut each: impl FnMut(usize, Option<u16>)) {
         match batching {
             // The default: the burst in one call, as before groups existed.
-            Batching::Bulk { group } if group >= keys.len() => self
-                .hash
-                .lookup_bulk(keys, |i, position| each(i, self.port_of(position))),
+            Batching::Bulk { group } if group >= keys.len() => {
+                self.hash.lookup_bulk(keys, |i, value| each(i, Self::port_of(value)))
+            }
             Batching::Bulk { group } => {
                 for (g, keys) in keys.chunks(group).enumerate() {
                     self.hash
-                        .lookup_bulk(keys, |i, position| each(g * group + i, self.port_of(position)));
+                        .lookup_bulk(keys, |i, value| each(g * group + i, Self::port_of(value)));
                 }
             }
             Batching::Sequential => {
                 for (i, key) in keys.iter().enumerate() {
-                    each(i, self.port_of(self.hash.lookup(key.as_ref())));
+                    each(i, Self::port_of(self.hash.lookup(key.as_ref())));
                 }
             }
         }
@@ -419,6 +491,123 @@ mod tests {
         }
         map.retain(|_, &mut p| p < 32 && enabled(p));
         map
+    }
+
+    /// Tables written in place, and their writer, the lcores reporting to `qsbr`.
+    fn live_tables(entries: u32, v4: &[Rule<Ipv4Addr>], qsbr: &Arc<Qsbr>) -> (EmTables, EmWriter) {
+        let mut t = EmTables::new(eal(), entries, 0, v4, &[], all_ports).unwrap();
+        let w = t.writer(qsbr).unwrap();
+        (t, w)
+    }
+
+    fn v4_key(n: u32) -> Ipv4Key {
+        Ipv4Key::from(&v4_rule(n, 0, 0).tuple)
+    }
+
+    #[test]
+    fn a_full_table_says_which_option_sizes_it_and_changes_nothing() {
+        let qsbr = Arc::new(Qsbr::new(1).unwrap());
+        let rules: Vec<_> = (0..8).map(|n| v4_rule(n, 1, n as usize + 1)).collect();
+        let (t, mut w) = live_tables(8, &rules, &qsbr);
+        let keys: Vec<_> = (0..9).map(v4_key).collect();
+        let err = w.add_v4(&v4_rule(8, 2, 0).tuple, 2).unwrap_err();
+        assert_eq!(
+            err,
+            "the IPv4 exact-match table is full (8 entries; --hash-entry-num sizes it)"
+        );
+        let mut before = vec![Some(1); 8];
+        before.push(None);
+        assert_eq!(lookup_v4(&t, &keys), before);
+        // A replace needs no room; a deleted flow's slot is reused (no
+        // reader online, so its grace period is over at once).
+        w.add_v4(&v4_rule(0, 2, 0).tuple, 2).unwrap();
+        w.del_v4(&v4_rule(1, 0, 0).tuple).unwrap();
+        assert_eq!(w.del_v4(&v4_rule(1, 0, 0).tuple).unwrap_err(), "no such flow to delete");
+        w.add_v4(&v4_rule(8, 3, 0).tuple, 3).unwrap();
+        let after = lookup_v4(&t, &keys);
+        assert_eq!(after[..3], [Some(2), None, Some(1)]);
+        assert_eq!(after[8], Some(3));
+    }
+
+    #[test]
+    fn readers_see_a_flow_before_or_after_each_change_never_a_wrong_port() {
+        let qsbr = Arc::new(Qsbr::new(1).unwrap());
+        // Flows 0..64 change between ports 1, 2 and none; 64..512 stay on
+        // port 3 while cuckoo moves and slot reuse go on around them.
+        let rules: Vec<_> = (0..512).map(|n| v4_rule(n, if n < 64 { 1 } else { 3 }, 0)).collect();
+        let (t, mut w) = live_tables(1024, &rules, &qsbr);
+        let lcores = Arc::new(dpdk::Live::new(Arc::clone(&qsbr), ()));
+        let mut reader = lcores.register(0).unwrap();
+        let done = std::sync::atomic::AtomicBool::new(false);
+        let rounds = AtomicU32::new(0);
+        std::thread::scope(|s| {
+            let (t, done, rounds) = (&t, &done, &rounds);
+            s.spawn(move || {
+                let keys: Vec<_> = (0..512).map(v4_key).collect();
+                let mut online = reader.online();
+                while !done.load(Ordering::Relaxed) {
+                    t.lookup_v4(&keys, Batching::WHOLE_BURST, |i, port| match i {
+                        0..64 => assert!(matches!(port, None | Some(1) | Some(2)), "flow {i}: {port:?}"),
+                        _ => assert_eq!(port, Some(3), "flow {i}"),
+                    });
+                    online.quiescent();
+                    rounds.fetch_add(1, Ordering::Relaxed);
+                }
+            });
+            // Each flow in its own phase of: to port 1, to port 2, deleted;
+            // until the reader has looked them all up many times.
+            let mut written = Ok(());
+            for round in 0.. {
+                if round >= 300 && rounds.load(Ordering::Relaxed) >= 200 {
+                    break;
+                }
+                written = (0..64).try_for_each(|n| match (round + n) % 3 {
+                    0 => w.add_v4(&v4_rule(n, 0, 0).tuple, 1),
+                    1 => w.add_v4(&v4_rule(n, 0, 0).tuple, 2),
+                    _ => w.del_v4(&v4_rule(n, 0, 0).tuple),
+                });
+                if written.is_err() {
+                    break;
+                }
+            }
+            done.store(true, Ordering::Relaxed);
+            assert!(written.is_ok(), "{written:?}");
+        });
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(32))]
+
+        /// Flows added, replaced and deleted in place answer as tables
+        /// built fresh from the rules they leave, and as a plain map.
+        #[test]
+        fn changes_in_place_equal_a_fresh_build(
+            start in prop::collection::vec((0u32..48, 0u8..40), 0..40),
+            changes in prop::collection::vec((0u32..64, prop::option::of(0u8..40)), 0..120),
+        ) {
+            let qsbr = Arc::new(Qsbr::new(1).unwrap());
+            let rules: Vec<_> = start.iter().enumerate().map(|(i, &(n, p))| v4_rule(n, p, i + 1)).collect();
+            let (t, mut w) = live_tables(64, &rules, &qsbr);
+            let mut now: HashMap<u32, u8> = start.iter().copied().collect();
+            for &(n, change) in &changes {
+                let tuple = v4_rule(n, 0, 0).tuple;
+                match change {
+                    Some(port) => {
+                        w.add_v4(&tuple, port).unwrap();
+                        now.insert(n, port);
+                    }
+                    None => prop_assert_eq!(w.del_v4(&tuple).is_ok(), now.remove(&n).is_some()),
+                }
+            }
+            let final_rules: Vec<_> = now.iter().map(|(&n, &p)| v4_rule(n, p, 0)).collect();
+            let fresh = EmTables::new(eal(), 64, 0, &final_rules, &[], all_ports).unwrap();
+            let probes: Vec<_> = (0..70).map(v4_key).collect();
+            let expected: Vec<Option<u16>> = (0..70)
+                .map(|n| now.get(&n).filter(|&&p| p < MAX_PORTS).map(|&p| p.into()))
+                .collect();
+            prop_assert_eq!(lookup_v4(&t, &probes), expected.clone());
+            prop_assert_eq!(lookup_v4(&fresh, &probes), expected);
+        }
     }
 
     proptest! {

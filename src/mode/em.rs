@@ -14,12 +14,13 @@
 
 use std::error::Error;
 use std::net::{Ipv4Addr, Ipv6Addr};
+use std::sync::Arc;
 
-use dpdk::Eal;
+use dpdk::{Eal, Qsbr};
 use em::rules::Rule;
-use em::{Batching, EmTables, Ipv4Key, Ipv6Key};
+use em::{Batching, EmTables, EmWriter, Ipv4Key, Ipv6Key};
 
-use super::{check_port, Mode, ModeInfo, RuleChange, RuleFormat};
+use super::{check_port, InPlace, LiveBuild, Mode, ModeInfo, RuleChange, RuleFormat};
 use crate::cli::Args;
 use crate::lookup::{answer, Gather, Lookup, Route};
 use crate::packet::{ipv4_tuple, ipv6_tuple, L3};
@@ -79,43 +80,90 @@ impl Mode for Em {
         })
     }
 
-    /// `flow add LINE` and `flow del LINE`, in the family EM loads (see
-    /// `build`).
-    fn change_rules(rules: &mut Self::Rules, plan: &Plan, args: &Args, change: &RuleChange) -> Result<(), String> {
-        let (line, add) = match change {
-            RuleChange::AddFlow(line) => (line, true),
-            RuleChange::DelFlow(line) => (line, false),
-            _ => return Err(change.not_in(Self::INFO.name)),
+    /// `flow add/del` change the tables in place: rte_hash is lock-free
+    /// for the lcores (a `reload` builds new ones from the rule files).
+    fn build_live(
+        eal: &Eal,
+        plan: &Plan,
+        args: &Args,
+        rules: Self::Rules,
+        qsbr: &Arc<Qsbr>,
+    ) -> Result<LiveBuild<Self>, Box<dyn Error>> {
+        let mut lookup = Self::build(eal, plan, args, rules)?;
+        let writer = FlowsInPlace {
+            writer: lookup.tables.writer(qsbr)?,
+            plan: plan.clone(),
+            args: args.clone(),
         };
-        let family = |e: em::rules::RuleError| {
-            let loaded = if args.ipv6 { "IPv6" } else { "IPv4" };
-            format!("{e} (this run loads {loaded} flows only: EM loads one family, IPv6 with --ipv6)")
-        };
-        match args.ipv6 {
-            true => edit_flow(&mut rules.1, em::rules::parse_v6(line, "flow").map_err(family)?, plan, add),
-            false => edit_flow(&mut rules.0, em::rules::parse_v4(line, "flow").map_err(family)?, plan, add),
-        }
+        Ok((lookup, Some(Box::new(writer))))
     }
 }
 
-/// Adds (or gives a new port to) or deletes the flow of the one rule in
-/// `parsed`.
-fn edit_flow<A: Copy + PartialEq>(file: &mut EmFile<A>, parsed: Vec<Rule<A>>, plan: &Plan, add: bool) -> Result<(), String> {
-    let [rule] = parsed[..] else {
-        return Err("one flow per command".into());
-    };
-    let there = file.rules.iter().any(|r| r.tuple == rule.tuple);
-    match (add, there) {
-        (true, _) => {
-            check_port(plan, rule.port.into())?;
-            file.rules.retain(|r| r.tuple != rule.tuple);
-            // Line 0: from l3fwd-ctl, not from a file.
-            file.rules.push(Rule { line: 0, ..rule });
-        }
-        (false, true) => file.rules.retain(|r| r.tuple != rule.tuple),
-        (false, false) => return Err("no such flow to delete".into()),
+/// EM's writer: every flow change goes to the live hash tables.
+struct FlowsInPlace {
+    writer: EmWriter,
+    plan: Plan,
+    args: Args,
+}
+
+impl InPlace<<Em as Mode>::Rules> for FlowsInPlace {
+    fn takes(&self, change: &RuleChange) -> bool {
+        matches!(change, RuleChange::AddFlow(_) | RuleChange::DelFlow(_))
     }
-    Ok(())
+
+    /// `flow add LINE` and `flow del LINE`, in the family EM loads (see
+    /// `build`).
+    fn apply(&mut self, change: &RuleChange) -> Result<(), String> {
+        let writer = &mut self.writer;
+        match flow_change(change, &self.plan, &self.args)? {
+            FlowChange::V4(r, true) => writer.add_v4(&r.tuple, r.port),
+            FlowChange::V4(r, false) => writer.del_v4(&r.tuple),
+            FlowChange::V6(r, true) => writer.add_v6(&r.tuple, r.port),
+            FlowChange::V6(r, false) => writer.del_v6(&r.tuple),
+        }
+    }
+
+    /// Nothing to keep: EM's tables are rebuilt only by a `reload`, from
+    /// the rule files, which leaves out the flows `flow add` made.
+    fn flush(&mut self, _rules: &mut <Em as Mode>::Rules) {}
+
+    fn stats(&self) -> Option<String> {
+        None
+    }
+}
+
+/// A `flow add` (true) or `flow del` (false) of one rule, in the family
+/// this run loads.
+enum FlowChange {
+    V4(Rule<Ipv4Addr>, bool),
+    V6(Rule<Ipv6Addr>, bool),
+}
+
+/// Parses `change`'s line; an added flow's port must be forwarded to.
+fn flow_change(change: &RuleChange, plan: &Plan, args: &Args) -> Result<FlowChange, String> {
+    let (line, add) = match change {
+        RuleChange::AddFlow(line) => (line, true),
+        RuleChange::DelFlow(line) => (line, false),
+        _ => return Err(change.not_in(Em::INFO.name)),
+    };
+    let family = |e: em::rules::RuleError| {
+        let loaded = if args.ipv6 { "IPv6" } else { "IPv4" };
+        format!("{e} (this run loads {loaded} flows only: EM loads one family, IPv6 with --ipv6)")
+    };
+    fn one<A: Copy>(parsed: Vec<Rule<A>>, plan: &Plan, add: bool) -> Result<Rule<A>, String> {
+        let [rule] = parsed[..] else {
+            return Err("one flow per command".into());
+        };
+        if add {
+            check_port(plan, rule.port.into())?;
+        }
+        // Line 0: from l3fwd-ctl, not from a file.
+        Ok(Rule { line: 0, ..rule })
+    }
+    Ok(match args.ipv6 {
+        true => FlowChange::V6(one(em::rules::parse_v6(line, "flow").map_err(family)?, plan, add)?, add),
+        false => FlowChange::V4(one(em::rules::parse_v4(line, "flow").map_err(family)?, plan, add)?, add),
+    })
 }
 
 /// How the options ask for keys to be handed to rte_hash.

@@ -163,7 +163,7 @@ impl InPlace<Routes> for V4InPlace {
             return Err(format!("not an IPv4 route change: {change:?}"));
         };
         let (addr, depth) = (u32::from(prefix.network()), prefix.prefix_len());
-        let full = |what: String| format!("IPv4 LPM table full: {what}; the tables in use are unchanged");
+        let full = |what: String| format!("IPv4 LPM table full: {what}");
         let made = match port {
             Some(port) => self.lpm.add(addr, depth, port.into()).map_err(|e| match e {
                 dpdk::AddError::Rules(n) => full(format!("all {n} rules are taken (raise --lpm-max-rules)")),
@@ -203,15 +203,15 @@ impl InPlace<Routes> for V4InPlace {
         v4.routes.extend(added.map(|(prefix, port)| lpm::rules::Route { prefix, port, line: 0 }));
     }
 
-    fn stats(&self) -> String {
+    fn stats(&self) -> Option<String> {
         let g = self.lpm.tbl8_groups();
-        format!(
+        Some(format!(
             "IPv4 tbl8 groups: {} in use, {} awaiting reclaim, {} free, of {}",
             g.linked,
             g.allocated - g.linked,
             g.total - g.allocated,
             g.total
-        )
+        ))
     }
 }
 

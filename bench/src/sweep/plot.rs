@@ -208,15 +208,23 @@ fn draw_rates<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, table: &TableCel
                 .map_err(failed)?;
         }
     }
+    draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
+    root.present().map_err(failed)
+}
+
+/// The series' labels, boxed, at `position`.
+pub fn draw_legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    position: SeriesLabelPosition,
+) -> Result<(), String> {
     chart
         .configure_series_labels()
         .label_font((FONT, 15))
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK)
-        .position(SeriesLabelPosition::UpperRight)
+        .position(position)
         .draw()
-        .map_err(failed)?;
-    root.present().map_err(failed)
+        .map_err(failed)
 }
 
 /// The colour of a ratio: white at 1, greener above (l3fwd-rs faster),
