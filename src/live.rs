@@ -187,15 +187,23 @@ impl<M: Mode> Tables for LiveTables<M> {
                     answers[i] = self.change_in_place(change);
                     continue;
                 }
-                Command::Reload => M::load(&self.args).map_err(|e| format!("{e}; {UNCHANGED}")),
                 Command::Change(change) => {
                     if let Some(writer) = self.in_place.as_mut() {
                         writer.flush(&mut self.rules);
                     }
-                    // Edits a copy: a change that fails leaves the rest.
-                    let mut rules = pending.as_ref().map_or(&self.rules, |p| &p.rules).clone();
-                    M::change_rules(&mut rules, &self.plan, &self.args, change).map(|()| rules)
+                    // One copy of the rules for the batch: a change that
+                    // fails leaves them as they were (Mode::change_rules).
+                    let batch = pending.get_or_insert_with(|| Pending {
+                        rules: self.rules.clone(),
+                        commands: Vec::new(),
+                    });
+                    match M::change_rules(&mut batch.rules, &self.plan, &self.args, change) {
+                        Ok(()) => batch.commands.push(i),
+                        Err(e) => answers[i] = Err(e),
+                    }
+                    continue;
                 }
+                Command::Reload => M::load(&self.args).map_err(|e| format!("{e}; {UNCHANGED}")),
             };
             match edited {
                 Ok(rules) => {
@@ -228,8 +236,8 @@ impl<M: Mode> LiveTables<M> {
     /// Builds and swaps in what `pending` holds; answers its commands
     /// `ok`, or each with the build's error.
     fn commit(&mut self, pending: Option<Pending<M::Rules>>, answers: &mut [Answer]) {
-        let Some(Pending { rules, commands }) = pending else {
-            return;
+        let Some(Pending { rules, commands }) = pending.filter(|p| !p.commands.is_empty()) else {
+            return; // nothing, or only changes that failed
         };
         let result = self.swap_in(rules).map_err(|e| format!("{e}; {UNCHANGED}"));
         for i in commands {
