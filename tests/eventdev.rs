@@ -287,7 +287,7 @@ fn stop_under_load_gives_every_mbuf_back() {
         .stats_json()
         .run();
     out.assert_success();
-    let s = out.stats.as_ref().unwrap();
+    let s = out.stats.as_ref().expect("--stats-json written and parsed");
     let rx = s["forwarded"]["rx"].as_u64().unwrap();
     assert!(rx > 10_000, "not under load: {rx} received");
     let [before, after] = [0, 1].map(|i| s["mbufs_in_use"][i].as_u64().unwrap());
