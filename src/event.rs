@@ -19,8 +19,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use dpdk::{
-    Eal, Event, EventDev, EventPort, EventVector, Mbuf, MbufArray, Port, Reader, RxAdapter, SchedType, ServiceCores,
-    TxAdapter, TxPath, VectorConfig, VectorLimits,
+    Eal, Event, EventDev, EventPort, EventVector, Mbuf, MbufArray, Port, Reader, RxAdapter, SchedType, Service,
+    ServiceCores, TxAdapter, TxPath, VectorConfig, VectorLimits,
 };
 
 use crate::cli::{Args, ConfigEntry};
@@ -163,6 +163,7 @@ pub fn serve<L: Lookup>(
     let mut scheduler = Scheduler::build(eal, queues, workers.len(), sched, vectors, quit)?;
     scheduler.dev.start()?;
     poll::start_ports(&mut dataplane.ports, args, quit)?;
+    scheduler.start()?;
     let stats: Vec<Arc<LcoreStats>> = workers
         .iter()
         .map(|&lcore| {
@@ -250,7 +251,10 @@ struct Scheduler {
     rx: Option<RxAdapter>,
     tx: Option<TxAdapter>,
     dev: EventDev,
-    _services: ServiceCores,
+    services: ServiceCores,
+    /// The services that need a service core, run by [`Scheduler::start`].
+    needed: Vec<Service>,
+    rx_service: Option<Service>,
     /// One per worker, until handed out.
     ports: Vec<EventPort>,
     /// Each ethdev port's MACs, by port id.
@@ -264,10 +268,10 @@ struct Scheduler {
 }
 
 impl Scheduler {
-    /// C's `l3fwd_event_resource_setup` and `l3fwd_event_service_setup`:
-    /// an event queue per ethdev port (and the TX adapter's, on the
-    /// generic path), an event port per worker linked to the former, the
-    /// adapters, and the services mapped to service cores.
+    /// C's `l3fwd_event_resource_setup`: an event queue per ethdev port
+    /// (and the TX adapter's, on the generic path), an event port per
+    /// worker linked to the former, and the adapters, not yet started;
+    /// refused if a service needs a service core and there is none.
     /// With `vectors` (the size and timeout asked for, and the mbufs
     /// there are), the RX adapter makes vectors from a pool of them sized
     /// as C sizes it.
@@ -364,26 +368,19 @@ impl Scheduler {
             tx_adapter.link(&dev, q)?;
         }
 
-        let mut services = ServiceCores::new(eal);
+        let services = ServiceCores::new(eal);
         let rx_service = rx_adapter.service()?;
-        let needed = [dev.service()?, rx_service, tx_adapter.service()?];
-        let mut rx_lcore = None;
-        for service in needed.into_iter().flatten() {
-            if services.lcores().is_empty() {
-                return Err(format!(
-                    "eventdev mode: {} needs a service core: give one with -s COREMASK (e.g. -l 0-1 -s 0x2)",
-                    service.name()
-                )
-                .into());
-            }
-            let lcore = services.run(service)?;
-            log::info!("service {} runs on lcore {lcore}", service.name());
-            if Some(service) == rx_service {
-                rx_lcore = Some(lcore);
-            }
+        let needed: Vec<_> = [dev.service()?, rx_service, tx_adapter.service()?]
+            .into_iter()
+            .flatten()
+            .collect();
+        if let (Some(service), []) = (needed.first(), services.lcores()) {
+            return Err(format!(
+                "eventdev mode: {} needs a service core: give one with -s COREMASK (e.g. -l 0-1 -s 0x2)",
+                service.name()
+            )
+            .into());
         }
-        rx_adapter.start()?;
-        tx_adapter.start()?;
         log::info!(
             "event device {}: {n_queues} queues ({sched:?}), {n_ports} ports, {} path",
             info.driver,
@@ -397,13 +394,36 @@ impl Scheduler {
             rx: Some(rx_adapter),
             tx: Some(tx_adapter),
             dev,
-            _services: services,
+            services,
+            needed,
+            rx_service,
             ports,
             eth,
             dequeue_depth: usize::from(default.dequeue_depth),
             vectors,
-            rx_lcore,
+            rx_lcore: None,
         })
+    }
+
+    /// C's `l3fwd_event_service_setup` and the adapters' start, once the
+    /// device and the ethdev ports have started: a service that ran
+    /// earlier would poll a port or dequeue from a device not yet ready
+    /// (and race its start).
+    fn start(&mut self) -> Result<(), Box<dyn Error>> {
+        for &service in &self.needed {
+            let lcore = self.services.run(service)?;
+            log::info!("service {} runs on lcore {lcore}", service.name());
+            if Some(service) == self.rx_service {
+                self.rx_lcore = Some(lcore);
+            }
+        }
+        if let Some(rx) = &mut self.rx {
+            rx.start()?;
+        }
+        if let Some(tx) = &mut self.tx {
+            tx.start()?;
+        }
+        Ok(())
     }
 
     /// Once the workers have drained: stops the RX adapter, gives the TX

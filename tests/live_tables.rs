@@ -204,21 +204,17 @@ impl Forwarder {
     }
 
     /// Asserts that from now on the stream leaves by `port` (1 or 2) only:
-    /// the other port sends nothing more (beyond frames still in a TX
-    /// buffer at the change) and this one keeps sending.
+    /// once frames still in a TX buffer at the change are out, the other
+    /// port sends nothing more while this one sends 1000 frames more.
     fn assert_stream_goes_to(&self, port: usize, context: &str) {
-        // Frames looked up before the change may still sit in a TX buffer
-        // (at most a burst) until the next drain, 100 us later.
+        // Frames looked up before the change may sit in a TX buffer (at
+        // most a burst) until the next drain: by the time 1000 frames
+        // went out after it, they are out.
         thread::sleep(Duration::from_millis(20));
+        self.wait_for_frames(port, self.tx(), context);
         let before = self.tx();
-        thread::sleep(Duration::from_millis(300));
-        let after = self.tx();
+        let after = self.wait_for_frames(port, before, context);
         let other = 2 - port;
-        assert!(
-            after[port - 1] > before[port - 1] + 1000,
-            "{context}: port {port} sends the stream: {before:?} -> {after:?}\n{}",
-            self.stderr()
-        );
         assert_eq!(
             after[other],
             before[other],
@@ -226,6 +222,25 @@ impl Forwarder {
             other + 1,
             self.stderr()
         );
+    }
+
+    /// Waits (rather than timing: on a loaded machine the forwarder may
+    /// get little of a core) until `port` has sent 1000 frames more than
+    /// in `before`; returns the counts then.
+    fn wait_for_frames(&self, port: usize, before: [u64; 2], context: &str) -> [u64; 2] {
+        let start = Instant::now();
+        loop {
+            let now = self.tx();
+            if now[port - 1] > before[port - 1] + 1000 {
+                return now;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "{context}: port {port} sends the stream: {before:?} -> {now:?}\n{}",
+                self.stderr()
+            );
+            thread::sleep(Duration::from_millis(20));
+        }
     }
 
     /// Asserts that from now on the stream leaves by neither port 1 nor 2.
