@@ -103,6 +103,25 @@ impl Forwarder {
         fwd
     }
 
+    /// `l3fwd-ctl --file-prefix PREFIX args...`: its output, panicking
+    /// unless it exits successfully.
+    pub fn ctl(&self, args: &[&str]) -> String {
+        let out = Command::new(env!("CARGO_BIN_EXE_l3fwd-ctl"))
+            .args(["--file-prefix", &self.prefix])
+            .args(args)
+            .output()
+            .expect("run l3fwd-ctl");
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "l3fwd-ctl {}: {}\n{stdout}{}",
+            args.join(" "),
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        stdout
+    }
+
     fn log(&self, name: &str) -> String {
         fs::read_to_string(self.dir.join(name)).unwrap_or_default()
     }

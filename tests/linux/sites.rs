@@ -1,4 +1,4 @@
-//! Two network namespaces ("sites"), each joined to one DPDK port of the
+//! Network namespaces ("sites", two unless a test asks for three), each joined to one DPDK port of the
 //! forwarder: a veth pair (one end in the root namespace, given to
 //! `net_af_packet` or `net_af_xdp`, its peer in the namespace) or a TAP
 //! device that `net_tap` creates and the test moves into the namespace.
@@ -167,22 +167,27 @@ pub struct LinkCounts {
     pub rx_dropped: u64,
 }
 
-/// Two sites on one PMD, `queues` RX/TX queues per interface.
-pub struct Sites {
+/// `N` sites (at most three: one documentation range each) on one PMD,
+/// `queues` RX/TX queues per interface.
+pub struct Sites<const N: usize = 2> {
     pub pmd: Pmd,
     pub queues: u16,
-    pub sites: [Site; 2],
+    pub sites: [Site; N],
 }
 
-impl Sites {
+impl<const N: usize> Sites<N> {
     /// Makes the namespaces and, for veth PMDs, the configured links;
     /// TAP sites are finished by [`Sites::attach_taps`] once the forwarder
     /// has created the devices.
-    pub fn new(pmd: Pmd, queues: u16, tag: &str) -> Sites {
+    pub fn new(pmd: Pmd, queues: u16, tag: &str) -> Sites<N> {
         let site = |port: u16| {
             let ns = Namespace::create(format!("l3fwd-{tag}-{port}"));
             let iface = format!("l3n{tag}{port}");
-            let addr4 = [Ipv4Addr::new(192, 0, 2, 2), Ipv4Addr::new(198, 51, 100, 2)][port as usize];
+            let addr4 = [
+                Ipv4Addr::new(192, 0, 2, 2),
+                Ipv4Addr::new(198, 51, 100, 2),
+                Ipv4Addr::new(203, 0, 113, 2),
+            ][port as usize];
             let addr6 = Ipv6Addr::new(0x2001, 0xdb8, 0, port + 1, 0, 0, 0, 2);
             let root_iface = (pmd != Pmd::Tap).then(|| format!("l3r{tag}{port}"));
             let site = Site {
@@ -217,7 +222,7 @@ impl Sites {
         Sites {
             pmd,
             queues,
-            sites: [site(0), site(1)],
+            sites: std::array::from_fn(|p| site(p as u16)),
         }
     }
 
@@ -245,13 +250,14 @@ impl Sites {
         vec!["--lcores".into(), lcores.join(",")]
     }
 
-    /// `--config`: queue q of both ports polled by lcore q + 1; and the
-    /// `--eth-dest` of each port.
+    /// `-p` with every port; `--config`: queue q of each port polled by
+    /// lcore q + 1; and the `--eth-dest` of each port.
     pub fn app_args(&self) -> Vec<String> {
-        let config: Vec<String> = (0..2)
+        let config: Vec<String> = (0..N)
             .flat_map(|p| (0..self.queues).map(move |q| format!("({p},{q},{})", q + 1)))
             .collect();
-        let mut args = vec!["-p".into(), "0x3".into(), "--config".into(), config.join(",")];
+        let mask = format!("{:#x}", (1u32 << N) - 1);
+        let mut args = vec!["-p".into(), mask, "--config".into(), config.join(",")];
         for s in &self.sites {
             args.push(format!("--eth-dest={},{}", s.port, s.mac));
         }

@@ -7,6 +7,7 @@ use std::fs::File;
 use std::io::{Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::os::fd::AsFd;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
@@ -137,7 +138,21 @@ impl Transfer {
 /// `server`:`server_port`; both ports fixed so that exact-match rules can
 /// name the flow.
 pub fn tcp_transfer(client: &Site, server: &Site, v6: bool, ports: (u16, u16), bytes: u64) -> Transfer {
+    tcp_transfer_counted(client, server, v6, ports, bytes, &Arc::new(AtomicU64::new(0)))
+}
+
+/// [`tcp_transfer`], with the bytes received so far kept in `progress`, for
+/// a test that acts mid-stream.
+pub fn tcp_transfer_counted(
+    client: &Site,
+    server: &Site,
+    v6: bool,
+    ports: (u16, u16),
+    bytes: u64,
+    progress: &Arc<AtomicU64>,
+) -> Transfer {
     let (client_port, server_port) = ports;
+    let progress = Arc::clone(progress);
     let server_addr = SocketAddr::new(server.addr(v6), server_port);
     let client_addr = SocketAddr::new(client.addr(v6), client_port);
     let listener = join(spawn_in(&server.ns.name, move || {
@@ -154,6 +169,7 @@ pub fn tcp_transfer(client: &Site, server: &Site, v6: bool, ports: (u16, u16), b
                 Ok(n) => {
                     digest.update(&buf[..n]);
                     received += n as u64;
+                    progress.store(received, Ordering::Relaxed);
                 }
                 Err(err) => panic!("TCP receive after {received} bytes: {err}"),
             }
