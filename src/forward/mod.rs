@@ -83,41 +83,58 @@ impl<T: Transmit> TxPort<T> {
 
 /// The TX side of an lcore: a [`TxPort`] for each port it transmits on,
 /// by port id. The drain timer flushes exactly these.
-pub struct TxPorts<T: Transmit = dpdk::TxQueue>(Vec<Option<TxPort<T>>>);
+pub struct TxPorts<T: Transmit = dpdk::TxQueue> {
+    /// A fixed size, so a port id is bounds-checked against a constant.
+    by_port: Box<[Option<TxPort<T>>; dpdk::MAX_PORTS as usize]>,
+    /// How many slots hold a port: a walk over them stops at the last.
+    in_use: usize,
+}
 
 impl<T: Transmit> Default for TxPorts<T> {
     fn default() -> Self {
-        TxPorts((0..dpdk::MAX_PORTS).map(|_| None).collect())
+        let by_port: Box<[_]> = (0..dpdk::MAX_PORTS).map(|_| None).collect();
+        TxPorts {
+            by_port: by_port.try_into().unwrap_or_else(|_| unreachable!("MAX_PORTS slots")),
+            in_use: 0,
+        }
     }
 }
 
 impl<T: Transmit> TxPorts<T> {
-    /// Adds the TX side of `port`.
+    /// Adds the TX side of `port` (in place of any it had).
     pub fn insert(&mut self, port: u16, tx: TxPort<T>) {
-        if let Some(slot) = self.0.get_mut(usize::from(port)) {
-            *slot = Some(tx);
+        if let Some(slot) = self.by_port.get_mut(usize::from(port)) {
+            if slot.replace(tx).is_none() {
+                self.in_use += 1;
+            }
         }
     }
 
     #[inline(always)]
     fn get_mut(&mut self, port: u16) -> Option<&mut TxPort<T>> {
-        self.0.get_mut(usize::from(port))?.as_mut()
+        self.by_port.get_mut(usize::from(port))?.as_mut()
+    }
+
+    /// The TX ports in use, by port id.
+    fn each_mut(&mut self) -> impl Iterator<Item = &mut TxPort<T>> {
+        self.by_port.iter_mut().flatten().take(self.in_use)
     }
 
     /// The ports this lcore transmits on.
     pub fn ports(&self) -> impl Iterator<Item = u16> + '_ {
-        self.0.iter().flatten().map(|t| t.queue.port())
+        self.by_port.iter().flatten().map(|t| t.queue.port())
     }
 
     /// Each port's TX queue and MACs, by port id, for a model whose queues
     /// someone else serves (the event model's TX adapter).
     pub fn into_queues(self) -> impl Iterator<Item = (T, EthRewrite)> {
-        self.0.into_iter().flatten().map(|t| (t.queue, t.eth))
+        let by_port: Box<[Option<TxPort<T>>]> = self.by_port;
+        by_port.into_vec().into_iter().flatten().map(|t| (t.queue, t.eth))
     }
 
     /// Flushes the buffer of every port this lcore transmits on.
     pub fn drain(&mut self, counters: &LcoreCounters) {
-        for t in self.0.iter_mut().flatten() {
+        for t in self.each_mut() {
             t.flush(counters);
         }
     }
@@ -126,7 +143,7 @@ impl<T: Transmit> TxPorts<T> {
     /// mbufs its driver has finished sending, so that the mbufs counted at
     /// shutdown are only those a driver really keeps (or a leak).
     fn reclaim_sent(&mut self) {
-        for t in self.0.iter_mut().flatten() {
+        for t in self.each_mut() {
             t.queue.reclaim_sent();
         }
     }
