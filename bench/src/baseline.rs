@@ -139,6 +139,7 @@ mod tests {
                     mpps: (mpps > 0.0).then_some(mpps),
                     first_tx_secs: None,
                     rss_mb: None,
+                    cycles_per_packet: None,
                     error: None,
                 })
             })

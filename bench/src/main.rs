@@ -324,8 +324,17 @@ pub fn measure(args: &Args, rs_bin: &Path, selected: &[Config]) -> Result<Report
             let log = logs.join(format!("{}-r{round}.log", config.id()));
             let pool = if config.is_scale() { &scale } else { &Pool::DEFAULT };
             let program = command::program(config, &tools);
-            let (cmd, stop) = command::command(config, program, traffic.files(config), pool, &prefix);
-            let result = run::measure(cmd, stop, &prefix, &log, &timing(config));
+            let (mut cmd, stop) = command::command(config, program, traffic.files(config), pool, &prefix);
+            // l3fwd-rs's own counters: what its lcores spend per packet.
+            let stats_json = logs.join(format!("{}-r{round}.json", config.id()));
+            let _ = std::fs::remove_file(&stats_json); // a file an earlier run left
+            if config.forwarder == Forwarder::Rs {
+                cmd.arg("--stats-json").arg(&stats_json);
+            }
+            let result = run::measure(cmd, stop, &prefix, &log, &timing(config)).map(|s| run::Sample {
+                cycles_per_packet: run::cycles_per_packet(&stats_json),
+                ..s
+            });
             progress.done(&match &result {
                 Ok(s) => format!(
                     "{:.2} Mpps, first TX after {:.2} s, {:.0} MB resident",

@@ -56,6 +56,8 @@ pub struct RunRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rss_mb: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cycles_per_packet: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
 
@@ -78,6 +80,11 @@ pub struct ConfigSummary {
     /// Median peak resident memory, MB.
     #[serde(default)]
     pub rss_mb: Option<f64>,
+    /// l3fwd-rs only: median busy cycles per packet of its lcores (in
+    /// eventdev mode, the workers': the scheduler's service core is not
+    /// counted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cycles_per_packet: Option<f64>,
     /// The last failure, if any run failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -122,6 +129,12 @@ pub fn build(settings: Settings, machine: Machine, timestamp: String, selected: 
                 of_io: over(c, (c.forwarder != Forwarder::Io).then(io)),
                 first_tx_secs: stats::median(&values(c, |s| s.first_tx_secs)),
                 rss_mb: stats::median(&values(c, |s| s.rss_mb)),
+                cycles_per_packet: stats::median(
+                    &mine
+                        .iter()
+                        .filter_map(|r| r.result.as_ref().ok()?.cycles_per_packet)
+                        .collect::<Vec<_>>(),
+                ),
                 error: mine.iter().rev().find_map(|r| r.result.as_ref().err().cloned()),
             }
         })
@@ -134,6 +147,7 @@ pub fn build(settings: Settings, machine: Machine, timestamp: String, selected: 
             mpps: r.result.as_ref().ok().map(|s| s.mpps),
             first_tx_secs: r.result.as_ref().ok().map(|s| s.first_tx_secs),
             rss_mb: r.result.as_ref().ok().map(|s| s.rss_mb),
+            cycles_per_packet: r.result.as_ref().ok().and_then(|s| s.cycles_per_packet),
             error: r.result.as_ref().err().cloned(),
         })
         .collect();
@@ -150,8 +164,8 @@ pub fn build(settings: Settings, machine: Machine, timestamp: String, selected: 
 pub fn print_table(report: &Report) {
     println!("\nmemory: {}", report.settings.memory);
     println!(
-        "{:<21} {:>11} {:>15} {:>5} {:>7} {:>7} {:>10} {:>7}",
-        "configuration", "median Mpps", "min..max", "runs", "vs C", "of I/O", "first TX s", "RSS MB"
+        "{:<21} {:>11} {:>15} {:>5} {:>7} {:>7} {:>10} {:>7} {:>8}",
+        "configuration", "median Mpps", "min..max", "runs", "vs C", "of I/O", "first TX s", "RSS MB", "cyc/pkt"
     );
     for c in &report.configs {
         let runs = format!("{}/{}", c.ok_runs, c.runs);
@@ -164,9 +178,10 @@ pub fn print_table(report: &Report) {
         let of_io = c.of_io.map_or("-".into(), |r| format!("{:.1}%", r * 100.0));
         let first_tx = c.first_tx_secs.map_or("-".into(), |s| format!("{s:.2}"));
         let rss = c.rss_mb.map_or("-".into(), |mb| format!("{mb:.0}"));
+        let cycles = c.cycles_per_packet.map_or("-".into(), |n| format!("{n:.1}"));
         let range = format!("{min:.2}..{max:.2}");
         println!(
-            "{:<21} {median:>11.2} {range:>15} {runs:>5} {vs_c:>7} {of_io:>7} {first_tx:>10} {rss:>7}",
+            "{:<21} {median:>11.2} {range:>15} {runs:>5} {vs_c:>7} {of_io:>7} {first_tx:>10} {rss:>7} {cycles:>8}",
             c.label
         );
         if let (true, Some(e)) = (c.ok_runs < c.runs, &c.error) {
@@ -176,6 +191,8 @@ pub fn print_table(report: &Report) {
     println!();
     println!("first TX s: from starting the process to telemetry first showing a packet sent");
     println!("(rule files read, tables built, mbuf pools filled, ports started); RSS MB: peak.");
+    println!("cyc/pkt: l3fwd-rs's busy TSC cycles per packet on its forwarding lcores (eventdev: the");
+    println!("workers'; the scheduler's service core is not in it), over the whole run.");
     println!();
     println!("key ratios (of medians):");
     if report.ratios.is_empty() {
@@ -199,6 +216,7 @@ mod tests {
             mpps,
             first_tx_secs: mpps / 10.0,
             rss_mb: 100.0,
+            cycles_per_packet: None,
         })
     }
 

@@ -35,6 +35,10 @@ pub struct Sample {
     pub first_tx_secs: f64,
     /// Peak resident memory (VmHWM) at the end of the window, in MB.
     pub rss_mb: f64,
+    /// l3fwd-rs's busy TSC cycles per received packet over the whole run
+    /// (its `--stats-json`): the work of its forwarding lcores, idle polls
+    /// left out. None for C and testpmd, which do not count them.
+    pub cycles_per_packet: Option<f64>,
 }
 
 /// How a process is asked to stop.
@@ -67,6 +71,7 @@ fn sample(run: &mut Forwarding, timing: &Timing) -> Result<Sample, String> {
         mpps: after.saturating_sub(before) as f64 / (end - start).as_secs_f64() / 1e6,
         first_tx_secs: run.first_tx_secs,
         rss_mb,
+        cycles_per_packet: None,
     })
 }
 
@@ -257,4 +262,38 @@ fn exit_reason(log: &Path) -> String {
     let cause = lines.iter().rev().find(|l| l.trim_start().starts_with("Cause:"));
     let last = || lines.iter().rev().find(|l| !l.trim().is_empty());
     cause.or_else(last).map_or_else(String::new, |l| l.trim().to_string())
+}
+
+/// Busy cycles per received packet from an l3fwd-rs `--stats-json` file
+/// (the sum over its lcores); None if it holds none.
+pub fn cycles_per_packet(stats_json: &Path) -> Option<f64> {
+    let text = std::fs::read_to_string(stats_json).ok()?;
+    let stats: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let forwarded = &stats["forwarded"];
+    let (cycles, rx) = (forwarded["busy_cycles"].as_f64()?, forwarded["rx"].as_f64()?);
+    (rx > 0.0).then(|| cycles / rx)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cycles_per_packet;
+
+    #[test]
+    fn cycles_per_packet_come_from_the_forwarded_totals() {
+        let dir = std::env::temp_dir().join(format!("l3fwd-bench-cycles-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = |name: &str, text: &str| {
+            let path = dir.join(name);
+            std::fs::write(&path, text).unwrap();
+            path
+        };
+        let busy = file("busy.json", r#"{"forwarded": {"busy_cycles": 700, "rx": 10}}"#);
+        assert_eq!(cycles_per_packet(&busy), Some(70.0));
+        let idle = file("idle.json", r#"{"forwarded": {"busy_cycles": 0, "rx": 0}}"#);
+        assert_eq!(cycles_per_packet(&idle), None);
+        let cut = file("cut.json", r#"{"forwarded": {"busy_"#);
+        assert_eq!(cycles_per_packet(&cut), None);
+        assert_eq!(cycles_per_packet(&dir.join("absent.json")), None);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

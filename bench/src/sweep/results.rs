@@ -365,6 +365,7 @@ pub(crate) mod tests {
             mpps,
             first_tx_secs: 1.0,
             rss_mb: 100.0,
+            cycles_per_packet: None,
         })
     }
 
