@@ -26,7 +26,7 @@ use dpdk::{
 use crate::cli::{Args, ConfigEntry};
 use crate::control::Summary;
 use crate::counters::{DropReason, LcoreCounters, LcoreStats, Role};
-use crate::forward::io::Transmit;
+use crate::forward::io::{Packets, Transmit};
 use crate::forward::{Batches, LcoreQueues, TxPort, TxPorts, ROUNDS_PER_QUIESCENT};
 use crate::lookup::Lookup;
 use crate::packet::EthRewrite;
@@ -522,11 +522,37 @@ impl Transmit for EventTx {
     fn reclaim_sent(&mut self) {}
 }
 
-/// Packet events: the round forwarded as one batch.
-struct PacketPath<L: Lookup> {
-    path: Batches<L, Event>,
-    tx: TxPorts<EventTx>,
+/// The poll path's batch forwarding with the TX ports it sends to.
+struct SendPath<L: Lookup, T: Transmit> {
+    path: Batches<L, <T::Batch as Packets>::Packet>,
+    tx: TxPorts<T>,
 }
+
+impl<L: Lookup, T: Transmit> SendPath<L, T> {
+    fn new(tx: TxPorts<T>) -> Self {
+        SendPath {
+            path: Batches::default(),
+            tx,
+        }
+    }
+
+    /// Forwards `batch` (`in_port` says where each packet came in) and
+    /// sends what it buffered: nothing is held across dequeues.
+    #[inline(always)]
+    fn send(
+        &mut self,
+        batch: &mut T::Batch,
+        in_port: impl Fn(&<T::Batch as Packets>::Packet) -> u16,
+        lookup: &L,
+        counters: &LcoreCounters,
+    ) {
+        self.path.forward(batch, in_port, lookup, &mut self.tx, counters);
+        self.tx.drain(counters);
+    }
+}
+
+/// Packet events: the round forwarded as one batch.
+struct PacketPath<L: Lookup>(SendPath<L, EventTx>);
 
 impl<L: Lookup> EventPath<L> for PacketPath<L> {
     #[inline(always)]
@@ -539,9 +565,7 @@ impl<L: Lookup> EventPath<L> for PacketPath<L> {
     ) {
         // None without vectors (dropping one would free it).
         vectors.clear();
-        self.path
-            .forward(packets, |e| e.mbuf().port(), lookup, &mut self.tx, counters);
-        self.tx.drain(counters);
+        self.0.send(packets, |e| e.mbuf().port(), lookup, counters);
     }
 }
 
@@ -567,8 +591,7 @@ impl Transmit for VectorTx {
 /// Vectors: each one's packets forwarded in batches of up to
 /// [`MAX_BURST`] and put back into it, then the vector into the round.
 struct VectorPath<L: Lookup> {
-    path: Batches<L, Mbuf>,
-    tx: TxPorts<VectorTx>,
+    path: SendPath<L, VectorTx>,
     /// The vector being forwarded.
     open: Rc<RefCell<Option<EventVector>>>,
     batch: MbufArray<MAX_BURST>,
@@ -589,9 +612,7 @@ impl<L: Lookup> EventPath<L> for VectorPath<L> {
         for v in vectors.drain(..) {
             *self.open.borrow_mut() = Some(v);
             while self.open.borrow_mut().as_mut().map_or(0, |v| v.fill(&mut self.batch)) > 0 {
-                self.path
-                    .forward(&mut self.batch, Mbuf::port, lookup, &mut self.tx, counters);
-                self.tx.drain(counters);
+                self.path.send(&mut self.batch, Mbuf::port, lookup, counters);
             }
             if let Some(v) = self.open.borrow_mut().take() {
                 self.port.borrow_mut().forward_vector(v);
@@ -627,39 +648,37 @@ impl<L: Lookup> LcoreJob for EventLcore<L> {
         };
         if vectors {
             let open = Rc::new(RefCell::new(None));
-            let mut tx = TxPorts::default();
-            for (p, rewrite) in eth {
-                let out = VectorTx {
-                    port: p,
-                    open: Rc::clone(&open),
-                };
-                tx.insert(p, TxPort::new(out, rewrite, MAX_BURST));
-            }
+            let tx = tx_ports(eth, |port| VectorTx {
+                port,
+                open: Rc::clone(&open),
+            });
             let path = VectorPath {
-                path: Batches::default(),
-                tx,
+                path: SendPath::new(tx),
                 open,
                 batch: MbufArray::new(),
                 port: Rc::clone(&port),
             };
             worker.run(port, path)
         } else {
-            let mut tx = TxPorts::default();
-            for (p, rewrite) in eth {
-                let out = EventTx {
-                    port: p,
-                    events: Rc::clone(&port),
-                };
-                // Sent at the end of each round, never held across dequeues.
-                tx.insert(p, TxPort::new(out, rewrite, MAX_BURST));
-            }
-            let path = PacketPath {
-                path: Batches::default(),
-                tx,
-            };
+            let tx = tx_ports(eth, |p| EventTx {
+                port: p,
+                events: Rc::clone(&port),
+            });
+            let path = PacketPath(SendPath::new(tx));
             worker.run(port, path)
         }
     }
+}
+
+/// A TX port for each ethdev port and its MACs in `eth`, sending through
+/// `out(port)`. Its buffer is sent at the end of each round (or vector),
+/// never held across dequeues.
+fn tx_ports<T: Transmit>(eth: Vec<(u16, EthRewrite)>, out: impl Fn(u16) -> T) -> TxPorts<T> {
+    let mut tx = TxPorts::default();
+    for (port, rewrite) in eth {
+        tx.insert(port, TxPort::new(out(port), rewrite, MAX_BURST));
+    }
+    tx
 }
 
 /// What the event loop needs besides its port and path.
