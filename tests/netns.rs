@@ -194,22 +194,23 @@ fn quiet_counts(s0: &Site, s1: &Site) -> [LinkCounts; 2] {
 /// every packet the port sent reached the interface: equal, up to what the
 /// kernel sent or received before the counts were first read (IPv6 keeps
 /// an interface talking: MLD reports, and a TAP device's chatter from the
-/// root namespace before the test moved it). Nothing was dropped on
-/// receive.
+/// root namespace before the test moved it), and up to [`LATE_CHATTER`]
+/// frames the kernel sent after they were last read. Nothing was dropped
+/// on receive.
 fn assert_port_counts(summary: &Summary, before: &[LinkCounts; 2], after: &[LinkCounts; 2]) {
     for port in 0..2 {
         let (rx, tx) = summary.port_rx_tx(port);
         let (b, a) = (before[port], after[port]);
         // Sent while counted, at least; at most all the interface ever
-        // sent (its counters start when it is made).
+        // sent (its counters start when it is made) and the late chatter.
         assert!(
-            (a.tx - b.tx..=a.tx).contains(&rx),
+            (a.tx - b.tx..=a.tx + LATE_CHATTER).contains(&rx),
             "port {port} received {rx}; its site sent {} while counted, {} in all",
             a.tx - b.tx,
             a.tx
         );
         assert!(
-            (a.rx - b.rx..=a.rx).contains(&tx),
+            (a.rx - b.rx..=a.rx + LATE_CHATTER).contains(&tx),
             "port {port} sent {tx}; its site received {} while counted, {} in all",
             a.rx - b.rx,
             a.rx
@@ -219,6 +220,14 @@ fn assert_port_counts(summary: &Summary, before: &[LinkCounts; 2], after: &[Link
         assert_eq!(a.rx_dropped - b.rx_dropped, 0, "site {port} dropped received packets");
     }
 }
+
+/// Frames an interface may send after its counts were last read (they
+/// must be read before the forwarder stops: a TAP device goes with it)
+/// and reach the forwarder: an IPv6 neighbour or MLD message now and then
+/// (CI once saw one: port 0 received 3430, its site sent 3429 in all),
+/// which the forwarder may send back (exact match misses go out the input
+/// port).
+const LATE_CHATTER: u64 = 4;
 
 fn family(v6: bool) -> &'static str {
     if v6 {
