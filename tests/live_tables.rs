@@ -210,7 +210,6 @@ impl Forwarder {
         // Frames looked up before the change may sit in a TX buffer (at
         // most a burst) until the next drain: by the time 1000 frames
         // went out after it, they are out.
-        thread::sleep(Duration::from_millis(20));
         self.wait_for_frames(port, self.tx(), context);
         let before = self.tx();
         let after = self.wait_for_frames(port, before, context);

@@ -326,13 +326,14 @@ pub fn measure(args: &Args, rs_bin: &Path, selected: &[Config]) -> Result<Report
             let program = command::program(config, &tools);
             let (mut cmd, stop) = command::command(config, program, traffic.files(config), pool, &prefix);
             // l3fwd-rs's own counters: what its lcores spend per packet.
-            let stats_json = logs.join(format!("{}-r{round}.json", config.id()));
-            let _ = std::fs::remove_file(&stats_json); // a file an earlier run left
-            if config.forwarder == Forwarder::Rs {
-                cmd.arg("--stats-json").arg(&stats_json);
+            let stats_json =
+                (config.forwarder == Forwarder::Rs).then(|| logs.join(format!("{}-r{round}.json", config.id())));
+            if let Some(file) = &stats_json {
+                let _ = std::fs::remove_file(file); // one an earlier run left
+                cmd.arg("--stats-json").arg(file);
             }
             let result = run::measure(cmd, stop, &prefix, &log, &timing(config)).map(|s| run::Sample {
-                cycles_per_packet: run::cycles_per_packet(&stats_json),
+                cycles_per_packet: stats_json.as_deref().and_then(run::cycles_per_packet),
                 ..s
             });
             progress.done(&match &result {

@@ -98,15 +98,15 @@ pub struct Run {
 }
 
 pub fn build(settings: Settings, machine: Machine, timestamp: String, selected: &[Config], runs: &[Run]) -> Report {
-    let values = |c: Config, field: fn(&Sample) -> f64| -> Vec<f64> {
+    let values = |c: Config, field: fn(&Sample) -> Option<f64>| -> Vec<f64> {
         runs.iter()
             .filter(|r| r.config == c)
-            .filter_map(|r| r.result.as_ref().ok().map(field))
+            .filter_map(|r| r.result.as_ref().ok().and_then(field))
             .collect()
     };
     let spreads: BTreeMap<Config, stats::Spread> = selected
         .iter()
-        .filter_map(|&c| Some((c, stats::spread(&values(c, |s| s.mpps))?)))
+        .filter_map(|&c| Some((c, stats::spread(&values(c, |s| Some(s.mpps)))?)))
         .collect();
     let medians: BTreeMap<Config, f64> = spreads.iter().map(|(&c, s)| (c, s.median)).collect();
     let over = |num: Config, den: Option<Config>| Some(medians.get(&num)? / medians.get(&den?)?);
@@ -127,14 +127,9 @@ pub fn build(settings: Settings, machine: Machine, timestamp: String, selected: 
                 max_mpps: spread.map(|s| s.max),
                 vs_c: over(c, c.reference()),
                 of_io: over(c, (c.forwarder != Forwarder::Io).then(io)),
-                first_tx_secs: stats::median(&values(c, |s| s.first_tx_secs)),
-                rss_mb: stats::median(&values(c, |s| s.rss_mb)),
-                cycles_per_packet: stats::median(
-                    &mine
-                        .iter()
-                        .filter_map(|r| r.result.as_ref().ok()?.cycles_per_packet)
-                        .collect::<Vec<_>>(),
-                ),
+                first_tx_secs: stats::median(&values(c, |s| Some(s.first_tx_secs))),
+                rss_mb: stats::median(&values(c, |s| Some(s.rss_mb))),
+                cycles_per_packet: stats::median(&values(c, |s| s.cycles_per_packet)),
                 error: mine.iter().rev().find_map(|r| r.result.as_ref().err().cloned()),
             }
         })

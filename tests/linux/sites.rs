@@ -1,6 +1,7 @@
-//! Network namespaces ("sites", two unless a test asks for three), each joined to one DPDK port of the
-//! forwarder: a veth pair (one end in the root namespace, given to
-//! `net_af_packet` or `net_af_xdp`, its peer in the namespace) or a TAP
+//! Network namespaces ("sites", two unless a test asks for three), each
+//! joined to one DPDK port of the forwarder: a veth pair (one end in the
+//! root namespace, given to `net_af_packet` or `net_af_xdp`, its peer in
+//! the namespace) or a TAP
 //! device that `net_tap` creates and the test moves into the namespace.
 //!
 //! Site `i` is DPDK port `i`. It has a documentation-range address, a
