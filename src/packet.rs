@@ -69,30 +69,50 @@ pub struct Ipv6Header {
 /// Reads the layer-3 header of `frame`: the one parse of each frame.
 #[inline(always)]
 pub fn parse(frame: &[u8]) -> L3 {
-    let Some(eth) = frame.first_chunk::<ETH_LEN>() else {
-        return L3::Runt;
+    parse_then(frame, |l3| l3)
+}
+
+/// [`parse`], handing the record to `then`. `then` is called from each
+/// branch of the parse, so once inlined each call sees which kind of
+/// header it has, and the per-packet path never builds the enum in memory.
+#[inline(always)]
+pub fn parse_then<R>(frame: &[u8], then: impl FnOnce(L3) -> R) -> R {
+    // One length test covers the common case, an IPv4 frame, and the
+    // Ethernet type is compared as it is on the wire (no byte swap).
+    let Some(h) = frame.first_chunk::<IPV4_END>() else {
+        return then(parse_short(frame));
     };
-    let ethertype = u16::from_be_bytes([eth[ETHERTYPE], eth[ETHERTYPE + 1]]);
-    if ethertype == ETHERTYPE_IPV4 {
-        match frame.first_chunk::<IPV4_END>() {
-            Some(h) => L3::Ipv4(Ipv4Header {
-                dst: u32::from_be_bytes([h[IPV4_DST], h[IPV4_DST + 1], h[IPV4_DST + 2], h[IPV4_DST + 3]]),
-                ihl: h[IPV4_VER_IHL] & 0x0f,
-                proto: h[IPV4_PROTO],
-            }),
-            None => L3::Runt,
-        }
-    } else if ethertype == ETHERTYPE_IPV6 {
+    let ethertype = [h[ETHERTYPE], h[ETHERTYPE + 1]];
+    if ethertype == ETHERTYPE_IPV4.to_be_bytes() {
+        then(L3::Ipv4(Ipv4Header {
+            dst: u32::from_be_bytes([h[IPV4_DST], h[IPV4_DST + 1], h[IPV4_DST + 2], h[IPV4_DST + 3]]),
+            ihl: h[IPV4_VER_IHL] & 0x0f,
+            proto: h[IPV4_PROTO],
+        }))
+    } else if ethertype == ETHERTYPE_IPV6.to_be_bytes() {
         match frame.first_chunk::<IPV6_END>() {
-            Some(h) => L3::Ipv6(Ipv6Header {
+            Some(h) => then(L3::Ipv6(Ipv6Header {
                 // A fixed range of a fixed-size array: cannot fail.
                 dst: h[IPV6_DST..IPV6_END].try_into().unwrap_or_default(),
                 next_header: h[IPV6_NEXT_HEADER],
-            }),
-            None => L3::Runt,
+            })),
+            None => then(L3::Runt),
         }
     } else {
-        L3::Other
+        then(L3::Other)
+    }
+}
+
+/// [`parse`] for a frame too short for an IPv4 header: a runt if it
+/// announces IPv4 or IPv6 (or has no whole Ethernet header), else other.
+#[cold]
+fn parse_short(frame: &[u8]) -> L3 {
+    let Some(eth) = frame.first_chunk::<ETH_LEN>() else {
+        return L3::Runt;
+    };
+    match u16::from_be_bytes([eth[ETHERTYPE], eth[ETHERTYPE + 1]]) {
+        ETHERTYPE_IPV4 | ETHERTYPE_IPV6 => L3::Runt,
+        _ => L3::Other,
     }
 }
 
@@ -279,6 +299,7 @@ mod tests {
         dst[15] = 9;
         assert_eq!(parse(&v6), L3::Ipv6(Ipv6Header { dst, next_header: 6 }));
         assert_eq!(parse(&v6[..53]), L3::Runt);
+        assert_eq!(parse(&v6[..20]), L3::Runt);
         let mut arp = vec![0u8; 14];
         arp[12..14].copy_from_slice(&[0x08, 0x06]);
         assert_eq!(parse(&arp), L3::Other);

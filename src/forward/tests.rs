@@ -174,10 +174,10 @@ impl<const DROP_MISS: bool, const IPV4_FIRST: bool> Lookup for ByLastByte<DROP_M
             L3::Ipv4(h) => Route::from_table(route_of(h.dst as u8)),
             L3::Ipv6(h) => {
                 scratch.v6.push(index, h.dst[15]);
-                Route::NoMatch
+                Route::NO_MATCH
             }
-            L3::Other => Route::NoMatch,
-            L3::Runt => Route::Runt,
+            L3::Other => Route::NO_MATCH,
+            L3::Runt => Route::RUNT,
         }
     }
 
@@ -409,13 +409,14 @@ fn drops_are_counted_by_reason_and_freed() {
         ipv4(1)[..20].to_vec(), // runt: an IPv4 header cut short
         bad_ihl,                // invalid IPv4 header
         ipv4(7),                // a port no lcore transmits on
+        ipv4(200),              // a port number no port can have
         ipv4(1),
     ];
     let out = run(Setup::new(vec![(0, vec![burst(0, frames)])]), InputPortMiss::default());
     let t = out.totals;
-    assert_eq!(out.sent(1), [3]);
+    assert_eq!(out.sent(1), [4]);
     let counts = [DropReason::Runt, DropReason::Invalid, DropReason::Unroutable].map(|d| t.dropped(d));
-    assert_eq!(counts, [1, 1, 1]);
+    assert_eq!(counts, [1, 1, 2]);
     assert_eq!(out.live, 0);
 }
 

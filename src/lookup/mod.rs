@@ -1,27 +1,19 @@
 //! What a lookup mode answers: given a parsed burst, where each packet
-//! goes. A lookup only answers [`Route::Port`] or [`Route::NoMatch`] (or
-//! [`Route::Runt`] for a frame too short for what its lookup reads,
-//! [`Route::Denied`] for one a rule drops); what happens to a packet that
+//! goes. A lookup only answers [`Route::port`] or [`Route::NO_MATCH`] (or
+//! [`Route::RUNT`] for a frame too short for what its lookup reads,
+//! [`Route::DENIED`] for one a rule drops); what happens to a packet that
 //! matched nothing is the mode's [`Lookup::MISS`], applied once, by the
 //! forwarder. The modes themselves are in [`crate::mode`].
 
 use crate::packet::L3;
 use crate::MAX_BURST;
 
-/// Where a lookup sends one packet.
+/// Where a lookup sends one packet: out of a port, or why not, in one
+/// 16-bit word. Port numbers (below `RTE_MAX_ETHPORTS`, as every table
+/// holds them) sit below the three reasons, so the send step finds a
+/// routed packet's TX buffer with the one bounds test it makes anyway.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Route {
-    /// Out of this port.
-    Port(u16),
-    /// No rule matched, or the mode looks nothing up for this kind of
-    /// frame (non-IP): the forwarder's miss policy applies.
-    NoMatch,
-    /// Shorter than what the lookup reads: dropped, counted as
-    /// [`DropReason::Runt`](crate::counters::DropReason::Runt).
-    Runt,
-    /// A deny rule matched: dropped, counted as [`DropReason::Denied`](crate::counters::DropReason::Denied).
-    Denied,
-}
+pub struct Route(u16);
 
 /// What happens to a packet that matched no rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,10 +25,32 @@ pub enum Miss {
 }
 
 impl Route {
+    /// No rule matched, or the mode looks nothing up for this kind of
+    /// frame (non-IP): the forwarder's miss policy applies.
+    pub const NO_MATCH: Route = Route(u16::MAX);
+    /// Shorter than what the lookup reads: dropped, counted as
+    /// [`DropReason::Runt`](crate::counters::DropReason::Runt).
+    pub const RUNT: Route = Route(u16::MAX - 1);
+    /// A deny rule matched: dropped, counted as
+    /// [`DropReason::Denied`](crate::counters::DropReason::Denied).
+    pub const DENIED: Route = Route(u16::MAX - 2);
+
+    /// Out of `port`.
+    #[inline(always)]
+    pub const fn port(port: u16) -> Route {
+        Route(port)
+    }
+
     /// A table's answer: its port, or no match.
     #[inline(always)]
     pub fn from_table(port: Option<u16>) -> Route {
-        port.map_or(Route::NoMatch, Route::Port)
+        port.map_or(Route::NO_MATCH, Route::port)
+    }
+
+    /// The port, or, for one of the reasons, the port number no port has.
+    #[inline(always)]
+    pub fn bits(self) -> u16 {
+        self.0
     }
 }
 
@@ -58,7 +72,7 @@ pub trait Lookup: Send + Sync + 'static {
     const IPV4_FIRST: bool = false;
 
     /// Takes packet `index` of the burst, parsed as `l3` from `frame`, and
-    /// returns its route if known now, or [`Route::NoMatch`] until
+    /// returns its route if known now, or [`Route::NO_MATCH`] until
     /// [`Lookup::resolve`] finds better. The first packet of a burst has
     /// index 0.
     fn add(&self, scratch: &mut Self::Scratch, index: usize, l3: &L3, frame: &[u8]) -> Route;
@@ -127,3 +141,20 @@ pub(crate) fn answer_route(from: &[u16; MAX_BURST], routes: &mut [Route; MAX_BUR
 }
 
 const _: () = assert!(MAX_BURST.is_power_of_two());
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_port_sits_below_the_reasons() {
+        let reasons = [Route::NO_MATCH, Route::RUNT, Route::DENIED];
+        for port in 0..dpdk::MAX_PORTS {
+            assert_eq!(Route::port(port).bits(), port);
+            assert!(!reasons.contains(&Route::port(port)));
+        }
+        assert!(reasons.iter().all(|r| r.bits() >= dpdk::MAX_PORTS));
+        assert_eq!(Route::from_table(None), Route::NO_MATCH);
+        assert_eq!(Route::from_table(Some(3)), Route::port(3));
+    }
+}

@@ -79,9 +79,9 @@ impl Default for AclScratch {
 
 fn route(verdict: Verdict) -> Route {
     match verdict {
-        Verdict::Forward(port) => Route::Port(port),
-        Verdict::Deny => Route::Denied,
-        Verdict::NoMatch => Route::NoMatch,
+        Verdict::Forward(port) => Route::port(port),
+        Verdict::Deny => Route::DENIED,
+        Verdict::NoMatch => Route::NO_MATCH,
     }
 }
 
@@ -96,9 +96,9 @@ impl Lookup for AclLookup {
             L3::Ipv4(_) => scratch.v4.push(index, ipv4_from_proto(frame)),
             L3::Ipv6(_) => scratch.v6.push(index, ipv6_from_next_header(frame)),
             L3::Other => {}
-            L3::Runt => return Route::Runt,
+            L3::Runt => return Route::RUNT,
         }
-        Route::NoMatch
+        Route::NO_MATCH
     }
 
     #[inline(always)]

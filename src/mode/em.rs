@@ -274,9 +274,9 @@ impl Lookup for EmLookup {
             EmKey::V4(k) => scratch.v4.push(index, k),
             EmKey::V6(k) => scratch.v6.push(index, k),
             EmKey::NotEligible => {}
-            EmKey::Runt => return Route::Runt,
+            EmKey::Runt => return Route::RUNT,
         }
-        Route::NoMatch
+        Route::NO_MATCH
     }
 
     #[inline(always)]

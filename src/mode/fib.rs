@@ -83,12 +83,12 @@ impl Lookup for FibLookup {
             L3::Ipv6(h) => h.dst,
             L3::Other => match ipv6_dst_bytes(frame) {
                 Some(dst) => dst,
-                None => return Route::Runt,
+                None => return Route::RUNT,
             },
-            L3::Runt => return Route::Runt,
+            L3::Runt => return Route::RUNT,
         };
         scratch.v6.push(index, dst);
-        Route::NoMatch
+        Route::NO_MATCH
     }
 
     #[inline(always)]

@@ -308,16 +308,16 @@ impl Lookup for LpmLookup {
         match l3 {
             L3::Ipv4(h) if self.gather_v4 => {
                 scratch.v4.push(index, h.dst);
-                Route::NoMatch
+                Route::NO_MATCH
             }
             L3::Ipv4(h) => Route::from_table(self.tables.lookup_v4(h.dst)),
             L3::Ipv6(h) if self.sequential => Route::from_table(self.tables.lookup_v6(&h.dst)),
             L3::Ipv6(h) => {
                 scratch.v6.push(index, h.dst);
-                Route::NoMatch
+                Route::NO_MATCH
             }
-            L3::Other => Route::NoMatch,
-            L3::Runt => Route::Runt,
+            L3::Other => Route::NO_MATCH,
+            L3::Runt => Route::RUNT,
         }
     }
 
