@@ -140,31 +140,32 @@ pub fn ipv6_tuple(frame: &[u8]) -> Option<&[u8; 40]> {
     frame.get(IPV6_PAYLOAD_LEN..IPV6_END + L4_PORTS_LEN)?.try_into().ok()
 }
 
-/// The `L` bytes of an IPv4 frame from its protocol byte on, as C's ACL
-/// mode hands them to rte_acl (which reads the ports as if the header had
-/// no options); zeros past the end of a shorter frame, where C would read
-/// whatever the buffer held.
+/// Writes into `into` the `L` bytes of an IPv4 frame from its protocol
+/// byte on, as C's ACL mode hands them to rte_acl (which reads the ports
+/// as if the header had no options); zeros past the end of a shorter
+/// frame, where C would read whatever the buffer held. Written in place:
+/// a key returned by value is copied twice on its way into a gather.
 #[inline(always)]
-pub fn ipv4_from_proto<const L: usize>(frame: &[u8]) -> [u8; L] {
-    from_offset(frame, IPV4_PROTO)
+pub fn ipv4_from_proto<const L: usize>(frame: &[u8], into: &mut [u8; L]) {
+    from_offset(frame, IPV4_PROTO, into)
 }
 
-/// The `L` bytes of an IPv6 frame from its next-header byte on (ACL mode),
-/// zeros past the end of a shorter frame.
+/// As [`ipv4_from_proto`], the bytes of an IPv6 frame from its
+/// next-header byte on (ACL mode).
 #[inline(always)]
-pub fn ipv6_from_next_header<const L: usize>(frame: &[u8]) -> [u8; L] {
-    from_offset(frame, IPV6_NEXT_HEADER)
+pub fn ipv6_from_next_header<const L: usize>(frame: &[u8], into: &mut [u8; L]) {
+    from_offset(frame, IPV6_NEXT_HEADER, into)
 }
 
 #[inline(always)]
-fn from_offset<const L: usize>(frame: &[u8], at: usize) -> [u8; L] {
+fn from_offset<const L: usize>(frame: &[u8], at: usize, into: &mut [u8; L]) {
     match frame.get(at..at + L) {
-        Some(bytes) => bytes.try_into().unwrap_or([0; L]),
+        Some(bytes) => into.copy_from_slice(bytes),
         None => {
-            let mut padded = [0; L];
             let rest = frame.get(at..).unwrap_or_default();
-            padded[..rest.len().min(L)].copy_from_slice(&rest[..rest.len().min(L)]);
-            padded
+            let n = rest.len().min(L);
+            into[..n].copy_from_slice(&rest[..n]);
+            into[n..].fill(0);
         }
     }
 }
@@ -314,16 +315,23 @@ mod tests {
         assert!(ipv6_tuple(&v6).is_some() && ipv6_tuple(&v6[..57]).is_none());
     }
 
+    /// An ACL input written over a slot that held another key.
+    fn acl_input<const L: usize>(frame: &[u8], write: fn(&[u8], &mut [u8; L])) -> [u8; L] {
+        let mut slot = [0xee; L];
+        write(frame, &mut slot);
+        slot
+    }
+
     #[test]
     fn acl_inputs_start_at_the_protocol_and_pad_short_frames() {
         let f = ipv4_frame(0x45, 46, 64, [198, 18, 1, 7]);
-        let input: [u8; 17] = ipv4_from_proto(&f);
+        let input: [u8; 17] = acl_input(&f, ipv4_from_proto);
         assert_eq!(input[0], 17);
         assert_eq!(&input[7..11], &[198, 18, 1, 7]);
-        let short: [u8; 17] = ipv4_from_proto(&f[..36]);
+        let short: [u8; 17] = acl_input(&f[..36], ipv4_from_proto);
         assert_eq!(&short[..13], &input[..13]);
         assert_eq!(&short[13..], &[0; 4]);
-        let v6: [u8; 40] = ipv6_from_next_header(&[6u8; 30]);
+        let v6: [u8; 40] = acl_input(&[6u8; 30], ipv6_from_next_header);
         assert_eq!((&v6[..10], &v6[10..]), (&[6u8; 10][..], &[0u8; 30][..]));
     }
 
@@ -366,8 +374,8 @@ mod tests {
     proptest! {
         #[test]
         fn acl_inputs_are_the_frame_bytes_then_zeros(frame in proptest::collection::vec(any::<u8>(), 0..100)) {
-            let v4: [u8; 17] = ipv4_from_proto(&frame);
-            let v6: [u8; 40] = ipv6_from_next_header(&frame);
+            let v4: [u8; 17] = acl_input(&frame, ipv4_from_proto);
+            let v6: [u8; 40] = acl_input(&frame, ipv6_from_next_header);
             for (input, at) in [(&v4[..], IPV4_PROTO), (&v6[..], IPV6_NEXT_HEADER)] {
                 for (i, &b) in input.iter().enumerate() {
                     prop_assert_eq!(b, frame.get(at + i).copied().unwrap_or(0));

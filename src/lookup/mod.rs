@@ -110,10 +110,17 @@ impl<K: Copy> Gather<K> {
     /// Adds the key of packet `index` (below [`MAX_BURST`]).
     #[inline(always)]
     pub(crate) fn push(&mut self, index: usize, key: K) {
+        self.push_with(index, |slot| *slot = key);
+    }
+
+    /// Adds the key of packet `index`, which `write` writes in its slot
+    /// (over the key of an earlier burst).
+    #[inline(always)]
+    pub(crate) fn push_with(&mut self, index: usize, write: impl FnOnce(&mut K)) {
         // Indices and lengths stay below MAX_BURST (a power of two), so the
         // masks cost no bounds checks here or in `answer`.
         let at = self.len & (MAX_BURST - 1);
-        self.keys[at] = key;
+        write(&mut self.keys[at]);
         self.from[at] = index as u16;
         self.len += 1;
     }

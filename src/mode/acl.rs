@@ -93,8 +93,8 @@ impl Lookup for AclLookup {
     #[inline(always)]
     fn add(&self, scratch: &mut AclScratch, index: usize, l3: &L3, frame: &[u8]) -> Route {
         match l3 {
-            L3::Ipv4(_) => scratch.v4.push(index, ipv4_from_proto(frame)),
-            L3::Ipv6(_) => scratch.v6.push(index, ipv6_from_next_header(frame)),
+            L3::Ipv4(_) => scratch.v4.push_with(index, |key| ipv4_from_proto(frame, key)),
+            L3::Ipv6(_) => scratch.v6.push_with(index, |key| ipv6_from_next_header(frame, key)),
             L3::Other => {}
             L3::Runt => return Route::RUNT,
         }
