@@ -358,16 +358,20 @@ fn forward_batch<L: Lookup, B: Packets, T: Transmit<Batch = B>>(
     for p in pkts.iter().take(PREFETCH_AHEAD) {
         p.prefetch_data();
     }
-    for (i, ((w, r), p)) in rewrites.iter_mut().zip(routes.iter_mut()).zip(pkts).enumerate() {
-        if let Some(ahead) = pkts.get(i + PREFETCH_AHEAD) {
-            ahead.prefetch_data();
-        }
-        let frame = p.data();
-        (*r, *w) = parse_then(
-            frame,
-            #[inline(always)]
-            |l3| (lookup.add(scratch, i, &l3, frame), l3.rewrite_kind()),
-        );
+    let mut slots = rewrites.iter_mut().zip(routes.iter_mut()).zip(pkts).enumerate();
+    // Two loops, so that no packet tests whether it has one to prefetch;
+    // the packets ahead first: zip stops on them without taking a slot.
+    for (ahead, (i, ((w, r), p))) in pkts
+        .get(PREFETCH_AHEAD..)
+        .unwrap_or_default()
+        .iter()
+        .zip(slots.by_ref())
+    {
+        ahead.prefetch_data();
+        (*r, *w) = look(lookup, scratch, i, p.data());
+    }
+    for (i, ((w, r), p)) in slots {
+        (*r, *w) = look(lookup, scratch, i, p.data());
     }
     lookup.resolve(scratch, routes);
 
@@ -389,6 +393,17 @@ fn forward_batch<L: Lookup, B: Packets, T: Transmit<Batch = B>>(
         }
         start = end;
     }
+}
+
+/// Parses packet `i` of a burst and hands it to the lookup: its route, if
+/// known yet, and how it will be rewritten.
+#[inline(always)]
+fn look<L: Lookup>(lookup: &L, scratch: &mut L::Scratch, i: usize, frame: &[u8]) -> (Route, RewriteKind) {
+    parse_then(
+        frame,
+        #[inline(always)]
+        |l3| (lookup.add(scratch, i, &l3, frame), l3.rewrite_kind()),
+    )
 }
 
 /// Rewrites and buffers one looked-up packet, or drops and counts it. A
