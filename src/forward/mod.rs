@@ -422,12 +422,11 @@ fn send<L: Lookup, T: Transmit>(
     // the compiler folds, takes a routed packet to its buffer.
     let port = match route.bits() {
         port if port < dpdk::MAX_PORTS => port,
-        // A miss next: in some traffic, most packets.
-        _ if route == Route::NO_MATCH && L::MISS == Miss::InputPort => in_port,
-        _ => match (route, L::MISS) {
-            (Route::NO_MATCH, _) => return counters.add_drop(DropReason::NoRule, 1),
-            (Route::RUNT, _) => return counters.add_drop(DropReason::Runt, 1),
-            (Route::DENIED, _) => return counters.add_drop(DropReason::Denied, 1),
+        _ => match route {
+            Route::NO_MATCH if L::MISS == Miss::InputPort => in_port,
+            Route::NO_MATCH => return counters.add_drop(DropReason::NoRule, 1),
+            Route::RUNT => return counters.add_drop(DropReason::Runt, 1),
+            Route::DENIED => return counters.add_drop(DropReason::Denied, 1),
             _ => return counters.add_drop(DropReason::Unroutable, 1),
         },
     };
