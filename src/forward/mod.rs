@@ -427,7 +427,8 @@ fn send<L: Lookup, T: Transmit>(
             Route::NO_MATCH => return counters.add_drop(DropReason::NoRule, 1),
             Route::RUNT => return counters.add_drop(DropReason::Runt, 1),
             Route::DENIED => return counters.add_drop(DropReason::Denied, 1),
-            _ => return counters.add_drop(DropReason::Unroutable, 1),
+            // A port number no port can have: TxPorts has no buffer for it.
+            _ => route.bits(),
         },
     };
     let Some(out) = tx.get_mut(port) else {
