@@ -5,7 +5,7 @@
 
 #![forbid(unsafe_code)]
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::os::unix::net::UnixStream;
 use std::process::ExitCode;
 
@@ -55,27 +55,63 @@ fn run(cli: &Cli) -> Result<bool, String> {
     let sender = std::thread::spawn(move || -> std::io::Result<()> {
         match one {
             Some(line) => writeln!(to_server, "{line}")?,
-            None => {
-                for line in std::io::stdin().lock().lines() {
-                    let line = line?;
-                    if !line.trim().is_empty() {
-                        writeln!(to_server, "{line}")?;
-                    }
-                }
-            }
+            None => send_stdin(&mut to_server)?,
         }
         to_server.shutdown(std::net::Shutdown::Write)
     });
     let mut all_ok = true;
-    let mut out = std::io::stdout().lock();
-    for answer in BufReader::new(stream).lines() {
-        let answer = answer.map_err(|e| e.to_string())?;
+    // Answers are printed in one write per batch the socket gives.
+    let mut answers = BufReader::new(stream);
+    let mut out = BufWriter::new(std::io::stdout().lock());
+    let mut answer = String::new();
+    let failed = |e: std::io::Error| e.to_string();
+    while answers.read_line(&mut answer).map_err(failed)? > 0 {
         all_ok &= !answer.starts_with("error:");
-        writeln!(out, "{answer}").map_err(|e| e.to_string())?;
+        if !answer.ends_with('\n') {
+            answer.push('\n');
+        }
+        out.write_all(answer.as_bytes()).map_err(failed)?;
+        answer.clear();
+        if answers.buffer().is_empty() {
+            out.flush().map_err(failed)?;
+        }
     }
+    out.flush().map_err(failed)?;
     match sender.join() {
         Ok(Ok(())) => Ok(all_ok),
         Ok(Err(e)) => Err(format!("sending commands: {e}")),
         Err(_) => Err("sending commands failed".into()),
+    }
+}
+
+/// Sends the commands of stdin's lines, blank ones left out, in one write
+/// per read: a pipe of many commands goes out in large writes, a line
+/// typed at a terminal at once.
+fn send_stdin(to_server: &mut impl Write) -> std::io::Result<()> {
+    let mut stdin = std::io::stdin().lock();
+    let (mut input, mut chunk) = (Vec::new(), vec![0; 64 * 1024]);
+    loop {
+        let n = match stdin.read(&mut chunk) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            read => read?,
+        };
+        input.extend_from_slice(&chunk[..n]);
+        // At the end, the last line needs no newline.
+        let whole = match n {
+            0 => input.len(),
+            _ => input.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1),
+        };
+        let mut commands = Vec::with_capacity(whole + 1);
+        for line in input[..whole].split(|&b| b == b'\n') {
+            if !line.trim_ascii().is_empty() {
+                commands.extend_from_slice(line);
+                commands.push(b'\n');
+            }
+        }
+        to_server.write_all(&commands)?;
+        input.drain(..whole);
+        if n == 0 {
+            return Ok(());
+        }
     }
 }

@@ -174,10 +174,8 @@ impl<M: Mode> Tables for LiveTables<M> {
                 }
                 Command::RouteStats => {
                     answers[i] = self.in_place.as_ref().and_then(|w| w.stats()).ok_or_else(|| {
-                        format!(
-                            "route stats: only LPM mode's IPv4 table of at most {} routes, which changes in place, has tbl8 groups to count",
-                            lpm::IN_PLACE_MAX_ROUTES
-                        )
+                        "route stats: only LPM mode's IPv4 table, which changes in place, has tbl8 groups to count"
+                            .into()
                     });
                     continue;
                 }

@@ -383,12 +383,14 @@ fn routes_added_and_deleted_through_l3fwd_ctl_steer_the_stream() {
             "route add 198.18.5.0/33 1", // bad prefix
             "route flap 198.18.5.0/24",  // no such command
             "route add 198.18.5.0/26 1 extra",
+            "route add 0.0.0.0/0 1", // depth 0, which rte_lpm and rte_fib refuse here
             "route get 198.18.5.0",
         ]);
         assert!(!ok, "{answers:?}");
-        assert_eq!(answers.len(), 6, "{answers:?}");
-        assert!(answers[..5].iter().all(|a| a.starts_with("error: ")), "{answers:?}");
-        assert_eq!(answers[5], "2", "{answers:?}");
+        assert_eq!(answers.len(), 7, "{answers:?}");
+        assert!(answers[..6].iter().all(|a| a.starts_with("error: ")), "{answers:?}");
+        assert!(answers[5].contains("takes no depth 0"), "{answers:?}");
+        assert_eq!(answers[6], "2", "{answers:?}");
         f.assert_stream_goes_to(2, &format!("{mode}: after bad commands"));
 
         assert_eq!(
@@ -408,12 +410,13 @@ fn routes_added_and_deleted_through_l3fwd_ctl_steer_the_stream() {
     }
 }
 
-/// `route add/del` of IPv4 prefixes change LPM's table in place (rte_lpm
-/// under RCU). Under the stream, 120 cycles through adds,
+/// `route add/del` of IPv4 prefixes change LPM's table in place (its
+/// entries, with unlinked tbl8 groups reused after a grace period). Under
+/// the stream, 120 cycles through adds,
 /// replaces and deletes that each give the stream's destination port 1 or
 /// 2: no frame goes anywhere else (a miss would go back out of port 0),
 /// none is lost, and each cycle takes a tbl8 group and frees it, so with 4
-/// groups in all, a group that did not come back from the defer queue
+/// groups in all, a group that did not come back after its grace period
 /// would make an add fail. Then a full table: the error names the limit and
 /// the option, and after the deletes the groups in use are back to none.
 #[test]

@@ -149,8 +149,8 @@ fn mempool_that_does_not_fit_in_eal_memory() {
 }
 
 /// What EAL memory does not hold tells how much it needs and what gives
-/// more. The LPM table alone (a 2^24-entry first level, and room for 64K
-/// more rules and 1024 more tbl8 groups, as it changes in place) needs
+/// more. The LPM table alone (a 2^24-entry first level, and room for 1024
+/// more tbl8 groups, as it changes in place) needs
 /// more than 64 MB; a FIB also RIB nodes for 65536 routes and 32768 tbl8 groups of
 /// 1 KiB; the exact-match table of 4M keys about 193 MiB (rte_hash sets
 /// no rte_errno when its memory runs out: what it had read ENOENT).
@@ -160,7 +160,7 @@ fn lookup_table_that_does_not_fit_in_eal_memory() {
     let cases: [(&[&str], &[&str]); 3] = [
         (
             &[],
-            &["cannot create LPM table l3fwd_v4 of 65537 rules and 1025 tbl8 groups (about 66 MiB of EAL memory)"],
+            &["cannot create LPM table l3fwd_v4 of 1025 tbl8 groups (about 66 MiB of EAL memory)"],
         ),
         (
             &["--lookup=fib"],

@@ -62,6 +62,13 @@ void shim_rcu_qsbr_wait(struct rte_rcu_qsbr *v, uint64_t token)
 	rte_rcu_qsbr_check(v, token, true);
 }
 
+/* Whether every reader online when `token` was taken has reported a
+ * quiescent state since (or gone offline), without waiting. */
+int shim_rcu_qsbr_passed(struct rte_rcu_qsbr *v, uint64_t token)
+{
+	return rte_rcu_qsbr_check(v, token, false);
+}
+
 uint64_t shim_rdtsc(void)
 {
 	return rte_rdtsc();

@@ -34,6 +34,7 @@ void shim_rcu_qsbr_thread_offline(struct rte_rcu_qsbr *v, unsigned thread_id);
 void shim_rcu_qsbr_quiescent(struct rte_rcu_qsbr *v, unsigned thread_id);
 uint64_t shim_rcu_qsbr_start(struct rte_rcu_qsbr *v);
 void shim_rcu_qsbr_wait(struct rte_rcu_qsbr *v, uint64_t token);
+int shim_rcu_qsbr_passed(struct rte_rcu_qsbr *v, uint64_t token);
 struct rte_event;
 uint16_t shim_event_dequeue_burst(uint8_t dev, uint8_t port, struct rte_event *ev, uint16_t n);
 uint16_t shim_event_enqueue_burst(uint8_t dev, uint8_t port, const struct rte_event *ev, uint16_t n);

@@ -29,8 +29,9 @@
 //!   shared read-only between lcores once built; a table written whole
 //!   ([`FrozenLpm`]) has no way to change at all; an IPv4 table changed
 //!   in place while lcores read it ([`LiveLpm`]) has one writer handle,
-//!   not `Sync`, and the lcores get [`LpmReader`]s, which cannot write; it
-//!   holds the QSBR variable its freed tbl8 groups wait on;
+//!   not `Sync`, and the lcores get [`LpmReader`]s, which cannot write; a
+//!   tbl8 group it unlinks waits for a grace period of the lcores' QSBR
+//!   variable before it is linked again;
 //! - a table replaced while lcores read it is a [`Live`] value under RCU
 //!   QSBR: a reader's [`Guard`] cannot outlive its next quiescent state,
 //!   and the value swapped out comes back [`Retired`], freed only after a
@@ -152,7 +153,7 @@ pub use event::vector::{EventVector, VectorConfig, VectorLimits};
 pub use fib::{Fib, Fib6};
 pub use hash::{Hash, HashWriter, HASH_BULK_MAX};
 pub use launch::{ControlThread, MainLcore};
-pub use lpm::{AddError, FrozenLpm, LiveLpm, Lpm, Lpm6, LpmReader, LpmTable, Tbl24, Tbl8Groups};
+pub use lpm::{FrozenLpm, LiveLpm, Lpm, Lpm6, LpmReader, LpmTable, Slot, Tbl24, Tbl8Groups, Tbl8sFull};
 pub use mbuf::{prefetch, Drain, Mbuf, MbufArray};
 pub use mempool::Mempool;
 pub use port::{

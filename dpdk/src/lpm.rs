@@ -11,13 +11,16 @@
 //! - [`Lpm`]: built route by route with `rte_lpm_add`, then only read;
 //! - [`FrozenLpm`]: written whole by [`Lpm::filled`] (no rule list), never
 //!   changed;
-//! - [`LiveLpm`]: changed in place by the control thread while lcores read
-//!   it through [`LpmReader`]s, under RCU QSBR (see [`LiveLpm`]).
+//! - [`LiveLpm`]: written whole as a [`FrozenLpm`] is, then changed in
+//!   place, entry by entry, by the control thread while lcores read it
+//!   through [`LpmReader`]s; its freed tbl8 groups wait for RCU QSBR grace
+//!   periods (see [`LiveLpm`]).
 //!
 //! rte_lpm6 tables are built through `&mut self` on one thread, then shared
 //! read-only (`&self`) by every lcore.
 
 use std::cell::Cell;
+use std::collections::VecDeque;
 use std::ffi::CString;
 use std::marker::PhantomData;
 use std::ptr::NonNull;
@@ -70,16 +73,12 @@ pub(crate) fn in_chunks<T, R: Copy + Default>(
 /// dereference to it, and by [`LpmReader`].
 pub struct LpmTable {
     raw: NonNull<sys::rte_lpm>,
-    /// The QSBR variable of a [`LiveLpm`]'s defer queue, which the table
-    /// uses until it is freed (dropped after it: fields drop after `drop`).
-    _rcu: Option<Arc<Qsbr>>,
     _eal: Eal,
 }
 
 // SAFETY: lookups only read the tables, which rte_lpm supports from any
 // number of threads, with atomic loads (see `lookup_entry`); changes need
-// &mut (through Lpm) or the one LiveLpm, whose rte_lpm writes are atomic
-// stores.
+// &mut (through Lpm) or the one LiveLpm, whose writes are atomic stores.
 unsafe impl Send for LpmTable {}
 // SAFETY: as above: &LpmTable only allows lookups.
 unsafe impl Sync for LpmTable {}
@@ -88,7 +87,8 @@ unsafe impl Sync for LpmTable {}
 /// of the /24's entry and, for a /24 holding longer prefixes, one of its
 /// tbl8 group, with no call. Each read is one atomic load (a plain `mov`
 /// on x86), since a [`LiveLpm`] is written while it is read: the tbl24
-/// load acquires what rte_lpm_add released when it linked a filled group.
+/// load acquires what [`LiveLpm::link_group`] released when it linked a
+/// filled group.
 ///
 /// # Safety
 /// `lpm` is a live rte_lpm table, which stays alive during the call.
@@ -96,8 +96,9 @@ unsafe impl Sync for LpmTable {}
 unsafe fn lookup_entry(lpm: *const sys::rte_lpm, ip: u32) -> Option<u32> {
     // SAFETY: tbl24 holds 2^24 entries and `ip >> 8` is below that; an
     // entry with both the valid and the group bit names a tbl8 group below
-    // the table's count (rte_lpm_add keeps that invariant, and Lpm::filled
-    // refuses any other entry through Tbl24), so the group entry read is
+    // the table's count (rte_lpm_add keeps that invariant, the fills refuse
+    // any other entry through Tbl24, and LiveLpm links only groups of its
+    // own below the count), so the group entry read is
     // inside tbl8, whose memory lives as long as the table (a group is
     // reused, never freed). Entries are 4-byte bitfields read as u32, as
     // rte_lpm does, aligned to 4.
@@ -127,8 +128,11 @@ fn c_name(name: &str) -> Result<CString> {
 }
 
 impl LpmTable {
-    fn create(eal: &Eal, name: &str, socket: i32, max_rules: u32, tbl8s: u32) -> Result<LpmTable> {
+    /// A table of `tbl8s` groups and a rule list of `rules`, or None for
+    /// a table written whole, which keeps none (rte_lpm takes one rule).
+    fn create(eal: &Eal, name: &str, socket: i32, rules: Option<u32>, tbl8s: u32) -> Result<LpmTable> {
         let cname = c_name(name)?;
+        let max_rules = rules.unwrap_or(1);
         let config = sys::rte_lpm_config {
             max_rules,
             number_tbl8s: tbl8s,
@@ -140,16 +144,46 @@ impl LpmTable {
         let raw = NonNull::new(p).ok_or_else(|| {
             // A rule is an address and a next hop, 8 bytes.
             let bytes = dir24_8_memory(tbl8s) + 8 * u64::from(max_rules);
+            let rules = rules.map_or(String::new(), |n| format!("{n} rules and "));
             DpdkError::from_allocation(
-                format_args!("cannot create LPM table {name} of {max_rules} rules and {tbl8s} tbl8 groups"),
+                format_args!("cannot create LPM table {name} of {rules}{tbl8s} tbl8 groups"),
                 bytes,
             )
         })?;
-        Ok(LpmTable {
-            raw,
-            _rcu: None,
-            _eal: eal.clone(),
-        })
+        Ok(LpmTable { raw, _eal: eal.clone() })
+    }
+
+    /// Lets `fill` write the zeroed tables of a table created for `tbl8s`
+    /// groups and not shared yet, as [`Lpm::filled`] describes; returns
+    /// which groups tbl24 links.
+    fn fill(&mut self, name: &str, tbl8s: u32, fill: impl FnOnce(&mut Tbl24<'_>, &mut [u32])) -> Result<Vec<bool>> {
+        const TBL24_ENTRIES: usize = 1 << 24;
+        let raw = self.raw.as_ptr();
+        // SAFETY: rte_lpm_create allocated (and zeroed) the 2^24 tbl24
+        // entries inside the table and `tbl8s` groups of tbl8 entries behind
+        // its tbl8 pointer; entries are 4-byte bitfields, for which any u32
+        // is valid (rte_lpm's own lookups read them as u32s). The table is
+        // not shared yet (&mut self): nothing else touches it while the
+        // slices live, and they end with this call.
+        let (entries, tbl8) = unsafe {
+            (
+                std::slice::from_raw_parts_mut(std::ptr::addr_of_mut!((*raw).tbl24).cast::<u32>(), TBL24_ENTRIES),
+                std::slice::from_raw_parts_mut((*raw).tbl8.cast::<u32>(), tbl8s as usize * TBL8_GROUP_ENTRIES as usize),
+            )
+        };
+        let mut tbl24 = Tbl24 {
+            entries,
+            linked: vec![false; tbl8s as usize],
+            refused: false,
+        };
+        fill(&mut tbl24, tbl8);
+        if tbl24.refused {
+            return Err(DpdkError::invalid(
+                format!("LPM table {name}"),
+                "a tbl24 entry points past the tbl8 groups",
+            ));
+        }
+        Ok(tbl24.linked)
     }
 
     /// Looks up every address of `ips` (host order) in bulk calls and
@@ -254,7 +288,7 @@ impl Lpm {
     /// the memory of NUMA `socket`. `name` must be unique in the process
     /// (DPDK keeps a list of tables by name).
     pub fn new(eal: &Eal, name: &str, socket: i32, max_rules: u32, tbl8s: u32) -> Result<Lpm> {
-        LpmTable::create(eal, name, socket, max_rules, tbl8s).map(Lpm)
+        LpmTable::create(eal, name, socket, Some(max_rules), tbl8s).map(Lpm)
     }
 
     /// Creates a table for lookups only, with `tbl8s` groups, and lets
@@ -302,34 +336,8 @@ impl Lpm {
         tbl8s: u32,
         fill: impl FnOnce(&mut Tbl24<'_>, &mut [u32]),
     ) -> Result<FrozenLpm> {
-        const TBL24_ENTRIES: usize = 1 << 24;
-        const GROUP_ENTRIES: usize = sys::RTE_LPM_TBL8_GROUP_NUM_ENTRIES as usize;
-        let table = LpmTable::create(eal, name, socket, 1, tbl8s)?;
-        let raw = table.raw.as_ptr();
-        // SAFETY: rte_lpm_create allocated (and zeroed) the 2^24 tbl24
-        // entries inside the table and `tbl8s` groups of tbl8 entries behind
-        // its tbl8 pointer; entries are 4-byte bitfields, for which any u32
-        // is valid (rte_lpm's own lookups read them as u32s). The table is
-        // not shared yet: nothing else touches it while the slices live, and
-        // they end before `table` is returned or dropped.
-        let (entries, tbl8) = unsafe {
-            (
-                std::slice::from_raw_parts_mut(std::ptr::addr_of_mut!((*raw).tbl24).cast::<u32>(), TBL24_ENTRIES),
-                std::slice::from_raw_parts_mut((*raw).tbl8.cast::<u32>(), tbl8s as usize * GROUP_ENTRIES),
-            )
-        };
-        let mut tbl24 = Tbl24 {
-            entries,
-            tbl8s,
-            refused: false,
-        };
-        fill(&mut tbl24, tbl8);
-        if tbl24.refused {
-            return Err(DpdkError::invalid(
-                format!("LPM table {name}"),
-                "a tbl24 entry points past the tbl8 groups",
-            ));
-        }
+        let mut table = LpmTable::create(eal, name, socket, None, tbl8s)?;
+        table.fill(name, tbl8s, fill)?;
         Ok(FrozenLpm(table))
     }
 
@@ -347,15 +355,16 @@ impl Lpm {
     }
 }
 
-/// The first-level table of an [`Lpm`] being filled by [`Lpm::filled`]
-/// (one entry per /24, in the format described there).
+/// The first-level table of a table being filled by [`Lpm::filled`] or
+/// [`LiveLpm::filled`] (one entry per /24, in the format described there).
 /// Lookups index the tbl8 groups with what an entry holds, so every write
 /// is checked to keep group references inside the table (checking on write
 /// rather than scanning all 2^24 entries afterwards leaves the untouched
 /// pages of a sparse table unmapped).
 pub struct Tbl24<'a> {
     entries: &'a mut [u32],
-    tbl8s: u32,
+    /// Which groups an entry refers to (one per group of the table).
+    linked: Vec<bool>,
     refused: bool,
 }
 
@@ -367,11 +376,16 @@ impl Tbl24<'_> {
 
     /// Sets the entries of the /24s in `range` to `entry`; an entry that
     /// refers to a group the table does not have is refused (and makes
-    /// [`Lpm::filled`] fail).
+    /// the fill fail).
     pub fn fill(&mut self, range: std::ops::Range<usize>, entry: u32) {
-        if entry & LPM_VALID_GROUP == LPM_VALID_GROUP && entry & LPM_NEXT_HOP_MASK >= self.tbl8s {
-            self.refused = true;
-            return;
+        if entry & LPM_VALID_GROUP == LPM_VALID_GROUP {
+            match self.linked.get_mut((entry & LPM_NEXT_HOP_MASK) as usize) {
+                Some(linked) => *linked = true,
+                None => {
+                    self.refused = true;
+                    return;
+                }
+            }
         }
         self.entries[range].fill(entry);
     }
@@ -382,16 +396,34 @@ impl Tbl24<'_> {
     }
 }
 
+/// What the tbl24 entry of a /24 holds in a [`LiveLpm`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Slot {
+    /// An entry in rte_lpm's format (see [`Lpm::filled`]), valid or not.
+    Entry(u32),
+    /// The /24's addresses have their entries in this tbl8 group.
+    Group(u32),
+}
+
+/// Every tbl8 group of the table (this many) is in use, even after a
+/// grace period.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tbl8sFull(pub u32);
+
 /// An IPv4 table changed in place while lcores read it: the writer's
 /// handle, for the control thread alone. The lcores get [`LpmReader`]s.
 ///
-/// rte_lpm writes each entry with one atomic store, so a lookup sees an
-/// entry before or after a change, never half of one; a change is visible
-/// to lookups as soon as `add` or `delete` returns. What readers could
-/// still be in the middle of is a tbl8 group a delete frees: rte_lpm puts
-/// it in a defer queue on the lcores' QSBR variable (`rte_lpm_rcu_qsbr_add`,
-/// DQ mode) and reuses it only after a grace period. The table holds an
-/// `Arc` of that variable, which it uses until it is freed.
+/// The writer edits rte_lpm's two tables itself, entry by entry, as
+/// rte_lpm_add and rte_lpm_delete would (the routes, and which entry
+/// each one owns, are the caller's: the `lpm` crate keeps them). Every
+/// store is atomic, so a lookup sees an entry before or after a change,
+/// never half of one, and a change is visible to lookups as soon as the
+/// call returns. The tbl8 groups are the writer's to hand out:
+/// - [`LiveLpm::link_group`] fills a free group and only then links it,
+///   with a release store that the lookup's acquire load pairs with;
+/// - a group unlinked ([`LiveLpm::set_slot`] over it) may still be read by
+///   an lcore in the middle of its poll round, so it waits for a grace
+///   period of the lcores' QSBR variable before it is handed out again.
 ///
 /// The writer is not `Sync`, and has no `Clone`: it cannot reach the lcores.
 ///
@@ -405,31 +437,65 @@ impl Tbl24<'_> {
 /// ```compile_fail
 /// # let eal = dpdk::Eal::for_tests(256, &[]).unwrap();
 /// # let qsbr = std::sync::Arc::new(dpdk::Qsbr::new(1).unwrap());
-/// let lpm = dpdk::LiveLpm::new(eal, "doc_reader", 0, 16, 4, &qsbr).unwrap();
-/// lpm.reader().add(0x0a00_0000, 8, 1); // no such method
+/// let lpm = dpdk::LiveLpm::filled(eal, "doc_reader", 0, 4, &qsbr, |_, _| {}).unwrap();
+/// lpm.reader().set_slot(0, 0); // no such method
 /// ```
 ///
+/// A group unlinked while an lcore is online waits for it:
+///
 /// ```
+/// use std::sync::atomic::{AtomicBool, Ordering};
+/// use std::sync::{mpsc, Arc};
+/// use dpdk::{LiveLpm, Slot, Tbl8Groups};
 /// let eal = dpdk::Eal::for_tests(256, &[])?;
-/// let qsbr = std::sync::Arc::new(dpdk::Qsbr::new(1)?);
-/// let mut lpm = dpdk::LiveLpm::new(eal, "doc_live", 0, 16, 4, &qsbr)?;
+/// let qsbr = Arc::new(dpdk::Qsbr::new(1)?);
+/// let mut lpm = LiveLpm::filled(eal, "doc_live", 0, 1, &qsbr, |_, _| {})?; // one group
 /// let reader = lpm.reader(); // what an lcore holds
-/// let net = u32::from_be_bytes([198, 18, 7, 0]);
-/// lpm.add(net, 25, 7)?;
-/// assert_eq!(reader.lookup(net + 1), Some(7));
-/// assert_eq!(lpm.tbl8_groups(), dpdk::Tbl8Groups { linked: 1, allocated: 1, total: 4 });
-/// assert!(lpm.delete(net, 25)?);
-/// assert!(!lpm.delete(net, 25)?); // not there any more
-/// assert_eq!(reader.lookup(net + 1), None);
-/// // The group waits in the defer queue until a grace period has passed.
-/// assert_eq!(lpm.tbl8_groups().linked, 0);
+/// let slash24 = (u32::from_be_bytes([198, 18, 7, 0]) >> 8) as usize;
+/// let addr = u32::from_be_bytes([198, 18, 7, 130]);
+/// let hop = |depth: u32, port: u32| 1 << 24 | depth << 26 | port;
+/// // 198.18.7.128/25 -> 7; the rest of the /24 has no route.
+/// let mut entries = [0; 256];
+/// entries[128..].fill(hop(25, 7));
+/// lpm.link_group(slash24, entries).unwrap();
+/// assert_eq!((lpm.slot(slash24), reader.lookup(addr)), (Slot::Group(0), Some(7)));
+///
+/// // An lcore is online, in the middle of a poll round ...
+/// let live = Arc::new(dpdk::Live::new(Arc::clone(&qsbr), ()));
+/// let mut lcore = live.register(0)?;
+/// let reported = Arc::new(AtomicBool::new(false));
+/// let (online_tx, online_rx) = mpsc::channel();
+/// let (go_tx, go_rx) = mpsc::channel();
+/// let lcore_reported = Arc::clone(&reported);
+/// let thread = std::thread::spawn(move || {
+///     let mut online = lcore.online();
+///     online_tx.send(()).unwrap();
+///     go_rx.recv().unwrap();
+///     std::thread::sleep(std::time::Duration::from_millis(100)); // still reading
+///     lcore_reported.store(true, Ordering::SeqCst);
+///     online.quiescent();
+/// });
+/// online_rx.recv().unwrap();
+/// // ... when the /24 becomes one route: the group is unlinked at once,
+/// lpm.set_slot(slash24, hop(24, 3)); // 198.18.7.0/24 -> 3
+/// assert_eq!(reader.lookup(addr), Some(3));
+/// assert_eq!(lpm.tbl8_groups(), Tbl8Groups { linked: 0, allocated: 1, total: 1 });
+/// // but handed out again only after the lcore's quiescent state.
+/// go_tx.send(()).unwrap();
+/// lpm.link_group(slash24, entries).unwrap();
+/// assert!(reported.load(Ordering::SeqCst));
+/// thread.join().unwrap();
 /// # Ok::<(), dpdk::DpdkError>(())
 /// ```
 pub struct LiveLpm {
     table: Arc<LpmTable>,
     qsbr: Arc<Qsbr>,
-    max_rules: u32,
     tbl8s: u32,
+    /// Groups no entry refers to and no lcore can be reading.
+    free: Vec<u32>,
+    /// Groups unlinked, oldest first, each with the token of the grace
+    /// period that must pass before it is free.
+    retired: VecDeque<(u64, u32)>,
     _not_sync: PhantomData<Cell<()>>,
 }
 
@@ -474,65 +540,34 @@ impl From<FrozenLpm> for LpmReader {
 pub struct Tbl8Groups {
     /// Groups tbl24 refers to: those the routes use.
     pub linked: u32,
-    /// Groups taken: the linked ones and those freed by deletes that wait
-    /// in the defer queue for a grace period.
+    /// Groups taken: the linked ones and those unlinked that wait for a
+    /// grace period.
     pub allocated: u32,
     /// Groups the table has.
     pub total: u32,
 }
 
-/// Why [`LiveLpm::add`] refused a route.
-#[derive(Debug)]
-pub enum AddError {
-    /// Every rule is taken.
-    Rules(u32),
-    /// Every tbl8 group is taken, even after a grace period.
-    Tbl8s(u32),
-    /// Any other refusal.
-    Dpdk(DpdkError),
-}
-
-impl From<AddError> for DpdkError {
-    fn from(e: AddError) -> DpdkError {
-        match e {
-            AddError::Rules(_) | AddError::Tbl8s(_) => {
-                DpdkError::from_code("cannot add IPv4 route", -(sys::ENOSPC as i32))
-            }
-            AddError::Dpdk(e) => e,
-        }
-    }
-}
-
 impl LiveLpm {
-    /// Creates an empty table, as [`Lpm::new`], whose freed tbl8 groups
-    /// wait in a defer queue on `qsbr`, the variable of the lcores that
-    /// read it, before they are reused.
-    pub fn new(eal: &Eal, name: &str, socket: i32, max_rules: u32, tbl8s: u32, qsbr: &Arc<Qsbr>) -> Result<LiveLpm> {
-        let mut table = LpmTable::create(eal, name, socket, max_rules, tbl8s)?;
-        let mut config = sys::rte_lpm_rcu_config {
-            v: qsbr.raw(),
-            mode: sys::rte_lpm_qsbr_mode_RTE_LPM_QSBR_MODE_DQ,
-            // 0: DPDK's defaults (a queue of number_tbl8s entries).
-            dq_size: 0,
-            // Reclaim at every free whatever a grace period has released.
-            reclaim_thd: 0,
-            reclaim_max: 0,
-        };
-        // SAFETY: the table is ours and not shared yet; the QSBR variable
-        // is initialised and outlives the table (`_rcu` below).
-        let rc = unsafe { sys::rte_lpm_rcu_qsbr_add(table.raw.as_ptr(), &mut config) };
-        if rc != 0 {
-            return Err(DpdkError::from_code(
-                format!("cannot attach LPM table {name} to RCU"),
-                rc,
-            ));
-        }
-        table._rcu = Some(Arc::clone(qsbr));
+    /// Creates a table of `tbl8s` groups written first by `fill`, as
+    /// [`Lpm::filled`] describes, to be changed in place. Its unlinked
+    /// groups wait for grace periods of `qsbr`, the variable of the lcores
+    /// that read it.
+    pub fn filled(
+        eal: &Eal,
+        name: &str,
+        socket: i32,
+        tbl8s: u32,
+        qsbr: &Arc<Qsbr>,
+        fill: impl FnOnce(&mut Tbl24<'_>, &mut [u32]),
+    ) -> Result<LiveLpm> {
+        let mut table = LpmTable::create(eal, name, socket, None, tbl8s)?;
+        let linked = table.fill(name, tbl8s, fill)?;
         Ok(LiveLpm {
             table: Arc::new(table),
             qsbr: Arc::clone(qsbr),
-            max_rules,
             tbl8s,
+            free: (0..tbl8s).rev().filter(|&g| !linked[g as usize]).collect(),
+            retired: VecDeque::new(),
             _not_sync: PhantomData,
         })
     }
@@ -545,96 +580,105 @@ impl LiveLpm {
         }
     }
 
-    /// Adds `ip/depth -> next_hop` (host order), or replaces the next hop
-    /// of the prefix, in place: lookups see it on return. A refused route
-    /// changes nothing. When the groups are used up, waits for one grace
-    /// period (the groups of earlier deletes may be waiting for it) and
-    /// tries once more.
-    pub fn add(&mut self, ip: u32, depth: u8, next_hop: u32) -> std::result::Result<(), AddError> {
-        let add = || {
-            // SAFETY: the table is alive; this handle is its only writer
-            // (&mut self, not Clone); rte_lpm's writes are atomic stores.
-            unsafe { sys::rte_lpm_add(self.table.raw.as_ptr(), ip, depth, next_hop) }
-        };
-        let mut ret = add();
-        if ret == -(sys::ENOSPC as i32) && self.needs_group(ip, depth) {
-            self.qsbr.synchronize();
-            ret = add();
-        }
-        match ret {
-            0.. => Ok(()),
-            ret if ret == -(sys::ENOSPC as i32) => {
-                let out_of_groups = self.needs_group(ip, depth) && self.tbl8_groups().allocated == self.tbl8s;
-                Err(match out_of_groups {
-                    true => AddError::Tbl8s(self.tbl8s),
-                    false => AddError::Rules(self.max_rules),
-                })
-            }
-            ret => Err(AddError::Dpdk(DpdkError::from_code("cannot add IPv4 route", ret))),
-        }
-    }
-
-    /// Deletes the route `ip/depth` (host order) in place; `false` if the
-    /// table has no such route.
-    pub fn delete(&mut self, ip: u32, depth: u8) -> Result<bool> {
-        if !(1..=32).contains(&depth) {
-            return Err(DpdkError::invalid(
-                "cannot delete IPv4 route",
-                format!("depth {depth} is not 1..=32"),
-            ));
-        }
-        // SAFETY: as in `add`.
-        match unsafe { sys::rte_lpm_delete(self.table.raw.as_ptr(), ip, depth) } {
-            0 => Ok(true),
-            // The depth is valid: rte_lpm found no such rule.
-            ret if ret == -(sys::EINVAL as i32) => Ok(false),
-            ret => Err(DpdkError::from_code("cannot delete IPv4 route", ret)),
-        }
-    }
-
-    /// How the tbl8 groups are used, counted from the tables (a scan of
-    /// tbl24, some milliseconds).
-    pub fn tbl8_groups(&self) -> Tbl8Groups {
+    /// tbl24's 2^24 entries and tbl8's groups, as the lookups read them.
+    fn tables(&self) -> (&[AtomicU32], &[AtomicU32]) {
         let lpm = self.table.raw.as_ptr();
-        let total = self.tbl8s;
-        // SAFETY: the table is alive; its tbl24 holds 2^24 entries and tbl8
-        // `total` groups, read as atomics as lookups do (this thread is the
-        // only writer, so nothing changes during the scan anyway).
-        let (tbl24, tbl8) = unsafe {
+        // SAFETY: the table is alive (`self.table`); its tbl24 holds 2^24
+        // entries and tbl8 `tbl8s` groups; AtomicU32 has u32's layout, and
+        // every access to the entries while lcores read is atomic (their
+        // lookups, this writer's stores).
+        unsafe {
             (
                 std::slice::from_raw_parts(std::ptr::addr_of!((*lpm).tbl24).cast::<AtomicU32>(), 1 << 24),
-                std::slice::from_raw_parts((*lpm).tbl8.cast::<AtomicU32>(), (total * TBL8_GROUP_ENTRIES) as usize),
+                std::slice::from_raw_parts(
+                    (*lpm).tbl8.cast::<AtomicU32>(),
+                    self.tbl8s as usize * TBL8_GROUP_ENTRIES as usize,
+                ),
             )
-        };
-        let count = |it: &mut dyn Iterator<Item = bool>| it.filter(|&b| b).count() as u32;
-        Tbl8Groups {
-            linked: count(
-                &mut tbl24
-                    .iter()
-                    .map(|e| e.load(Ordering::Relaxed) & LPM_VALID_GROUP == LPM_VALID_GROUP),
-            ),
-            allocated: count(
-                &mut tbl8
-                    .iter()
-                    .step_by(TBL8_GROUP_ENTRIES as usize)
-                    .map(|e| e.load(Ordering::Relaxed) & LPM_GROUP != 0),
-            ),
-            total,
         }
     }
 
-    /// Whether a route `ip/depth` would take a new tbl8 group: longer than
-    /// /24, in a /24 that has none.
-    fn needs_group(&self, ip: u32, depth: u8) -> bool {
-        let lpm = self.table.raw.as_ptr();
-        // SAFETY: the table is alive; `ip >> 8` is below tbl24's 2^24 entries.
-        let entry = unsafe {
-            (*std::ptr::addr_of!((*lpm).tbl24)
-                .cast::<AtomicU32>()
-                .add((ip >> 8) as usize))
-            .load(Ordering::Relaxed)
-        };
-        depth > 24 && entry & LPM_VALID_GROUP != LPM_VALID_GROUP
+    /// What /24 number `slash24` (below 2^24) holds.
+    pub fn slot(&self, slash24: usize) -> Slot {
+        match self.tables().0[slash24].load(Ordering::Relaxed) {
+            e if e & LPM_VALID_GROUP == LPM_VALID_GROUP => Slot::Group(e & LPM_NEXT_HOP_MASK),
+            e => Slot::Entry(e),
+        }
+    }
+
+    /// Sets /24 number `slash24` to `entry` (its group bit ignored). A
+    /// group the /24 had is unlinked, to be free after a grace period.
+    pub fn set_slot(&mut self, slash24: usize, entry: u32) {
+        let old = self.tables().0[slash24].swap(entry & !LPM_GROUP, Ordering::Release);
+        if old & LPM_VALID_GROUP == LPM_VALID_GROUP {
+            self.retire(old & LPM_NEXT_HOP_MASK);
+        }
+    }
+
+    /// Entry `i` of tbl8 group `group` (below the table's count).
+    pub fn group_entry(&self, group: u32, i: u8) -> u32 {
+        self.group_cell(group, i).load(Ordering::Relaxed) & !LPM_GROUP
+    }
+
+    /// Sets entry `i` of tbl8 group `group`, a group a /24 links (the
+    /// group's in-use bit, in its first entry, is kept).
+    pub fn set_group_entry(&mut self, group: u32, i: u8, entry: u32) {
+        let cell = self.group_cell(group, i);
+        let in_use = cell.load(Ordering::Relaxed) & LPM_GROUP;
+        cell.store(entry & !LPM_GROUP | in_use, Ordering::Relaxed);
+    }
+
+    fn group_cell(&self, group: u32, i: u8) -> &AtomicU32 {
+        &self.tables().1[(group * TBL8_GROUP_ENTRIES) as usize + usize::from(i)]
+    }
+
+    /// Puts the entries of /24 number `slash24`, one per address, into a
+    /// free group, marked in use as rte_lpm marks its groups, and links it
+    /// from the /24 (a group the /24 had is unlinked). When every group is
+    /// taken, waits for the grace period of those unlinked, if any.
+    pub fn link_group(&mut self, slash24: usize, entries: [u32; 256]) -> std::result::Result<(), Tbl8sFull> {
+        let group = self.free_group().ok_or(Tbl8sFull(self.tbl8s))?;
+        let cells = &self.tables().1[(group * TBL8_GROUP_ENTRIES) as usize..][..entries.len()];
+        for (cell, &entry) in cells.iter().zip(&entries) {
+            cell.store(entry & !LPM_GROUP, Ordering::Relaxed);
+        }
+        cells[0].fetch_or(LPM_GROUP, Ordering::Relaxed);
+        let old = self.tables().0[slash24].swap(LPM_VALID_GROUP | group, Ordering::Release);
+        if old & LPM_VALID_GROUP == LPM_VALID_GROUP {
+            self.retire(old & LPM_NEXT_HOP_MASK);
+        }
+        Ok(())
+    }
+
+    /// How the tbl8 groups are used.
+    pub fn tbl8_groups(&self) -> Tbl8Groups {
+        let allocated = self.tbl8s - self.free.len() as u32;
+        Tbl8Groups {
+            linked: allocated - self.retired.len() as u32,
+            allocated,
+            total: self.tbl8s,
+        }
+    }
+
+    /// An unlinked group, free once the lcores online now have each
+    /// reported a quiescent state: until then one may be reading it.
+    fn retire(&mut self, group: u32) {
+        self.retired.push_back((self.qsbr.start(), group));
+    }
+
+    /// A group no entry refers to and no lcore reads: a free one, or else
+    /// one whose grace period has passed (waiting for it if none has).
+    fn free_group(&mut self) -> Option<u32> {
+        if self.free.is_empty() {
+            // Tokens grow: the groups retired first are free first.
+            let mut due = self.retired.iter().take_while(|(t, _)| self.qsbr.passed(*t)).count();
+            if let (0, Some(&(last, _))) = (due, self.retired.back()) {
+                self.qsbr.wait_for_readers_from(last);
+                due = self.retired.len();
+            }
+            self.free.extend(self.retired.drain(..due).map(|(_, g)| g));
+        }
+        self.free.pop()
     }
 }
 

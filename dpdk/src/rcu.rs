@@ -111,7 +111,7 @@ impl Qsbr {
     /// or gone offline (returns at once when none is online). Never call
     /// it from a thread holding an [`Online`] reader of this variable: it
     /// would wait for itself.
-    fn wait_for_readers_from(&self, token: u64) {
+    pub(crate) fn wait_for_readers_from(&self, token: u64) {
         // SAFETY: the variable is initialised and alive (we borrow it).
         unsafe { sys::shim_rcu_qsbr_wait(self.raw.as_ptr(), token) }
     }
@@ -127,8 +127,15 @@ impl Qsbr {
         self.raw.as_ptr()
     }
 
+    /// Whether every reader online when `token` was taken has reported a
+    /// quiescent state since (or gone offline), without waiting.
+    pub(crate) fn passed(&self, token: u64) -> bool {
+        // SAFETY: the variable is initialised and alive (we borrow it).
+        unsafe { sys::shim_rcu_qsbr_passed(self.raw.as_ptr(), token) != 0 }
+    }
+
     /// Starts a grace period and returns its token.
-    fn start(&self) -> u64 {
+    pub(crate) fn start(&self) -> u64 {
         // SAFETY: the variable is initialised and alive; the start is an
         // atomic increment, safe beside other writers.
         unsafe { sys::shim_rcu_qsbr_start(self.raw.as_ptr()) }
@@ -147,8 +154,8 @@ impl Drop for Qsbr {
 /// current one is read through an [`Online`] reader; [`Live::swap`] puts
 /// a new one in and retires the old.
 pub struct Live<T> {
-    /// Shared with the tables attached to it (an rte_lpm's defer queue),
-    /// which must not outlive it.
+    /// Shared with the tables that wait on it (an rte_hash's defer queue,
+    /// a [`crate::LiveLpm`]'s unlinked tbl8 groups).
     qsbr: Arc<Qsbr>,
     current: AtomicPtr<T>,
 }
@@ -161,7 +168,7 @@ unsafe impl<T: Send + Sync> Sync for Live<T> {}
 
 impl<T: Send + Sync> Live<T> {
     /// Holds `value` under `qsbr` (owned, or shared with the tables
-    /// attached to it, such as a [`crate::LiveLpm`]).
+    /// that wait on it, such as a [`crate::LiveLpm`]).
     pub fn new(qsbr: impl Into<Arc<Qsbr>>, value: T) -> Live<T> {
         Live {
             qsbr: qsbr.into(),

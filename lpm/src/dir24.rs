@@ -18,7 +18,7 @@ use crate::rules::Route;
 /// 0-23, then the valid bit, the group bit and the depth.
 const VALID: u32 = 1 << 24;
 const GROUP: u32 = 1 << 25;
-const DEPTH_SHIFT: u32 = 26;
+pub(crate) const DEPTH_SHIFT: u32 = 26;
 const GROUP_ENTRIES: usize = 256;
 
 /// Writes the tables holding `routes` into the zeroed `tbl24` (2^24
@@ -67,5 +67,10 @@ fn span(r: &Route<Ipv4Net>, bits: u8) -> (usize, usize) {
 }
 
 fn entry(r: &Route<Ipv4Net>) -> u32 {
-    VALID | u32::from(r.prefix.prefix_len()) << DEPTH_SHIFT | u32::from(r.port)
+    hop(r.prefix.prefix_len(), r.port)
+}
+
+/// The entry of a route of `depth` to `port`.
+pub(crate) fn hop(depth: u8, port: u8) -> u32 {
+    VALID | u32::from(depth) << DEPTH_SHIFT | u32::from(port)
 }

@@ -10,7 +10,10 @@
 //!   [`Limits`] gives them; a route that does not fit is a [`Shortage`];
 //! - [`LpmTables::build`]: both tables, the IPv4 one written in one pass
 //!   rather than route by route with rte_lpm_add; then burst lookups
-//!   ([`LpmTables::lookup_v4`], inline, and [`LpmTables::lookup_v6_bulk`]).
+//!   ([`LpmTables::lookup_v4`], inline, and [`LpmTables::lookup_v6_bulk`]);
+//! - [`LpmTables::build_live`]: the same tables, with the IPv4 routes'
+//!   writer ([`LiveRoutes`]), which changes the table in place while
+//!   lcores read it.
 //!
 //! [`LpmTables::build`] has a runnable example, from rule text to lookups.
 //! FIB mode takes the same route files into rte_fib / rte_fib6
@@ -21,10 +24,12 @@
 
 mod dir24;
 mod fib;
+mod in_place;
 pub mod rules;
 mod sizing;
 mod table;
 
 pub use fib::FibTables;
+pub use in_place::{LiveRoutes, Refused};
 pub use sizing::{Limits, Shortage, Size};
-pub use table::{LoadReport, LpmError, LpmTables, HEADROOM, IN_PLACE_MAX_ROUTES};
+pub use table::{LoadReport, LpmError, LpmTables, HEADROOM};

@@ -11,28 +11,21 @@ use dpdk::DpdkError;
 use ipnet::{Ipv4Net, Ipv6Net};
 
 use crate::dir24;
+use crate::in_place::LiveRoutes;
 use crate::rules::{Route, RouteFile};
 use crate::sizing::{self, Family, Limits, Shortage, Size};
 
 /// IPv4 and IPv6 route tables, read-only once built (but for the IPv4
-/// table's [`dpdk::LiveLpm`] writer that [`LpmTables::build_live`] may
-/// hand back).
+/// table's [`LiveRoutes`] writer that [`LpmTables::build_live`] hands
+/// back).
 pub struct LpmTables {
     v4: dpdk::LpmReader,
     v6: dpdk::Lpm6,
 }
 
-/// IPv4 tables of up to this many routes are built route by route with
-/// rte_lpm_add by [`LpmTables::build_live`], so that they can change in
-/// place; larger ones are written whole (see [`crate::dir24`]).
-/// rte_lpm_add scans the rules of the route's depth, so building by it is
-/// quadratic: measured with the Internet's prefix mix, 100K routes 1.4 s,
-/// 200K 6.4 s, 400K 21 s (1M: minutes).
-pub const IN_PLACE_MAX_ROUTES: usize = 1 << 16;
-
 /// Room a table changed in place keeps for additions, beside its routes'
 /// rules and groups, unless `--lpm-max-rules` / `--lpm-tbl8s` give the
-/// sizes: 64K rules (8 bytes each) and 1024 tbl8 groups (1 KB each).
+/// sizes: 64K rules and 1024 tbl8 groups (1 KB each).
 pub const HEADROOM: Size = Size {
     rules: 1 << 16,
     tbl8s: 1 << 10,
@@ -177,16 +170,15 @@ impl LpmTables {
         enabled: impl Fn(u8) -> bool,
     ) -> Result<(LpmTables, LoadReport), LpmError> {
         let make_v4 = |eal: &dpdk::Eal, name: &str, size: Size, routes: &[&Route<Ipv4Net>]| {
-            Ipv4Net::load(eal, name, socket, size, routes).map(|t| (t.into(), None))
+            Ipv4Net::load(eal, name, socket, size, routes).map(|t| (t.into(), ()))
         };
-        let (tables, _, report) = Self::build_with(eal, name, socket, (v4, v6), limits, enabled, make_v4)?;
+        let (tables, (), report) = Self::build_with(eal, name, socket, (v4, v6), limits, enabled, make_v4)?;
         Ok((tables, report))
     }
 
-    /// As [`LpmTables::build`], but an IPv4 table of at most
-    /// [`IN_PLACE_MAX_ROUTES`] routes is built with rte_lpm_add, with
-    /// [`HEADROOM`], attached to the readers' `qsbr`, and comes with its
-    /// writer, to be changed in place.
+    /// As [`LpmTables::build`], with [`HEADROOM`] in the IPv4 table, whose
+    /// unlinked tbl8 groups wait for grace periods of the readers' `qsbr`,
+    /// and its writer, to change it in place.
     #[allow(clippy::too_many_arguments)]
     pub fn build_live(
         eal: &dpdk::Eal,
@@ -197,38 +189,30 @@ impl LpmTables {
         limits: Limits,
         enabled: impl Fn(u8) -> bool,
         qsbr: &Arc<dpdk::Qsbr>,
-    ) -> Result<(LpmTables, Option<dpdk::LiveLpm>, LoadReport), LpmError> {
-        let make_v4 = |eal: &dpdk::Eal, name: &str, size: Size, routes: &[&Route<Ipv4Net>]| match routes.len()
-            <= IN_PLACE_MAX_ROUTES
-        {
-            true => {
-                // What the options do not give has room for additions.
-                let rules = limits.max_rules.map_or(size.rules + HEADROOM.rules, |_| size.rules);
-                let tbl8s = limits.tbl8s.map_or(size.tbl8s + HEADROOM.tbl8s, |_| size.tbl8s);
-                log::info!("LPM: IPv4: changed in place, in a table of {rules} rules and {tbl8s} tbl8 groups");
-                let mut lpm = dpdk::LiveLpm::new(eal, name, socket, rules, tbl8s, qsbr).map_err(|e| (None, e))?;
-                for r in routes {
-                    let (addr, depth) = (r.prefix.addr().into(), r.prefix.prefix_len());
-                    lpm.add(addr, depth, r.port.into())
-                        .map_err(|e| (Some(r.line), e.into()))?;
-                }
-                Ok((lpm.reader(), Some(lpm)))
-            }
-            false => Ipv4Net::load(eal, name, socket, size, routes).map(|t| (t.into(), None)),
+    ) -> Result<(LpmTables, LiveRoutes, LoadReport), LpmError> {
+        let make_v4 = |eal: &dpdk::Eal, name: &str, size: Size, routes: &[&Route<Ipv4Net>]| {
+            // What the options do not give has room for additions.
+            let rules = limits.max_rules.map_or(size.rules + HEADROOM.rules, |_| size.rules);
+            let tbl8s = limits.tbl8s.map_or(size.tbl8s + HEADROOM.tbl8s, |_| size.tbl8s);
+            let fill = |tbl24: &mut dpdk::Tbl24<'_>, tbl8: &mut [u32]| dir24::fill(routes, tbl24, tbl8);
+            let table = dpdk::LiveLpm::filled(eal, name, socket, tbl8s, qsbr, fill).map_err(|e| (None, e))?;
+            log::info!("LPM: IPv4: changed in place, with room for {rules} rules and {tbl8s} tbl8 groups");
+            let routes = LiveRoutes::new(table, routes, rules);
+            Ok((routes.reader(), routes))
         };
         Self::build_with(eal, name, socket, (v4, v6), limits, enabled, make_v4)
     }
 
-    /// Both tables, the IPv4 one (and its writer, if any) by `make_v4`.
-    fn build_with(
+    /// Both tables, the IPv4 one (and what else comes with it) by `make_v4`.
+    fn build_with<W>(
         eal: &dpdk::Eal,
         name: &str,
         socket: i32,
         files: (&RouteFile<Ipv4Net>, &RouteFile<Ipv6Net>),
         limits: Limits,
         enabled: impl Fn(u8) -> bool,
-        make_v4: impl FnOnce(&dpdk::Eal, &str, Size, &[&Route<Ipv4Net>]) -> Loaded<(dpdk::LpmReader, Option<dpdk::LiveLpm>)>,
-    ) -> Result<(LpmTables, Option<dpdk::LiveLpm>, LoadReport), LpmError> {
+        make_v4: impl FnOnce(&dpdk::Eal, &str, Size, &[&Route<Ipv4Net>]) -> Loaded<(dpdk::LpmReader, W)>,
+    ) -> Result<(LpmTables, W, LoadReport), LpmError> {
         let (v4_name, v6_name) = (format!("{name}_v4"), format!("{name}_v6"));
         let (((v4, writer), v6), report) = load_both(
             "LPM",
@@ -571,50 +555,81 @@ mod tests {
     type Change = (u32, u8, Option<u8>);
 
     /// Changes crowded into 10.0.0.0/22, so that they nest, share /24s
-    /// (tbl8 groups) and hit the same prefixes again.
+    /// (tbl8 groups) and hit the same prefixes again; some up to /8, so
+    /// that they span many /24s and cover groups.
     fn changes() -> impl proptest::strategy::Strategy<Value = Vec<Change>> {
         use proptest::prelude::*;
-        let change = (0u32..1 << 10, 20u8..=32, proptest::option::weighted(0.6, 0u8..4));
+        let change = (0u32..1 << 10, 8u8..=32, proptest::option::weighted(0.6, 0u8..4));
         proptest::collection::vec(change.prop_map(|(a, d, p)| (0x0a00_0000 | a, d, p)), 1..200)
+    }
+
+    /// The port of the longest of `routes` (by network and depth) that
+    /// covers `addr`: what a lookup must give.
+    fn longest(routes: &std::collections::BTreeMap<(u32, u8), u8>, addr: u32) -> Option<u32> {
+        (1..=32u8).rev().find_map(|d| {
+            let net = u32::from(Ipv4Net::new(addr.into(), d).unwrap().network());
+            routes.get(&(net, d)).map(|&port| port.into())
+        })
     }
 
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(10))]
 
-        /// A table changed in place by adds, replaces and deletes looks up
-        /// as rte_lpm built fresh from the routes left (which the table
-        /// written whole equals, above); and once every route is deleted,
-        /// every tbl8 group is unlinked.
+        /// A table written whole from routes, then changed in place by adds,
+        /// replaces and deletes, looks up after each change as the longest
+        /// route left (around the change and at random), and at the end
+        /// everywhere as rte_lpm built fresh from those routes by
+        /// rte_lpm_add; once every route is deleted, every tbl8 group is
+        /// unlinked.
         #[test]
-        fn a_table_changed_in_place_looks_up_as_one_built_fresh(changes in changes()) {
+        fn a_table_changed_in_place_looks_up_as_rte_lpm_built_fresh(start in changes(), changes in changes()) {
             use std::collections::BTreeMap;
             let eal = eal();
             let qsbr = Arc::new(dpdk::Qsbr::new(1).unwrap());
-            let mut live = dpdk::LiveLpm::new(eal, &name(), 0, 256, 64, &qsbr).unwrap();
-            let mut left = BTreeMap::new();
+            let key = |addr: u32, depth: u8| (u32::from(Ipv4Net::new(addr.into(), depth).unwrap().network()), depth);
+            // The table starts with the adds among `start`.
+            let routes: Vec<Route<Ipv4Net>> = start
+                .iter()
+                .filter_map(|&(addr, depth, port)| {
+                    let prefix = Ipv4Net::new(addr.into(), depth).unwrap();
+                    port.map(|port| Route { prefix, port, line: 0 })
+                })
+                .collect();
+            let mut left: BTreeMap<(u32, u8), u8> =
+                routes.iter().map(|r| (key(r.prefix.addr().into(), r.prefix.prefix_len()), r.port)).collect();
+            let (v4, v6) = (file("v4.cfg", routes), file("v6.cfg", vec![]));
+            let limits = Limits { max_rules: Some(1024), tbl8s: Some(64) };
+            let (_, mut live, _) = LpmTables::build_live(eal, &name(), 0, &v4, &v6, limits, |_| true, &qsbr).unwrap();
+            let reader = live.reader();
+            let mut rng = ChaCha8Rng::seed_from_u64(SEED);
             for &(addr, depth, port) in &changes {
-                let net = u32::from(Ipv4Net::new(addr.into(), depth).unwrap().network());
+                let prefix = Ipv4Net::new(addr.into(), depth).unwrap();
                 match port {
                     Some(port) => {
-                        live.add(addr, depth, port.into()).unwrap();
-                        left.insert((net, depth), port);
+                        live.add(prefix, port).unwrap();
+                        left.insert(key(addr, depth), port);
                     }
-                    None => proptest::prop_assert_eq!(live.delete(addr, depth).unwrap(), left.remove(&(net, depth)).is_some()),
+                    None => proptest::prop_assert_eq!(live.delete(prefix), left.remove(&key(addr, depth)).is_some()),
+                }
+                let (first, last) = (u32::from(prefix.network()), u32::from(prefix.broadcast()));
+                let around = [first - 1, first, (first + last) / 2, last, last + 1];
+                let random = (0..32).map(|_| 0x0a00_0000 - 256 + rng.gen_range(0..(1 << 10) + 512));
+                for a in around.into_iter().chain(random) {
+                    proptest::prop_assert_eq!(reader.lookup(a), longest(&left, a), "{} after {}", Ipv4Addr::from(a), prefix);
                 }
             }
-            let mut fresh = dpdk::Lpm::new(eal, &name(), 0, 256, 64).unwrap();
+            let mut fresh = dpdk::Lpm::new(eal, &name(), 0, 1024, 64).unwrap();
             for (&(net, depth), &port) in &left {
                 fresh.add(net, depth, port.into()).unwrap();
             }
-            let reader = live.reader();
-            // Every address the changes touched the /24 of.
-            for addr in 0x0a00_0000u32 - 256..0x0a00_0000 + (1 << 10) + 256 {
+            // Every address the changes touched the /24 of, and beyond.
+            for addr in 0x0a00_0000u32 - 4096..0x0a00_0000 + (1 << 10) + 4096 {
                 let mut by_dpdk = None;
                 fresh.lookup_bulk(&[addr], |_, hop| by_dpdk = hop);
                 proptest::prop_assert_eq!(reader.lookup(addr), by_dpdk, "{}", Ipv4Addr::from(addr));
             }
             for (net, depth) in left.into_keys() {
-                proptest::prop_assert!(live.delete(net, depth).unwrap());
+                proptest::prop_assert!(live.delete(Ipv4Net::new(net.into(), depth).unwrap()));
             }
             proptest::prop_assert_eq!(live.tbl8_groups().linked, 0);
         }

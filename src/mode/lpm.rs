@@ -60,14 +60,12 @@ impl Mode for Lpm {
         let (tables, writer, report) =
             LpmTables::build_live(eal, &name, 0, &v4, &v6, route_limits(args), enabled, qsbr)?;
         log_routes("LPM", &report);
-        let writer = writer.map(|lpm| {
-            Box::new(V4InPlace {
-                lpm,
-                plan: plan.clone(),
-                made: HashMap::new(),
-            }) as Box<dyn InPlace<Routes>>
+        let writer = Box::new(V4InPlace {
+            routes: writer,
+            plan: plan.clone(),
+            made: HashMap::new(),
         });
-        Ok((lookup(tables, args, &report), writer))
+        Ok((lookup(tables, args, &report), Some(writer as Box<dyn InPlace<Routes>>)))
     }
 
     fn route_get(lookup: &LpmLookup, dst: IpAddr) -> Result<Option<u16>, String> {
@@ -142,11 +140,10 @@ fn no_route(prefix: IpNet) -> String {
     format!("no route {prefix} to delete")
 }
 
-/// LPM mode's IPv4 table changed in place (up to
-/// [`lpm::IN_PLACE_MAX_ROUTES`] routes): `route add/del` of IPv4 prefixes
-/// go straight to rte_lpm.
+/// LPM mode's IPv4 table, changed in place: `route add/del` of IPv4
+/// prefixes go straight to its entries.
 struct V4InPlace {
-    lpm: dpdk::LiveLpm,
+    routes: lpm::LiveRoutes,
     plan: Plan,
     /// The changes since the last flush: each prefix's port, or None for a
     /// deleted one.
@@ -162,18 +159,16 @@ impl InPlace<Routes> for V4InPlace {
         let (IpNet::V4(prefix), port) = route_change::<Lpm>(&self.plan, change)? else {
             return Err(format!("not an IPv4 route change: {change:?}"));
         };
-        let (addr, depth) = (u32::from(prefix.network()), prefix.prefix_len());
         let full = |what: String| format!("IPv4 LPM table full: {what}");
         let made = match port {
-            Some(port) => self.lpm.add(addr, depth, port.into()).map_err(|e| match e {
-                dpdk::AddError::Rules(n) => full(format!("all {n} rules are taken (raise --lpm-max-rules)")),
-                dpdk::AddError::Tbl8s(n) => full(format!("all {n} tbl8 groups are taken (raise --lpm-tbl8s)")),
-                dpdk::AddError::Dpdk(e) => e.to_string(),
+            Some(port) => self.routes.add(prefix, port).map_err(|e| match e {
+                lpm::Refused::Rules(n) => full(format!("all {n} rules are taken (raise --lpm-max-rules)")),
+                lpm::Refused::Tbl8s(n) => full(format!("all {n} tbl8 groups are taken (raise --lpm-tbl8s)")),
+                lpm::Refused::DefaultRoute => "rte_lpm takes no depth 0 (split a default route into two /1 routes)".into(),
             }),
-            None => match self.lpm.delete(addr, depth) {
-                Ok(true) => Ok(()),
-                Ok(false) => Err(no_route(IpNet::V4(prefix))),
-                Err(e) => Err(e.to_string()),
+            None => match self.routes.delete(prefix) {
+                true => Ok(()),
+                false => Err(no_route(IpNet::V4(prefix))),
             },
         };
         made.map(|()| {
@@ -204,7 +199,7 @@ impl InPlace<Routes> for V4InPlace {
     }
 
     fn stats(&self) -> Option<String> {
-        let g = self.lpm.tbl8_groups();
+        let g = self.routes.tbl8_groups();
         Some(format!(
             "IPv4 tbl8 groups: {} in use, {} awaiting reclaim, {} free, of {}",
             g.linked,

@@ -1,0 +1,192 @@
+//! IPv4 routes changed in place in a live rte_lpm table, whatever its size.
+//!
+//! rte_lpm_add and rte_lpm_delete keep their rules in one array, where an
+//! insert or a delete scans every rule of the route's depth: a million
+//! routes take minutes to add, and each change at that size takes
+//! milliseconds. The routes here are in one hash map per depth instead, and
+//! a change writes the entries rte_lpm's own would write, through
+//! [`dpdk::LiveLpm`]: the same lookups (tested equal), in a table written
+//! whole at start (see [`crate::dir24`]) and changed in microseconds.
+//!
+//! Each entry holds the longest route covering its addresses, and that
+//! route's depth. So a route added takes the entries of its span that hold
+//! no longer route, and a route deleted gives the entries it holds to the
+//! longest route shorter than it that covers it, found in the maps.
+
+use std::ops::RangeInclusive;
+
+use dpdk::{LiveLpm, LpmReader, Slot, Tbl8Groups};
+use ipnet::Ipv4Net;
+use rustc_hash::FxHashMap;
+
+use crate::dir24::{self, DEPTH_SHIFT};
+use crate::rules::Route;
+
+/// The IPv4 routes of a live table and the writer of its entries (for the
+/// control thread; the lcores get [`LiveRoutes::reader`]s).
+pub struct LiveRoutes {
+    table: LiveLpm,
+    /// The routes of each depth (the index, 0 unused): network address
+    /// (host order) to port.
+    by_depth: Vec<FxHashMap<u32, u8>>,
+    routes: usize,
+    max_rules: u32,
+}
+
+/// Why [`LiveRoutes::add`] refused a route; nothing changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refused {
+    /// Every rule (this many) is taken.
+    Rules(u32),
+    /// Every tbl8 group (this many) is taken, even after a grace period.
+    Tbl8s(u32),
+    /// A route of depth 0, which rte_lpm takes neither.
+    DefaultRoute,
+}
+
+/// Entries a route of `depth` may hold: in a table of 2^24 /24s for
+/// depths up to 24, else in the 256 addresses of one /24.
+fn span(net: u32, depth: u8) -> (std::ops::Range<usize>, RangeInclusive<u8>) {
+    let slash24 = (net >> 8) as usize;
+    match depth {
+        ..=24 => (slash24..slash24 + (1 << (24 - depth)), 0..=255),
+        _ => (slash24..slash24 + 1, net as u8..=(net | host_bits(depth)) as u8),
+    }
+}
+
+/// The address bits past a prefix of `depth`.
+fn host_bits(depth: u8) -> u32 {
+    u32::MAX.checked_shr(depth.into()).unwrap_or(0)
+}
+
+fn depth_of(entry: u32) -> u8 {
+    (entry >> DEPTH_SHIFT) as u8
+}
+
+fn network(addr: u32, depth: u8) -> u32 {
+    addr & !host_bits(depth)
+}
+
+impl LiveRoutes {
+    /// The writer of `table`, which holds `routes` (see [`dir24::fill`]),
+    /// taking at most `max_rules` routes.
+    pub(crate) fn new(table: LiveLpm, routes: &[&Route<Ipv4Net>], max_rules: u32) -> LiveRoutes {
+        let mut live = LiveRoutes {
+            table,
+            by_depth: vec![FxHashMap::default(); 33],
+            routes: 0,
+            max_rules,
+        };
+        for r in routes {
+            live.index(r.prefix, r.port);
+        }
+        live
+    }
+
+    /// A handle for lookups.
+    pub fn reader(&self) -> LpmReader {
+        self.table.reader()
+    }
+
+    /// How the table's tbl8 groups are used.
+    pub fn tbl8_groups(&self) -> Tbl8Groups {
+        self.table.tbl8_groups()
+    }
+
+    /// Adds `prefix -> port`, or replaces the port of the prefix (host
+    /// bits are ignored); lookups see it on return.
+    pub fn add(&mut self, prefix: Ipv4Net, port: u8) -> Result<(), Refused> {
+        let (net, depth) = (u32::from(prefix.network()), prefix.prefix_len());
+        if depth == 0 {
+            return Err(Refused::DefaultRoute);
+        }
+        if !self.by_depth[usize::from(depth)].contains_key(&net) && self.routes >= self.max_rules as usize {
+            return Err(Refused::Rules(self.max_rules));
+        }
+        let entry = dir24::hop(depth, port);
+        // The entries of no longer route, or of none.
+        let takes = |e: u32| depth_of(e) <= depth;
+        let (slash24s, addresses) = span(net, depth);
+        for slash24 in slash24s {
+            match self.table.slot(slash24) {
+                Slot::Group(group) => self.write_group(group, addresses.clone(), takes, entry),
+                Slot::Entry(e) if depth <= 24 => {
+                    if takes(e) {
+                        self.table.set_slot(slash24, entry);
+                    }
+                }
+                // A /24's first route longer than /24: a group of what
+                // covered the /24, with the route's own addresses.
+                Slot::Entry(e) => {
+                    let mut entries = [e; 256];
+                    entries[usize::from(*addresses.start())..=usize::from(*addresses.end())].fill(entry);
+                    self.table
+                        .link_group(slash24, entries)
+                        .map_err(|dpdk::Tbl8sFull(n)| Refused::Tbl8s(n))?;
+                }
+            }
+        }
+        self.index(prefix, port);
+        Ok(())
+    }
+
+    /// Deletes the route `prefix` (host bits ignored); `false` if there is
+    /// none. Its addresses fall to the longest route that covers it.
+    pub fn delete(&mut self, prefix: Ipv4Net) -> bool {
+        let (net, depth) = (u32::from(prefix.network()), prefix.prefix_len());
+        if depth == 0 || self.by_depth[usize::from(depth)].remove(&net).is_none() {
+            return false;
+        }
+        self.routes -= 1;
+        // The longest shorter route covering it, or a miss (entry 0).
+        let heir = (1..depth)
+            .rev()
+            .find_map(|d| {
+                self.by_depth[usize::from(d)]
+                    .get(&network(net, d))
+                    .map(|&port| dir24::hop(d, port))
+            })
+            .unwrap_or(0);
+        // The entries the route holds: no other route of its depth covers
+        // its addresses.
+        let held = |e: u32| depth_of(e) == depth;
+        let (slash24s, addresses) = span(net, depth);
+        for slash24 in slash24s {
+            match self.table.slot(slash24) {
+                Slot::Entry(e) => {
+                    if held(e) {
+                        self.table.set_slot(slash24, heir);
+                    }
+                }
+                Slot::Group(group) => {
+                    self.write_group(group, addresses.clone(), held, heir);
+                    // A /24 left with no route longer than /24 has the one
+                    // route that covers it all: one entry, and the group
+                    // is unlinked (free after a grace period).
+                    if depth > 24 && (0..=255).all(|i| depth_of(self.table.group_entry(group, i)) <= 24) {
+                        let covering = self.table.group_entry(group, 0);
+                        self.table.set_slot(slash24, covering);
+                    }
+                }
+            }
+        }
+        true
+    }
+
+    /// Sets to `entry` the entries of `addresses` in `group` that `takes`.
+    fn write_group(&mut self, group: u32, addresses: RangeInclusive<u8>, takes: impl Fn(u32) -> bool, entry: u32) {
+        for i in addresses {
+            if takes(self.table.group_entry(group, i)) {
+                self.table.set_group_entry(group, i, entry);
+            }
+        }
+    }
+
+    /// Records `prefix -> port` among the routes (the table holds it).
+    fn index(&mut self, prefix: Ipv4Net, port: u8) {
+        let (net, depth) = (u32::from(prefix.network()), usize::from(prefix.prefix_len()));
+        if self.by_depth[depth].insert(net, port).is_none() {
+            self.routes += 1;
+        }
+    }
+}
