@@ -26,8 +26,7 @@ use crate::rules::Route;
 /// control thread; the lcores get [`LiveRoutes::reader`]s).
 pub struct LiveRoutes {
     table: LiveLpm,
-    /// The routes of each depth (the index, 0 unused): network address
-    /// (host order) to port.
+    /// The routes of each depth (the index, 0 unused): [`key`] to port.
     by_depth: Vec<FxHashMap<u32, u8>>,
     routes: usize,
     max_rules: u32,
@@ -63,8 +62,12 @@ fn depth_of(entry: u32) -> u8 {
     (entry >> DEPTH_SHIFT) as u8
 }
 
-fn network(addr: u32, depth: u8) -> u32 {
-    addr & !host_bits(depth)
+/// The key of the route of `depth` (1 to 32) covering `addr`: its
+/// prefix's bits, right-aligned. Networks themselves would make poor keys:
+/// FxHash multiplies, so the zeros of their host bits stay the low bits
+/// of the hash, which pick the bucket (all /24s in 1/256 of the buckets).
+fn key(addr: u32, depth: u8) -> u32 {
+    addr >> (32 - depth)
 }
 
 impl LiveRoutes {
@@ -100,7 +103,7 @@ impl LiveRoutes {
         if depth == 0 {
             return Err(Refused::DefaultRoute);
         }
-        if !self.by_depth[usize::from(depth)].contains_key(&net) && self.routes >= self.max_rules as usize {
+        if !self.by_depth[usize::from(depth)].contains_key(&key(net, depth)) && self.routes >= self.max_rules as usize {
             return Err(Refused::Rules(self.max_rules));
         }
         let entry = dir24::hop(depth, port);
@@ -134,7 +137,7 @@ impl LiveRoutes {
     /// none. Its addresses fall to the longest route that covers it.
     pub fn delete(&mut self, prefix: Ipv4Net) -> bool {
         let (net, depth) = (u32::from(prefix.network()), prefix.prefix_len());
-        if depth == 0 || self.by_depth[usize::from(depth)].remove(&net).is_none() {
+        if depth == 0 || self.by_depth[usize::from(depth)].remove(&key(net, depth)).is_none() {
             return false;
         }
         self.routes -= 1;
@@ -143,7 +146,7 @@ impl LiveRoutes {
             .rev()
             .find_map(|d| {
                 self.by_depth[usize::from(d)]
-                    .get(&network(net, d))
+                    .get(&key(net, d))
                     .map(|&port| dir24::hop(d, port))
             })
             .unwrap_or(0);
@@ -184,8 +187,8 @@ impl LiveRoutes {
 
     /// Records `prefix -> port` among the routes (the table holds it).
     fn index(&mut self, prefix: Ipv4Net, port: u8) {
-        let (net, depth) = (u32::from(prefix.network()), usize::from(prefix.prefix_len()));
-        if self.by_depth[depth].insert(net, port).is_none() {
+        let (net, depth) = (u32::from(prefix.network()), prefix.prefix_len());
+        if self.by_depth[usize::from(depth)].insert(key(net, depth), port).is_none() {
             self.routes += 1;
         }
     }
