@@ -249,6 +249,13 @@ pub struct Args {
     #[arg(long)]
     pub c_drain: bool,
 
+    /// l3fwd-rs: after a short poll round, flush only once US microseconds
+    /// have passed since the last flush (default: 10 on lcores that send on
+    /// af_xdp, af_packet or tap ports, where each flush is a system call; 0
+    /// elsewhere)
+    #[arg(long, value_name = "US", value_parser = clap::value_parser!(u64).range(0..=1_000_000), conflicts_with = "c_drain")]
+    pub idle_flush_gap: Option<u64>,
+
     /// l3fwd-rs: print port statistics every SECS seconds (0 = never)
     #[arg(long, value_name = "SECS", default_value_t = 0)]
     pub stats_interval: u64,

@@ -3,6 +3,7 @@
 //! Sets the ports up, runs the lcores until a signal or `--duration`, then
 //! stops the ports, checks that every mbuf came back and reports.
 
+use std::collections::HashMap;
 use std::error::Error;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
@@ -15,7 +16,7 @@ use crate::cli::Args;
 use crate::control::{self, Control, Summary};
 use crate::counters::{LcoreCounters, LcoreStats, Role};
 use crate::ctl::Socket;
-use crate::forward::{Lcore, LcoreQueues};
+use crate::forward::{idle_flush, Lcore, LcoreQueues};
 use crate::live::Tables;
 use crate::lookup::Lookup;
 use crate::plan::Plan;
@@ -57,7 +58,12 @@ pub fn serve<L: Lookup>(
     let mbufs_before = dataplane.mbufs_in_use();
     start_ports(&mut dataplane.ports, args, quit)?;
     let lcores = std::mem::take(&mut dataplane.lcores);
-    let (tasks, stats) = lcore_tasks(eal, args, lcores, &lookup.live, quit)?;
+    let drivers = dataplane
+        .ports
+        .iter()
+        .map(|p| Ok((p.id(), p.info()?.driver)))
+        .collect::<dpdk::Result<HashMap<u16, String>>>()?;
+    let (tasks, stats) = lcore_tasks(eal, args, lcores, &drivers, &lookup.live, quit)?;
     let secs = forward(eal, &dataplane.ports, tasks, &stats, args, quit, lookup.changes)?;
 
     let mut summary = Summary::collect(&dataplane.ports, &stats, secs);
@@ -125,15 +131,18 @@ fn wait_for_links(ports: &[Port], quit: &AtomicBool) -> dpdk::Result<()> {
 }
 
 /// The lcores that have RX queues, ready to run (each a reader of the
-/// live lookup, by its lcore id), and their stats.
+/// live lookup, by its lcore id), and their stats; `drivers` names each
+/// port's driver.
 fn lcore_tasks<L: Lookup>(
     eal: &Eal,
     args: &Args,
     lcores: Vec<LcoreQueues>,
+    drivers: &HashMap<u16, String>,
     lookup: &Arc<Live<L>>,
     quit: &Arc<AtomicBool>,
 ) -> dpdk::Result<Tasks<L>> {
-    let drain_ticks = eal.tsc_hz().div_ceil(1_000_000) * args.drain_us;
+    let ticks_per_us = eal.tsc_hz().div_ceil(1_000_000);
+    let drain_ticks = ticks_per_us * args.drain_us;
     lcores
         .into_iter()
         .filter(|q| {
@@ -144,6 +153,8 @@ fn lcore_tasks<L: Lookup>(
         })
         .map(|queues| {
             let reader = lookup.register(queues.lcore)?;
+            let tx_drivers = queues.tx.ports().filter_map(|p| drivers.get(&p).map(String::as_str));
+            let idle_flush_gap = idle_flush::gap_us(tx_drivers, args.idle_flush_gap) * ticks_per_us;
             let stats = Arc::new(LcoreStats {
                 lcore: queues.lcore,
                 role: Role::Poll,
@@ -156,7 +167,7 @@ fn lcore_tasks<L: Lookup>(
                 stats: Arc::clone(&stats),
                 quit: Arc::clone(quit),
                 drain_ticks,
-                drain_when_idle: !args.c_drain,
+                idle_flush: (!args.c_drain).then_some(idle_flush_gap),
                 rx_burst: args.rx_burst,
             };
             Ok((task, stats))

@@ -309,6 +309,7 @@ mod tests {
     fn info_offering(max_rx_queues: u16, tx_offloads: u64) -> PortInfo {
         PortInfo {
             name: "net_test0".into(),
+            driver: "net_test".into(),
             max_rx_queues,
             max_tx_queues: 16,
             rx_queues: 0,

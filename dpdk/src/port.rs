@@ -24,6 +24,8 @@ use crate::sys;
 pub struct PortInfo {
     /// Device name, e.g. `net_pcap0`.
     pub name: String,
+    /// Driver name, e.g. `net_pcap`.
+    pub driver: String,
     /// Most RX queues the device supports.
     pub max_rx_queues: u16,
     /// Most TX queues the device supports.
@@ -251,8 +253,15 @@ impl PortLife {
         let name = unsafe { CStr::from_ptr(sys::rte_dev_name(info.device)) }
             .to_string_lossy()
             .into_owned();
+        // SAFETY: the driver name is a NUL-terminated static string of the
+        // driver (or null); copied at once.
+        let driver = match info.driver_name.is_null() {
+            true => String::new(),
+            false => unsafe { CStr::from_ptr(info.driver_name) }.to_string_lossy().into_owned(),
+        };
         Ok(PortInfo {
             name,
+            driver,
             max_rx_queues: info.max_rx_queues,
             max_tx_queues: info.max_tx_queues,
             rx_queues: info.nb_rx_queues,

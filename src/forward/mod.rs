@@ -4,6 +4,7 @@
 //! packets and queues ([`io`]): DPDK's in production, in-memory ones in the
 //! unit tests.
 
+pub mod idle_flush;
 pub mod io;
 mod slowdown;
 #[cfg(test)]
@@ -169,9 +170,11 @@ pub struct Lcore<L: Lookup, R = dpdk::RxQueue, T: Transmit = dpdk::TxQueue> {
     pub quit: Arc<AtomicBool>,
     /// TSC ticks between drains (~100 us).
     pub drain_ticks: u64,
-    /// Also drain whenever a poll round brings back no full burst: there
-    /// is nothing more to batch, so waiting for the timer only adds latency.
-    pub drain_when_idle: bool,
+    /// Also drain when a poll round brings back no full burst (there is
+    /// nothing more to batch, so waiting for the timer only adds latency),
+    /// once this many TSC ticks have passed since the last drain; None:
+    /// C's timing, the timer or a full buffer only. See [`IdleFlush`].
+    pub idle_flush: Option<u64>,
     /// Packets asked of each RX poll (`--rx-burst`, at most [`MAX_BURST`]).
     pub rx_burst: usize,
 }
@@ -187,7 +190,7 @@ impl<L: Lookup, R: Receive, T: Transmit<Batch = R::Batch>> Lcore<L, R, T> {
             stats,
             quit,
             drain_ticks,
-            drain_when_idle,
+            idle_flush,
             rx_burst,
         } = self;
         let counters = &stats.counters;
@@ -243,9 +246,11 @@ impl<L: Lookup, R: Receive, T: Transmit<Batch = R::Batch>> Lcore<L, R, T> {
             }
             // Under load every round brings full bursts and buffers go out
             // full; a short round means the queues ran dry.
-            if drain_when_idle && !full {
-                tx.drain(counters);
-                last_drain = now;
+            if let Some(gap) = idle_flush {
+                if !full && now.wrapping_sub(last_drain) >= gap {
+                    tx.drain(counters);
+                    last_drain = now;
+                }
             }
             until_quiescent -= 1;
             if until_quiescent == 0 {

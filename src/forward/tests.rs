@@ -217,7 +217,7 @@ struct Setup {
     tx_accept: usize,
     tx_burst: usize,
     drain_ticks: u64,
-    drain_when_idle: bool,
+    idle_flush: Option<u64>,
 }
 
 impl Setup {
@@ -228,7 +228,7 @@ impl Setup {
             tx_accept: usize::MAX,
             tx_burst: 32,
             drain_ticks: u64::MAX,
-            drain_when_idle: true,
+            idle_flush: Some(0),
         }
     }
 }
@@ -324,7 +324,7 @@ fn run<L: Lookup>(setup: Setup, lookup: L) -> Outcome {
         stats: Arc::clone(&stats),
         quit,
         drain_ticks: setup.drain_ticks,
-        drain_when_idle: setup.drain_when_idle,
+        idle_flush: setup.idle_flush,
         rx_burst: 32,
     };
     lcore.run();
@@ -421,7 +421,7 @@ fn drops_are_counted_by_reason_and_freed() {
 }
 
 #[test]
-fn a_short_round_is_flushed_at_once_unless_c_drain() {
+fn a_short_round_is_flushed_at_once_unless_c_drain_or_within_the_gap() {
     // Round 1 brings 2 packets (a short burst), round 2 nothing, then the
     // script ends and the lcore stops.
     let script = || vec![(0, vec![burst(0, vec![ipv4(1), ipv4(1)]), vec![]])];
@@ -435,16 +435,24 @@ fn a_short_round_is_flushed_at_once_unless_c_drain() {
     // C's drain: a short round waits for the timer (never here) or the
     // final flush at stop, after the last poll.
     let mut c_drain = Setup::new(script());
-    c_drain.drain_when_idle = false;
+    c_drain.idle_flush = None;
     let out = run(c_drain, InputPortMiss::default());
     let last_poll = out.log.iter().rposition(|e| matches!(e, Event::Poll(_))).unwrap();
     assert!(out.sent_at(0) > last_poll, "{:?}", out.log);
     assert_eq!(out.sent(1), [0, 1], "flushed at stop, nothing left in a buffer");
 
+    // An idle-flush gap that has not passed since the last drain (the
+    // lcore's start): the short round waits, as with C's drain.
+    let mut spaced = Setup::new(script());
+    spaced.idle_flush = Some(u64::MAX / 2);
+    let out = run(spaced, InputPortMiss::default());
+    let last_poll = out.log.iter().rposition(|e| matches!(e, Event::Poll(_))).unwrap();
+    assert!(out.sent_at(0) > last_poll, "{:?}", out.log);
+
     // C's drain with the timer due every round: sent at the next round's
     // start, before its poll.
     let mut timer = Setup::new(script());
-    timer.drain_when_idle = false;
+    timer.idle_flush = None;
     timer.drain_ticks = 0;
     let out = run(timer, InputPortMiss::default());
     assert!(
@@ -458,7 +466,7 @@ fn a_short_round_is_flushed_at_once_unless_c_drain() {
 fn the_drain_covers_ports_the_lcore_only_sends_to() {
     // The lcore receives on port 0 only; port 2's buffer must drain too.
     let mut setup = Setup::new(vec![(0, vec![burst(0, vec![ipv4(2)]), vec![], vec![]])]);
-    setup.drain_when_idle = false;
+    setup.idle_flush = None;
     setup.drain_ticks = 0;
     let out = run(setup, InputPortMiss::default());
     assert!(out.sent_at(0) < out.poll_at(1), "{:?}", out.log);
@@ -474,7 +482,7 @@ fn per_port_order_holds_across_queues_rounds_and_full_buffers() {
     };
     let mut setup = Setup::new(vec![(0, rounds(100)), (2, rounds(200))]);
     setup.tx_burst = 4;
-    setup.drain_when_idle = false;
+    setup.idle_flush = None;
     let out = run(setup, InputPortMiss::default());
     let expected: Vec<u32> = (0..3)
         .flat_map(|r| [100, 101, 102, 200, 201, 202].map(|id| id + 10 * r))
