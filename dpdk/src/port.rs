@@ -253,11 +253,13 @@ impl PortLife {
         let name = unsafe { CStr::from_ptr(sys::rte_dev_name(info.device)) }
             .to_string_lossy()
             .into_owned();
-        // SAFETY: the driver name is a NUL-terminated static string of the
-        // driver (or null); copied at once.
         let driver = match info.driver_name.is_null() {
             true => String::new(),
-            false => unsafe { CStr::from_ptr(info.driver_name) }.to_string_lossy().into_owned(),
+            // SAFETY: a non-null driver name is a NUL-terminated static
+            // string of the driver; copied at once.
+            false => unsafe { CStr::from_ptr(info.driver_name) }
+                .to_string_lossy()
+                .into_owned(),
         };
         Ok(PortInfo {
             name,

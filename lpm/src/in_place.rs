@@ -188,7 +188,10 @@ impl LiveRoutes {
     /// Records `prefix -> port` among the routes (the table holds it).
     fn index(&mut self, prefix: Ipv4Net, port: u8) {
         let (net, depth) = (u32::from(prefix.network()), prefix.prefix_len());
-        if self.by_depth[usize::from(depth)].insert(key(net, depth), port).is_none() {
+        if self.by_depth[usize::from(depth)]
+            .insert(key(net, depth), port)
+            .is_none()
+        {
             self.routes += 1;
         }
     }

@@ -20,11 +20,9 @@ pub const SYSCALL_TX_GAP_US: u64 = 10;
 /// `drivers`: `given` (`--idle-flush-gap`) if any, else
 /// [`SYSCALL_TX_GAP_US`] if one of them makes system calls, else 0.
 pub fn gap_us<'a>(drivers: impl IntoIterator<Item = &'a str>, given: Option<u64>) -> u64 {
-    given.unwrap_or_else(|| {
-        match drivers.into_iter().any(|d| SYSCALL_TX_DRIVERS.contains(&d)) {
-            true => SYSCALL_TX_GAP_US,
-            false => 0,
-        }
+    given.unwrap_or_else(|| match drivers.into_iter().any(|d| SYSCALL_TX_DRIVERS.contains(&d)) {
+        true => SYSCALL_TX_GAP_US,
+        false => 0,
     })
 }
 

@@ -1,5 +1,6 @@
-//! What sits between the two namespaces: l3fwd-rs (idle flush, or C's
-//! drain timing with `--c-drain`) or C l3fwd on af_xdp or af_packet ports,
+//! What sits between the two namespaces: l3fwd-rs (idle flush spaced by
+//! its default gap, at every short round with `--idle-flush-gap 0`, or
+//! C's drain timing with `--c-drain`) or C l3fwd on af_xdp or af_packet ports,
 //! polling on CPU 1 as in `make bench`; or the Linux kernel forwarding in a
 //! middle namespace.
 
@@ -21,6 +22,8 @@ const READY_TIMEOUT: Duration = Duration::from_secs(30);
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
 pub enum Forwarder {
     Rs,
+    /// l3fwd-rs flushing at every short poll round (`--idle-flush-gap 0`).
+    RsGap0,
     RsCDrain,
     C,
     Kernel,
@@ -29,8 +32,9 @@ pub enum Forwarder {
     KernelRps,
 }
 
-pub const ALL: [Forwarder; 5] = [
+pub const ALL: [Forwarder; 6] = [
     Forwarder::Rs,
+    Forwarder::RsGap0,
     Forwarder::RsCDrain,
     Forwarder::C,
     Forwarder::Kernel,
@@ -42,6 +46,7 @@ impl Forwarder {
     pub fn id(self) -> &'static str {
         match self {
             Forwarder::Rs => "rs",
+            Forwarder::RsGap0 => "rs-gap0",
             Forwarder::RsCDrain => "rs-c-drain",
             Forwarder::C => "c",
             Forwarder::Kernel => "kernel",
@@ -52,6 +57,7 @@ impl Forwarder {
     pub fn label(self) -> &'static str {
         match self {
             Forwarder::Rs => "l3fwd-rs",
+            Forwarder::RsGap0 => "l3fwd-rs --idle-flush-gap 0",
             Forwarder::RsCDrain => "l3fwd-rs --c-drain",
             Forwarder::C => "C l3fwd",
             Forwarder::Kernel => "Linux kernel forwarding",
@@ -62,7 +68,7 @@ impl Forwarder {
     /// What joins the sites.
     pub fn join(self) -> Join {
         match self {
-            Forwarder::Rs | Forwarder::RsCDrain | Forwarder::C => Join::Dpdk,
+            Forwarder::Rs | Forwarder::RsGap0 | Forwarder::RsCDrain | Forwarder::C => Join::Dpdk,
             Forwarder::Kernel => Join::Kernel { rps_cpus: None },
             Forwarder::KernelRps => Join::Kernel { rps_cpus: Some("2") },
         }
@@ -117,15 +123,17 @@ pub struct Programs {
 /// the kernel.
 pub fn command(forwarder: Forwarder, programs: &Programs, prefix: &str) -> Option<Command> {
     let program = match forwarder {
-        Forwarder::Rs | Forwarder::RsCDrain => &programs.rs_bin,
+        Forwarder::Rs | Forwarder::RsGap0 | Forwarder::RsCDrain => &programs.rs_bin,
         Forwarder::C => &programs.c_bin,
         Forwarder::Kernel | Forwarder::KernelRps => return None,
     };
     let mut options: Vec<String> = (0..2)
         .map(|p| format!("--eth-dest={p},{}", netns::SITE_MAC[p]))
         .collect();
-    if forwarder == Forwarder::RsCDrain {
-        options.push("--c-drain".into());
+    match forwarder {
+        Forwarder::RsCDrain => options.push("--c-drain".into()),
+        Forwarder::RsGap0 => options.extend(["--idle-flush-gap".into(), "0".into()]),
+        _ => {}
     }
     let run = L3fwdRun {
         program,
@@ -257,6 +265,10 @@ mod tests {
         assert_eq!(args(Forwarder::C).unwrap(), format!("c {common}"));
         assert_eq!(args(Forwarder::Rs).unwrap(), format!("rs {common}"));
         assert_eq!(args(Forwarder::RsCDrain).unwrap(), format!("rs {common} --c-drain"));
+        assert_eq!(
+            args(Forwarder::RsGap0).unwrap(),
+            format!("rs {common} --idle-flush-gap 0")
+        );
         assert_eq!(args(Forwarder::Kernel), None);
         assert_eq!(args(Forwarder::KernelRps), None);
         assert_eq!(Forwarder::KernelRps.join(), Join::Kernel { rps_cpus: Some("2") });
@@ -274,6 +286,6 @@ mod tests {
         }
         assert!(Forwarder::parse("vpp")
             .unwrap_err()
-            .contains("rs, rs-c-drain, c, kernel, kernel-rps"));
+            .contains("rs, rs-gap0, rs-c-drain, c, kernel, kernel-rps"));
     }
 }

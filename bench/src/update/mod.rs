@@ -29,6 +29,9 @@ pub struct UpdateArgs {
     /// Change rates per second, comma-separated (10K = 10000); max: as fast as `l3fwd-ctl -` sends
     #[arg(long, value_delimiter = ',', value_parser = Rate::parse, default_value = "0,1K,10K,100K,max")]
     rates: Vec<Rate>,
+    /// Tables to change, comma-separated (a mode none of them is in is not run, nor reloaded)
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "lpm-v4,lpm-v6,em")]
+    targets: Vec<Target>,
     /// Small tables (10K IPv4 routes, 2K IPv6, 10K flows) and rates 0, 1K, max: a smoke test
     /// for a shared machine; the real run needs a quiet one
     #[arg(long)]
@@ -141,6 +144,10 @@ pub fn update(mut args: UpdateArgs) -> Result<ExitCode, String> {
         reloads: Vec::new(),
     };
     for mode in ["lpm", "em"] {
+        let targets: Vec<Target> = args.targets.iter().copied().filter(|t| t.mode() == mode).collect();
+        if targets.is_empty() {
+            continue;
+        }
         let config = Config::new(Forwarder::Rs, Mode::parse(mode)?, Variant::Default, true);
         let files = traffic.files(config);
         let prefix = format!("l3fwd-bench-update-{}-{mode}", std::process::id());
@@ -148,7 +155,7 @@ pub fn update(mut args: UpdateArgs) -> Result<ExitCode, String> {
         let log = logs.join(format!("rs-{mode}.log"));
         let mut run = Forwarding::start(cmd, stop, &prefix, &log, timing.start_timeout)
             .map_err(|e| format!("l3fwd-rs {mode}: {e} (log: {})", log.display()))?;
-        for target in Target::ALL.into_iter().filter(|t| t.mode() == mode) {
+        for &target in &targets {
             for &rate in &args.rates {
                 if interrupt::interrupted() {
                     return Err("interrupted".into());
