@@ -609,7 +609,13 @@ impl LiveLpm {
     /// Sets /24 number `slash24` to `entry` (its group bit ignored). A
     /// group the /24 had is unlinked, to be free after a grace period.
     pub fn set_slot(&mut self, slash24: usize, entry: u32) {
-        let old = self.tables().0[slash24].swap(entry & !LPM_GROUP, Ordering::Release);
+        self.replace_slot(slash24, entry & !LPM_GROUP);
+    }
+
+    /// Stores `entry` into /24 number `slash24`, releasing what was
+    /// written before it; a group the /24 had is retired.
+    fn replace_slot(&mut self, slash24: usize, entry: u32) {
+        let old = self.tables().0[slash24].swap(entry, Ordering::Release);
         if old & LPM_VALID_GROUP == LPM_VALID_GROUP {
             self.retire(old & LPM_NEXT_HOP_MASK);
         }
@@ -643,10 +649,7 @@ impl LiveLpm {
             cell.store(entry & !LPM_GROUP, Ordering::Relaxed);
         }
         cells[0].fetch_or(LPM_GROUP, Ordering::Relaxed);
-        let old = self.tables().0[slash24].swap(LPM_VALID_GROUP | group, Ordering::Release);
-        if old & LPM_VALID_GROUP == LPM_VALID_GROUP {
-            self.retire(old & LPM_NEXT_HOP_MASK);
-        }
+        self.replace_slot(slash24, LPM_VALID_GROUP | group);
         Ok(())
     }
 

@@ -33,7 +33,7 @@ pub(crate) fn fill(routes: &[&Route<Ipv4Net>], tbl24: &mut Tbl24<'_>, tbl8: &mut
     let long = routes.partition_point(|r| r.prefix.prefix_len() <= 24);
 
     for r in &routes[..long] {
-        let (first, count) = span(r, 24);
+        let (first, count) = span(r.prefix, 24);
         tbl24.fill(first..first + count, entry(r));
     }
 
@@ -49,7 +49,7 @@ pub(crate) fn fill(routes: &[&Route<Ipv4Net>], tbl24: &mut Tbl24<'_>, tbl8: &mut
             entries[0] |= GROUP;
             next
         });
-        let (first, count) = span(r, 32);
+        let (first, count) = span(r.prefix, 32);
         let first = group * GROUP_ENTRIES + (first & (GROUP_ENTRIES - 1));
         for e in &mut tbl8[first..first + count] {
             *e = entry(r) | (*e & GROUP);
@@ -60,10 +60,11 @@ pub(crate) fn fill(routes: &[&Route<Ipv4Net>], tbl24: &mut Tbl24<'_>, tbl8: &mut
     }
 }
 
-/// The route's entries in a table indexed by the first `bits` address bits.
-fn span(r: &Route<Ipv4Net>, bits: u8) -> (usize, usize) {
-    let first = u32::from(r.prefix.network()) >> (32 - bits);
-    (first as usize, 1 << (bits - r.prefix.prefix_len()))
+/// The entries of `prefix` (at most `bits` long) in a table indexed by the
+/// first `bits` address bits: the first, and how many.
+pub(crate) fn span(prefix: Ipv4Net, bits: u8) -> (usize, usize) {
+    let first = u32::from(prefix.network()) >> (32 - bits);
+    (first as usize, 1 << (bits - prefix.prefix_len()))
 }
 
 fn entry(r: &Route<Ipv4Net>) -> u32 {

@@ -43,19 +43,20 @@ pub enum Refused {
     DefaultRoute,
 }
 
-/// Entries a route of `depth` may hold: in a table of 2^24 /24s for
-/// depths up to 24, else in the 256 addresses of one /24.
-fn span(net: u32, depth: u8) -> (std::ops::Range<usize>, RangeInclusive<u8>) {
-    let slash24 = (net >> 8) as usize;
-    match depth {
-        ..=24 => (slash24..slash24 + (1 << (24 - depth)), 0..=255),
-        _ => (slash24..slash24 + 1, net as u8..=(net | host_bits(depth)) as u8),
+/// The /24s whose entries `prefix` may hold, and the addresses of each:
+/// all 256 for prefixes up to /24, else its own in its one /24.
+fn span(prefix: Ipv4Net) -> (std::ops::Range<usize>, RangeInclusive<u8>) {
+    match prefix.prefix_len() {
+        ..=24 => {
+            let (first, count) = dir24::span(prefix, 24);
+            (first..first + count, 0..=255)
+        }
+        _ => {
+            let (first, count) = dir24::span(prefix, 32);
+            let slash24 = first >> 8;
+            (slash24..slash24 + 1, first as u8..=(first + count - 1) as u8)
+        }
     }
-}
-
-/// The address bits past a prefix of `depth`.
-fn host_bits(depth: u8) -> u32 {
-    u32::MAX.checked_shr(depth.into()).unwrap_or(0)
 }
 
 fn depth_of(entry: u32) -> u8 {
@@ -109,7 +110,7 @@ impl LiveRoutes {
         let entry = dir24::hop(depth, port);
         // The entries of no longer route, or of none.
         let takes = |e: u32| depth_of(e) <= depth;
-        let (slash24s, addresses) = span(net, depth);
+        let (slash24s, addresses) = span(prefix);
         for slash24 in slash24s {
             match self.table.slot(slash24) {
                 Slot::Group(group) => self.write_group(group, addresses.clone(), takes, entry),
@@ -153,7 +154,7 @@ impl LiveRoutes {
         // The entries the route holds: no other route of its depth covers
         // its addresses.
         let held = |e: u32| depth_of(e) == depth;
-        let (slash24s, addresses) = span(net, depth);
+        let (slash24s, addresses) = span(prefix);
         for slash24 in slash24s {
             match self.table.slot(slash24) {
                 Slot::Entry(e) => {
