@@ -24,6 +24,7 @@ pub struct Hugepages {
     pages: u64,
     /// `vm.nr_hugepages` before, restored after.
     before: u64,
+    mounted: bool,
 }
 
 impl Memory {
@@ -34,13 +35,15 @@ impl Memory {
         if no_huge {
             return Memory::NoHuge("--no-huge given".into());
         }
-        match Hugepages::reserve(u64::from(memory_mb.div_ceil(PAGE_MB)) + 64, dir) {
-            Ok(h) => Memory::Huge(h),
-            Err(why) => {
-                println!("hugepages: {why}; the runs use --no-huge (4 KB pages)");
-                Memory::NoHuge(why)
-            }
-        }
+        Memory::huge(memory_mb, dir).unwrap_or_else(|why| {
+            println!("hugepages: {why}; the runs use --no-huge (4 KB pages)");
+            Memory::NoHuge(why)
+        })
+    }
+
+    /// Hugepages enough for `memory_mb` mounted at `dir`, or why not.
+    pub fn huge(memory_mb: u32, dir: &Path) -> Result<Memory, String> {
+        Hugepages::reserve(u64::from(memory_mb.div_ceil(PAGE_MB)) + 64, dir).map(Memory::Huge)
     }
 
     /// The EAL arguments: `--no-huge`, or the mount with each process's
@@ -76,6 +79,7 @@ impl Hugepages {
             dir: dir.clone(),
             pages: 0,
             before,
+            mounted: false,
         };
         reserved.pages = read_nr()?;
         if reserved.pages < pages {
@@ -84,6 +88,7 @@ impl Hugepages {
         let dir_arg = dir.display().to_string();
         let mount = ["-t", "hugetlbfs", "-o", "pagesize=2M", "nodev", &dir_arg];
         run("mount", &mount)?;
+        reserved.mounted = true;
         println!(
             "hugepages: {} of {PAGE_MB} MB reserved, mounted at {dir_arg}",
             reserved.pages
@@ -95,7 +100,7 @@ impl Hugepages {
 impl Drop for Hugepages {
     fn drop(&mut self) {
         let dir = self.dir.display().to_string();
-        let unmounted = run("umount", &[&dir]);
+        let unmounted = if self.mounted { run("umount", &[&dir]) } else { Ok(()) };
         let _ = std::fs::remove_dir(&self.dir);
         if let Err(e) = unmounted.and_then(|()| write_nr(self.before)) {
             eprintln!("hugepages: could not give them back ({e}): check {NR_HUGEPAGES} and `mount | grep {dir}`");

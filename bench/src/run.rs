@@ -3,6 +3,7 @@
 //! much memory it holds.
 
 use crate::telemetry::{self, Telemetry};
+use rustix::process::{kill_process, Pid, Signal};
 use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -52,27 +53,18 @@ pub enum Stop {
 /// Runs `cmd` (output into `log`) and returns what it measured, or why there is nothing.
 pub fn measure(cmd: Command, stop: Stop, prefix: &str, log: &Path, timing: &Timing) -> Result<Sample, String> {
     let mut run = Forwarding::start(cmd, stop, prefix, log, timing.start_timeout)?;
-    let sample = sample(&mut run, timing);
+    let sample = run.sample(timing);
     let stopped = run.stop();
+    stopped_after(sample, stopped)
+}
+
+/// `sample`, unless the process it came from did not stop cleanly.
+pub fn stopped_after(sample: Result<Sample, String>, stopped: Result<ExitStatus, String>) -> Result<Sample, String> {
     let sample = sample?;
     match stopped {
         Ok(_) => Ok(sample),
         Err(e) => Err(format!("measured {:.2} Mpps, but {e}", sample.mpps)),
     }
-}
-
-fn sample(run: &mut Forwarding, timing: &Timing) -> Result<Sample, String> {
-    sleep(timing.warmup);
-    let (before, start) = (run.opackets()?, Instant::now());
-    sleep(timing.window);
-    let (after, end) = (run.opackets()?, Instant::now());
-    let rss_mb = peak_rss_mb(run.pid()).ok_or("cannot read the process's memory use")?;
-    Ok(Sample {
-        mpps: after.saturating_sub(before) as f64 / (end - start).as_secs_f64() / 1e6,
-        first_tx_secs: run.first_tx_secs,
-        rss_mb,
-        cycles_per_packet: None,
-    })
 }
 
 /// A forwarder that has sent its first packets, with its telemetry socket;
@@ -126,6 +118,31 @@ impl Forwarding {
         }
         run.first_tx_secs = started.elapsed().as_secs_f64();
         Ok(run)
+    }
+
+    /// Its TX rate over `timing.window`, after `timing.warmup`.
+    pub fn sample(&mut self, timing: &Timing) -> Result<Sample, String> {
+        sleep(timing.warmup);
+        let (before, start) = (self.opackets()?, Instant::now());
+        sleep(timing.window);
+        let (after, end) = (self.opackets()?, Instant::now());
+        let rss_mb = peak_rss_mb(self.pid()).ok_or("cannot read the process's memory use")?;
+        Ok(Sample {
+            mpps: after.saturating_sub(before) as f64 / (end - start).as_secs_f64() / 1e6,
+            first_tx_secs: self.first_tx_secs,
+            rss_mb,
+            cycles_per_packet: None,
+        })
+    }
+
+    /// Freezes the process (SIGSTOP) with its tables, pool and ports as
+    /// they are, so that another can run alone; [`Self::resume`] goes on.
+    pub fn pause(&self) -> Result<(), String> {
+        self.proc.signal(Signal::STOP)
+    }
+
+    pub fn resume(&self) -> Result<(), String> {
+        self.proc.signal(Signal::CONT)
     }
 
     /// See [`Telemetry::set_timeout`].
@@ -197,6 +214,10 @@ impl Proc {
         })
     }
 
+    fn signal(&self, signal: Signal) -> Result<(), String> {
+        kill_process(Pid::from_child(&self.child), signal).map_err(|e| format!("{signal:?}: {e}"))
+    }
+
     /// Ok while running; else how it ended, with its last words.
     pub fn check_alive(&mut self) -> Result<(), String> {
         match self.child.try_wait() {
@@ -223,9 +244,10 @@ impl Proc {
         if let Ok(Some(status)) = self.child.try_wait() {
             return Ok(status);
         }
+        // A paused process takes no signal but SIGKILL until it goes on.
+        let _ = self.signal(Signal::CONT);
         if self.stdin.take().is_none() {
-            let pid = rustix::process::Pid::from_child(&self.child);
-            let _ = rustix::process::kill_process(pid, rustix::process::Signal::INT);
+            let _ = self.signal(Signal::INT);
         }
         let deadline = Instant::now() + STOP_TIMEOUT;
         while Instant::now() < deadline {

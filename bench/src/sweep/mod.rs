@@ -9,6 +9,7 @@ pub(crate) mod forwarders;
 pub(crate) mod grid;
 pub(crate) mod plot;
 mod results;
+mod resume;
 pub(crate) mod traffic;
 
 use crate::{command, hugepages, interrupt, machine, require, run, Common, HUGEPAGES_DIR, START_TIMEOUT};
@@ -27,6 +28,11 @@ const SLOW_START_RULES: usize = 1 << 16;
 const SLOW_START_MBUFS: usize = 1 << 16;
 /// ...so they may take this long to forward.
 const SLOW_START_TIMEOUT: Duration = Duration::from_secs(300);
+/// In a cell of more than SLOW_START_RULES rules, a forwarder that took
+/// longer than this to forward is not restarted for its next round: it
+/// waits paused (SIGSTOP) while the others run, its memory held. On
+/// hugepages the C sample takes 3-4 min to add 1M routes, twice a cell.
+const KEEP_AFTER_SECS: f64 = 30.0;
 
 #[derive(clap::Args)]
 pub struct SweepArgs {
@@ -49,6 +55,11 @@ pub struct SweepArgs {
     /// Where sweep.json, runs.csv, cells.csv, the plots and per-run logs go
     #[arg(long, default_value = "target/bench/sweep")]
     out_dir: PathBuf,
+    /// Go on with the sweep in --out-dir: the cells its sweep.json holds
+    /// every run of are kept as measured, and only the others run (the same
+    /// rounds, warm-up, window, kind of memory and CPU, or it refuses)
+    #[arg(long)]
+    resume: bool,
     /// Skip testpmd io, which otherwise runs in every cell (the same ports
     /// and traffic, no lookup): the floor under both forwarders' cost, and
     /// the work each adds above it (the headline)
@@ -108,24 +119,14 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
 
     // Ctrl-C ends the runs and unwinds, so that the hugepages are given back.
     interrupt::catch_signals()?;
-    let largest = cells.iter().map(|c| forwarders::pool(c).memory_mb).max().unwrap_or(0);
-    let memory = hugepages::Memory::for_runs(largest, Path::new(HUGEPAGES_DIR), args.common.no_huge);
-    command::use_memory(memory.eal_args());
-
     let rounds = args.common.rounds;
+    let (memory, keep_slow) = memory_for(&cells, rounds, args.common.no_huge);
+    command::use_memory(memory.eal_args());
     let mut forwarders = Forwarder::BOTH.to_vec();
     if !args.no_io {
         forwarders.push(Forwarder::Io);
     }
-    let labels: Vec<&str> = forwarders.iter().map(|f| f.label()).collect();
-    let total = cells.len() * rounds as usize * forwarders.len();
-    println!(
-        "{total} runs ({} cells x {rounds} rounds x {}), about {:.0} s each plus traffic and start-up",
-        cells.len(),
-        labels.join(", "),
-        args.common.warmup + args.common.window + 1.0
-    );
-    let settings = || SweepSettings {
+    let mut settings = SweepSettings {
         rounds,
         warmup_secs: args.common.warmup,
         window_secs: args.common.window,
@@ -133,14 +134,46 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
         flows: grid.flows.clone(),
         tables: grid.tables.iter().map(|t| t.id()).collect(),
         memory: memory.describe(),
+        resumed_from: Vec::new(),
     };
-    let mut runs = Vec::with_capacity(total);
+    let mut carried: Vec<Option<Vec<CellRun>>> = cells.iter().map(|_| None).collect();
+    if args.resume {
+        let path = args.out_dir.join("sweep.json");
+        let earlier = resume::check(crate::read_json(&path)?, &settings, &machine::Machine::current())?;
+        carried = cells
+            .iter()
+            .map(|cell| resume::carried(&earlier, cell, &forwarders, rounds))
+            .collect();
+        let kept = carried.iter().flatten().count();
+        println!(
+            "resuming the sweep of {}: {kept} of {} cells measured",
+            earlier.timestamp,
+            cells.len()
+        );
+        settings.resumed_from = earlier.settings.resumed_from;
+        settings.resumed_from.push(earlier.timestamp);
+    }
+    let labels: Vec<&str> = forwarders.iter().map(|f| f.label()).collect();
+    let to_run = carried.iter().filter(|c| c.is_none()).count();
+    let total = to_run * rounds as usize * forwarders.len();
+    println!(
+        "{total} runs ({to_run} cells x {rounds} rounds x {}), about {:.0} s each plus traffic and start-up",
+        labels.join(", "),
+        args.common.warmup + args.common.window + 1.0
+    );
+    let mut runs = Vec::with_capacity(cells.len() * rounds as usize * forwarders.len());
     let mut progress = crate::progress::Progress::new(total);
-    for (done, cell) in cells.iter().enumerate() {
+    for ((done, cell), carried) in cells.iter().enumerate().zip(carried) {
+        if let Some(carried) = carried {
+            runs.extend(carried);
+            continue;
+        }
         let files = traffic::generate(&args.common.tablegen_bin, &args.common.rules_dir, &traffic_dir, cell);
         let c_bin = c_builds.binary(forwarders::pool_mbufs(cell));
+        // Per forwarder: its process kept paused from the last round, and its log.
+        let mut kept: Vec<Option<(run::Forwarding, PathBuf)>> = forwarders.iter().map(|_| None).collect();
         for round in 1..=rounds {
-            for &forwarder in &forwarders {
+            for (&forwarder, kept) in forwarders.iter().zip(&mut kept) {
                 if interrupt::interrupted() {
                     return Err("interrupted (the cells measured so far are in sweep.json)".into());
                 }
@@ -150,22 +183,46 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
                     Forwarder::Rs => Ok(args.common.rs_bin.clone()),
                     Forwarder::Io => Ok(args.testpmd.clone()),
                 };
-                let log = logs.join(format!(
-                    "{}-{}-r{round}.log",
-                    cell.key().replace('/', "-"),
-                    forwarder.id()
-                ));
+                let resumed = kept.is_some();
+                let log = kept.as_ref().map_or_else(
+                    || {
+                        logs.join(format!(
+                            "{}-{}-r{round}.log",
+                            cell.key().replace('/', "-"),
+                            forwarder.id()
+                        ))
+                    },
+                    |(_, log)| log.clone(),
+                );
+                let may_keep = keep_slow && round < rounds && cell.rules() > SLOW_START_RULES;
                 let result = match (&files, program) {
                     (Err(e), _) => Err(format!("no traffic: {e}")),
                     (_, Err(e)) => Err(e),
                     (Ok(files), Ok(program)) => {
-                        measure(&args.common, forwarder, &program, cell, files, &log, runs.len())
+                        let run = Run {
+                            forwarder,
+                            program: &program,
+                            cell,
+                            files,
+                            log: &log,
+                            n: runs.len(),
+                        };
+                        run.measure(&args.common, kept, may_keep)
                     }
                 };
+                let how = if resumed {
+                    "resumed from the last round".to_string()
+                } else {
+                    result.as_ref().map_or_else(
+                        |_| String::new(),
+                        |s| format!("first TX after {:.2} s", s.first_tx_secs),
+                    )
+                };
                 progress.done(&match &result {
+                    Ok(s) if kept.is_some() => format!("{:.2} Mpps, {how}; paused for the next round", s.mpps),
                     Ok(s) => {
                         trim_log(&log);
-                        format!("{:.2} Mpps, first TX after {:.2} s", s.mpps, s.first_tx_secs)
+                        format!("{:.2} Mpps, {how}", s.mpps)
                     }
                     Err(e) => format!("FAILED: {e} (log: {})", log.display()),
                 });
@@ -180,7 +237,7 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
         drop(files);
         // Written after every cell, so that an interrupted sweep keeps what it measured.
         let so_far = results::build(
-            settings(),
+            settings.clone(),
             machine::Machine::current(),
             machine::timestamp(),
             &cells[..=done],
@@ -190,7 +247,7 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
     }
 
     let report = results::build(
-        settings(),
+        settings,
         machine::Machine::current(),
         machine::timestamp(),
         &cells,
@@ -223,21 +280,73 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
     })
 }
 
-/// One run of `forwarder` on `cell`; `n` makes its EAL file prefix unique.
-fn measure(
-    common: &Common,
+/// One run of a forwarder on a cell.
+struct Run<'a> {
     forwarder: Forwarder,
-    program: &Path,
-    cell: &Cell,
-    files: &traffic::CellFiles,
-    log: &Path,
+    program: &'a Path,
+    cell: &'a Cell,
+    files: &'a traffic::CellFiles,
+    log: &'a Path,
+    /// The sweep's run number: makes the EAL file prefix unique.
     n: usize,
-) -> Result<run::Sample, String> {
-    let prefix = format!("l3fwd-sweep-{}-{n}", std::process::id());
-    let (cmd, stop) = forwarders::command(forwarder, program, cell, files, &prefix);
-    let slow = cell.rules() > SLOW_START_RULES || forwarders::pool_mbufs(cell) > SLOW_START_MBUFS;
-    let timing = common.timing(if slow { SLOW_START_TIMEOUT } else { START_TIMEOUT });
-    run::measure(cmd, stop, &prefix, log, &timing)
+}
+
+impl Run<'_> {
+    /// Measures one round: in the process `kept` paused from the last round
+    /// if there is one, else in a new one. If `may_keep`, a process that was
+    /// slow to start is paused into `kept` for the next round, not stopped.
+    fn measure(
+        &self,
+        common: &Common,
+        kept: &mut Option<(run::Forwarding, PathBuf)>,
+        may_keep: bool,
+    ) -> Result<run::Sample, String> {
+        let slow = self.cell.rules() > SLOW_START_RULES || forwarders::pool_mbufs(self.cell) > SLOW_START_MBUFS;
+        let timing = common.timing(if slow { SLOW_START_TIMEOUT } else { START_TIMEOUT });
+        let mut forwarding = match kept.take() {
+            Some((forwarding, _)) => {
+                forwarding.resume()?;
+                forwarding
+            }
+            None => {
+                let prefix = format!("l3fwd-sweep-{}-{}", std::process::id(), self.n);
+                let (cmd, stop) = forwarders::command(self.forwarder, self.program, self.cell, self.files, &prefix);
+                run::Forwarding::start(cmd, stop, &prefix, self.log, timing.start_timeout)?
+            }
+        };
+        let sample = forwarding.sample(&timing);
+        if sample.is_ok() && may_keep && forwarding.first_tx_secs > KEEP_AFTER_SECS {
+            forwarding.pause()?;
+            *kept = Some((forwarding, self.log.to_path_buf()));
+            return sample;
+        }
+        let stopped = forwarding.stop();
+        run::stopped_after(sample, stopped)
+    }
+}
+
+/// EAL memory for the runs of `cells`, and whether a slow-starting
+/// forwarder may wait paused beside another's run: only on hugepages
+/// reserved for two of the largest such cells at once (for one if two
+/// cannot be had).
+fn memory_for(cells: &[Cell], rounds: u32, no_huge: bool) -> (hugepages::Memory, bool) {
+    let memory_mb = |cell: &Cell| forwarders::pool(cell).memory_mb;
+    let one = cells.iter().map(memory_mb).max().unwrap_or(0);
+    let slow = cells.iter().filter(|c| c.rules() > SLOW_START_RULES);
+    let two = slow
+        .map(|c| 2 * memory_mb(c))
+        .max()
+        .filter(|&two| rounds > 1 && two > one);
+    let dir = Path::new(HUGEPAGES_DIR);
+    if let Some(two) = two.filter(|_| !no_huge) {
+        match hugepages::Memory::huge(two, dir) {
+            Ok(memory) => return (memory, true),
+            Err(why) => println!("hugepages for two runs at once: {why}; slow starters restart each round"),
+        }
+    }
+    let memory = hugepages::Memory::for_runs(one, dir, no_huge);
+    let keep = two.is_none() && matches!(memory, hugepages::Memory::Huge(_));
+    (memory, keep)
 }
 
 /// Logs of successful runs keep only their end: the C sample logs every

@@ -20,7 +20,7 @@ pub struct SweepReport {
     pub cells: Vec<CellSummary>,
 }
 
-#[derive(Serialize, Deserialize, PartialEq, Debug)]
+#[derive(Serialize, Deserialize, PartialEq, Debug, Clone)]
 pub struct SweepSettings {
     pub rounds: u32,
     pub warmup_secs: f64,
@@ -33,6 +33,10 @@ pub struct SweepSettings {
     /// EAL's memory: `hugepages 2MB x N` or `no-huge (why)` (older reports: none).
     #[serde(default)]
     pub memory: String,
+    /// The sweeps (their timestamps) whose complete cells `--resume` carried
+    /// into this one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resumed_from: Vec<String>,
 }
 
 #[derive(Serialize, Deserialize, PartialEq, Debug)]
@@ -369,8 +373,8 @@ pub(crate) mod tests {
         })
     }
 
-    /// Two LPM cells and an EM cell; C failed every EM run, "with, comma".
-    pub fn sample() -> SweepReport {
+    /// The cells of [`sample`]: two LPM cells and an EM cell.
+    pub fn sample_cells() -> [Cell; 3] {
         let lpm = Table {
             mode: mode("lpm"),
             routes: Some(16),
@@ -379,7 +383,12 @@ pub(crate) mod tests {
             mode: mode("em"),
             routes: None,
         };
-        let cells = [cell(lpm, 64, 16), cell(lpm, 1518, 16), cell(em, 64, 1024)];
+        [cell(lpm, 64, 16), cell(lpm, 1518, 16), cell(em, 64, 1024)]
+    }
+
+    /// Three rounds of [`sample_cells`]; C failed every EM run, "with, comma".
+    pub fn sample() -> SweepReport {
+        let cells = sample_cells();
         let mut runs = Vec::new();
         let rates = [
             (cells[0], [10.0, 12.0, 11.0], [13.0, 15.0, 14.0]),
@@ -423,6 +432,7 @@ pub(crate) mod tests {
             flows: vec![16, 1024],
             tables: vec!["lpm-16".into(), "em".into()],
             memory: "no-huge (not root)".into(),
+            resumed_from: Vec::new(),
         };
         let machine = Machine {
             nproc: 2,

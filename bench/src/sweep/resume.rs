@@ -1,0 +1,117 @@
+//! `sweep --resume`: go on with an interrupted sweep. The cells its
+//! sweep.json holds every run of are carried into the new report as they
+//! were measured; only the others run. A full grid on hugepages takes
+//! hours (the C sample adds 1M routes in minutes, per run), more than a
+//! sitting may give it.
+
+use super::forwarders::Forwarder;
+use super::grid::Cell;
+use super::results::{CellRun, RunRecord, SweepReport, SweepSettings};
+use crate::machine::Machine;
+use crate::run::Sample;
+
+/// The earlier sweep `earlier`, if its runs can stand beside new ones made
+/// with `settings` on `machine`; else why not.
+pub fn check(earlier: SweepReport, settings: &SweepSettings, machine: &Machine) -> Result<SweepReport, String> {
+    let (old, new) = (&earlier.settings, settings);
+    let differs = [
+        (old.rounds != new.rounds, "rounds"),
+        (old.warmup_secs != new.warmup_secs, "warm-up"),
+        (old.window_secs != new.window_secs, "window"),
+        (
+            memory_kind(&old.memory) != memory_kind(&new.memory),
+            "memory (hugepages or not)",
+        ),
+        (earlier.machine.cpu_model != machine.cpu_model, "CPU"),
+    ];
+    match differs.iter().find(|(differs, _)| *differs) {
+        Some((_, what)) => Err(format!(
+            "the sweep of {} had other {what}: start a new one (without --resume) or give the same settings",
+            earlier.timestamp
+        )),
+        None => Ok(earlier),
+    }
+}
+
+/// `hugepages` or `no-huge`: the page size, not how many were reserved.
+fn memory_kind(memory: &str) -> &str {
+    memory.split_whitespace().next().unwrap_or("")
+}
+
+/// The runs of `cell` in `earlier`, if it holds one of each of `forwarders`
+/// in each of `rounds` rounds.
+pub fn carried(earlier: &SweepReport, cell: &Cell, forwarders: &[Forwarder], rounds: u32) -> Option<Vec<CellRun>> {
+    let key = cell.key();
+    let mut runs = Vec::new();
+    for round in 1..=rounds {
+        for &forwarder in forwarders {
+            let record = earlier
+                .runs
+                .iter()
+                .find(|r| r.cell == key && r.round == round && r.forwarder == forwarder.id())?;
+            runs.push(CellRun {
+                cell: *cell,
+                forwarder,
+                round,
+                result: result(record),
+            });
+        }
+    }
+    Some(runs)
+}
+
+fn result(record: &RunRecord) -> Result<Sample, String> {
+    match (record.mpps, &record.error) {
+        (Some(mpps), None) => Ok(Sample {
+            mpps,
+            first_tx_secs: record.first_tx_secs.unwrap_or(0.0),
+            rss_mb: record.rss_mb.unwrap_or(0.0),
+            cycles_per_packet: None,
+        }),
+        (_, error) => Err(error.clone().unwrap_or_else(|| "no rate recorded".into())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::results::tests::{sample, sample_cells};
+    use super::*;
+
+    #[test]
+    fn complete_cells_are_carried_with_their_failures() {
+        let report = sample();
+        let cells = sample_cells();
+        let both = [Forwarder::C, Forwarder::Rs];
+        let lpm = carried(&report, &cells[0], &both, 3).expect("every run of the first cell");
+        assert_eq!(lpm.len(), 6);
+        let rates: Vec<f64> = lpm.iter().map(|r| r.result.as_ref().unwrap().mpps).collect();
+        assert_eq!(rates, [10.0, 13.0, 12.0, 15.0, 11.0, 14.0], "in the order they ran");
+        let em = carried(&report, &cells[2], &both, 3).unwrap();
+        assert!(
+            em[0].result.as_ref().unwrap_err().contains("no memory"),
+            "failures stay failures"
+        );
+        assert!(carried(&report, &cells[0], &both, 4).is_none(), "a round missing");
+        assert!(
+            carried(&report, &cells[0], &[Forwarder::C, Forwarder::Io], 3).is_none(),
+            "testpmd io did not run"
+        );
+    }
+
+    #[test]
+    fn only_a_sweep_made_alike_is_resumed() {
+        let report = sample();
+        let (settings, machine) = (report.settings.clone(), report.machine.clone());
+        let mut hugepages = settings.clone();
+        hugepages.memory = "hugepages 2MB x 576".into();
+        let mut window = settings.clone();
+        window.window_secs = 3.0;
+        assert!(check(sample(), &settings, &machine).is_ok());
+        let refused = |s: &SweepSettings| check(sample(), s, &machine).unwrap_err();
+        assert!(refused(&hugepages).contains("memory"));
+        assert!(refused(&window).contains("window"));
+        let mut elsewhere = machine.clone();
+        elsewhere.cpu_model = "another".into();
+        assert!(check(sample(), &settings, &elsewhere).unwrap_err().contains("CPU"));
+    }
+}
