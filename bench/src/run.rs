@@ -298,7 +298,32 @@ pub fn cycles_per_packet(stats_json: &Path) -> Option<f64> {
 
 #[cfg(test)]
 mod tests {
-    use super::cycles_per_packet;
+    use super::*;
+
+    /// The state letter of /proc/PID/stat: `T` when stopped by a signal.
+    fn state(pid: u32) -> char {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+        stat.rsplit(')').next().unwrap().trim_start().chars().next().unwrap()
+    }
+
+    #[test]
+    fn a_paused_process_still_stops_when_asked() {
+        use std::os::unix::process::ExitStatusExt;
+        let log = std::env::temp_dir().join(format!("l3fwd-bench-pause-{}.log", std::process::id()));
+        let mut sleeper = Command::new("sleep");
+        sleeper.arg("60");
+        let mut proc = Proc::spawn(sleeper, Stop::Sigint, &log).unwrap();
+        let pid = proc.child.id();
+        proc.signal(Signal::STOP).unwrap();
+        let deadline = Instant::now() + STOP_TIMEOUT;
+        while state(pid) != 'T' {
+            assert!(Instant::now() < deadline, "never paused");
+            sleep(START_POLL);
+        }
+        let status = proc.stop().expect("ended by its SIGINT, not killed");
+        assert_eq!(status.signal(), Some(Signal::INT.as_raw()));
+        std::fs::remove_file(&log).unwrap();
+    }
 
     #[test]
     fn cycles_per_packet_come_from_the_forwarded_totals() {
