@@ -170,10 +170,13 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
         }
         let files = traffic::generate(&args.common.tablegen_bin, &args.common.rules_dir, &traffic_dir, cell);
         let c_bin = c_builds.binary(forwarders::pool_mbufs(cell));
-        // Per forwarder: its process kept paused from the last round, and its log.
+        // Per forwarder: its process kept paused from the last round, and its
+        // log. One at most: the hugepages hold two runs.
         let mut kept: Vec<Option<(run::Forwarding, PathBuf)>> = forwarders.iter().map(|_| None).collect();
         for round in 1..=rounds {
-            for (&forwarder, kept) in forwarders.iter().zip(&mut kept) {
+            for (i, &forwarder) in forwarders.iter().enumerate() {
+                let another_kept = kept.iter().enumerate().any(|(j, k)| j != i && k.is_some());
+                let kept = &mut kept[i];
                 if interrupt::interrupted() {
                     return Err("interrupted (the cells measured so far are in sweep.json)".into());
                 }
@@ -194,7 +197,7 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
                     },
                     |(_, log)| log.clone(),
                 );
-                let may_keep = keep_slow && round < rounds && cell.rules() > SLOW_START_RULES;
+                let may_keep = keep_slow && !another_kept && round < rounds && cell.rules() > SLOW_START_RULES;
                 let result = match (&files, program) {
                     (Err(e), _) => Err(format!("no traffic: {e}")),
                     (_, Err(e)) => Err(e),
