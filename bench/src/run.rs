@@ -306,20 +306,34 @@ mod tests {
         stat.rsplit(')').next().unwrap().trim_start().chars().next().unwrap()
     }
 
+    /// Whether process `pid` ignores SIGINT (its SigIgn mask).
+    fn ignores_sigint(pid: u32) -> bool {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+        let mask = status.lines().find_map(|l| l.strip_prefix("SigIgn:")).unwrap();
+        u64::from_str_radix(mask.trim(), 16).unwrap() & (1 << (Signal::INT.as_raw() - 1)) != 0
+    }
+
+    /// Waits at most STOP_TIMEOUT for `done`.
+    fn wait_for(what: &str, done: impl Fn() -> bool) {
+        let deadline = Instant::now() + STOP_TIMEOUT;
+        while !done() {
+            assert!(Instant::now() < deadline, "{what}: not within {STOP_TIMEOUT:?}");
+            sleep(START_POLL);
+        }
+    }
+
     #[test]
     fn a_paused_process_still_stops_when_asked() {
         use std::os::unix::process::ExitStatusExt;
         let log = std::env::temp_dir().join(format!("l3fwd-bench-pause-{}.log", std::process::id()));
-        let mut sleeper = Command::new("sleep");
-        sleeper.arg("60");
+        // SIGINT set back to its default: a shell's background jobs inherit it ignored.
+        let mut sleeper = Command::new("perl");
+        sleeper.args(["-e", "$SIG{INT} = 'DEFAULT'; sleep 60"]);
         let mut proc = Proc::spawn(sleeper, Stop::Sigint, &log).unwrap();
         let pid = proc.child.id();
+        wait_for("SIGINT back to its default", || !ignores_sigint(pid));
         proc.signal(Signal::STOP).unwrap();
-        let deadline = Instant::now() + STOP_TIMEOUT;
-        while state(pid) != 'T' {
-            assert!(Instant::now() < deadline, "never paused");
-            sleep(START_POLL);
-        }
+        wait_for("paused", || state(pid) == 'T');
         let status = proc.stop().expect("ended by its SIGINT, not killed");
         assert_eq!(status.signal(), Some(Signal::INT.as_raw()));
         std::fs::remove_file(&log).unwrap();
