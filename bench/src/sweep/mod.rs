@@ -144,9 +144,9 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
             .iter()
             .map(|cell| resume::carried(&earlier, cell, &forwarders, rounds))
             .collect();
-        let kept = carried.iter().flatten().count();
+        let measured = carried.iter().flatten().count();
         println!(
-            "resuming the sweep of {}: {kept} of {} cells measured",
+            "resuming the sweep of {}: {measured} of {} cells measured",
             earlier.timestamp,
             cells.len()
         );
@@ -213,19 +213,19 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
                         run.measure(&args.common, kept, may_keep)
                     }
                 };
-                let how = if resumed {
-                    "resumed from the last round".to_string()
-                } else {
-                    result.as_ref().map_or_else(
-                        |_| String::new(),
-                        |s| format!("first TX after {:.2} s", s.first_tx_secs),
-                    )
-                };
                 progress.done(&match &result {
-                    Ok(s) if kept.is_some() => format!("{:.2} Mpps, {how}; paused for the next round", s.mpps),
                     Ok(s) => {
-                        trim_log(&log);
-                        format!("{:.2} Mpps, {how}", s.mpps)
+                        let start = if resumed {
+                            "resumed from the last round".to_string()
+                        } else {
+                            format!("first TX after {:.2} s", s.first_tx_secs)
+                        };
+                        if kept.is_some() {
+                            format!("{:.2} Mpps, {start}; paused for the next round", s.mpps)
+                        } else {
+                            trim_log(&log);
+                            format!("{:.2} Mpps, {start}", s.mpps)
+                        }
                     }
                     Err(e) => format!("FAILED: {e} (log: {})", log.display()),
                 });
