@@ -8,13 +8,26 @@ use std::path::PathBuf;
 mod version;
 
 fn main() {
-    let dpdk = pkg_config::Config::new()
-        .atleast_version(version::SUPPORTED)
-        .probe("libdpdk")
-        .expect("DPDK 22.11 not found by pkg-config: install dpdk-dev and libdpdk-dev (make deps)");
-    if let Err(why) = version::check(&dpdk.version) {
-        panic!("{why}");
+    for (name, _) in version::CFGS {
+        println!("cargo::rustc-check-cfg=cfg({name})");
     }
+    let dpdk = pkg_config::Config::new()
+        .probe("libdpdk")
+        .unwrap_or_else(|e| panic!("DPDK not found by pkg-config: install dpdk-dev and libdpdk-dev (make deps): {e}"));
+    let found = match version::check(&dpdk.version) {
+        Ok((found, warning)) => {
+            if let Some(warning) = warning {
+                println!("cargo::warning={warning}");
+            }
+            found
+        }
+        Err(why) => panic!("{why}"),
+    };
+    for cfg in version::cfgs(found) {
+        println!("cargo::rustc-cfg={cfg}");
+    }
+    println!("cargo::rustc-env=DPDK_BUILT_ON={}", dpdk.version);
+    println!("cargo::rerun-if-env-changed=PKG_CONFIG_PATH");
 
     // DPDK's cflags carry `-include rte_config.h` and `-march=...`: both the
     // shim and bindgen must see the same configuration as the libraries.
@@ -35,7 +48,7 @@ fn main() {
         .allowlist_var("RTE_.*|shim_.*|EINVAL|ENOENT|ENOMEM|ENOSPC|ENOTSUP|ESRCH|EALREADY")
         // Packed-and-aligned types bindgen cannot lay out; l3fwd-rs reads
         // them as bytes.
-        .opaque_type("rte_l2tpv2_combined_msg_hdr|rte_arp_hdr|rte_gtp_psc_generic_hdr")
+        .opaque_type("rte_l2tpv2_combined_msg_hdr|rte_arp_hdr|rte_arp_ipv4|rte_gtp_psc_generic_hdr")
         .derive_default(true)
         .layout_tests(false)
         .generate_comments(false)

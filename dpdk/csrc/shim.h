@@ -79,5 +79,11 @@ extern const uint64_t shim_rss_l4;
 extern const uint64_t shim_tx_offload_fast_free;
 extern const uint64_t shim_tx_offload_multi_segs;
 extern const uint32_t shim_link_speed_fixed;
+/* RTE_BIT32 since 24.11, which bindgen drops. */
+extern const uint32_t shim_event_dev_cap_queue_all_types;
+extern const uint32_t shim_event_dev_cap_burst_mode;
+extern const uint32_t shim_event_dev_cap_distributed_sched;
+extern const uint32_t shim_event_queue_cfg_all_types;
+extern const uint32_t shim_event_queue_cfg_single_link;
 
 #endif

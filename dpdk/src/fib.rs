@@ -54,11 +54,12 @@ fn hop(raw: u64) -> Option<u64> {
 }
 
 /// The head of rte_fib's DIR-24-8 tables, what `rte_fib_get_dp` points
-/// at: `struct dir24_8_tbl` of DPDK 22.11's private `lib/fib/dir24_8.h`
-/// (unchanged through 22.11.11). Being private, it may differ in another
-/// release: the crate builds only against 22.11.x (`build/version.rs`),
-/// [`Dir24_8::of`] checks the head and [`Fib::new`] a probe's lookups
-/// before anything relies on it.
+/// at: `struct dir24_8_tbl` of DPDK's private `lib/fib/dir24_8.h`, which
+/// gained [`RcuConfig`] in 24.11 (`cfg(dpdk_ge_2411)`, the build's DPDK
+/// release: `build/version.rs`). Being private, it may differ in a release
+/// not yet read: [`Dir24_8::of`] checks the head and [`Fib::new`] a
+/// probe's lookups before anything relies on it, and a mismatch falls back
+/// to DPDK's own lookup.
 ///
 /// An entry (4 bytes here) holds a value shifted left by one above the ext
 /// bit: in `tbl24`, with the bit clear, the /24's next hop; with it set,
@@ -70,6 +71,8 @@ struct Dir24_8 {
     rsvd_tbl8s: u32,
     cur_tbl8s: u32,
     nh_sz: sys::rte_fib_dir24_8_nh_sz,
+    #[cfg(dpdk_ge_2411)]
+    rcu: RcuConfig,
     def_nh: u64,
     tbl8: *const u32,
     tbl8_idxes: *const u64,
@@ -77,15 +80,37 @@ struct Dir24_8 {
     tbl24: CacheAligned<[u32; 0]>,
 }
 
+/// The RCU fields rte_fib's private heads gained with
+/// `rte_fib_rcu_qsbr_add` (DIR-24-8 in 24.11, the trie in 25.11): the mode
+/// enum and the QSBR variable and defer queue pointers.
+#[cfg(dpdk_ge_2411)]
+#[repr(C)]
+struct RcuConfig {
+    mode: u32,
+    v: *const c_void,
+    dq: *const c_void,
+}
+
+#[cfg(dpdk_ge_2411)]
+impl RcuConfig {
+    /// No RCU attached, as in a FIB just created.
+    fn is_unset(&self) -> bool {
+        self.mode == 0 && self.v.is_null() && self.dq.is_null()
+    }
+}
+
 #[repr(C, align(64))]
 struct CacheAligned<T>(T);
 
-/// Where tbl24 starts in both tables' heads: the cache line after their
-/// fields.
-const TBL24_OFFSET: usize = sys::RTE_CACHE_LINE_SIZE as usize;
+const _: () = assert!(std::mem::align_of::<CacheAligned<()>>() == sys::RTE_CACHE_LINE_SIZE as usize);
 
-const _: () = assert!(std::mem::offset_of!(Dir24_8, tbl24) == TBL24_OFFSET);
-const _: () = assert!(std::mem::size_of::<Dir24_8>() == TBL24_OFFSET);
+/// Where tbl24 starts in a head `T`: the cache line after its fields,
+/// which is `T`'s size as its tail is the cache-aligned `tbl24`.
+const fn tbl24_offset<T>() -> usize {
+    std::mem::size_of::<T>()
+}
+
+const _: () = assert!(std::mem::offset_of!(Dir24_8, tbl24) == tbl24_offset::<Dir24_8>());
 
 /// The ext bit of a DIR-24-8 or trie entry.
 const EXT_ENT: u32 = 1;
@@ -100,8 +125,8 @@ const TBL8_GROUP_ENTRIES: usize = 256;
 /// `dp` is null or what `rte_fib_get_dp` / `rte_fib6_get_dp` gave for a
 /// FIB with 4-byte next hops that nobody else uses yet: one cache-aligned
 /// allocation of DPDK's head and 2^24 tbl24 entries of 4 bytes or more.
-/// `T` is a `repr(C)` struct of integers and raw pointers, of
-/// [`TBL24_OFFSET`] bytes.
+/// `T` is a `repr(C)` struct of integers and raw pointers ending in its
+/// cache-aligned `tbl24` ([`tbl24_offset`]).
 unsafe fn recognise<T>(dp: *mut c_void, matches: impl FnOnce(&T, u32) -> bool) -> Option<NonNull<T>> {
     let dp = NonNull::new(dp.cast::<T>())?;
     // SAFETY: whatever the head's real layout, the first cache line and
@@ -110,12 +135,20 @@ unsafe fn recognise<T>(dp: *mut c_void, matches: impl FnOnce(&T, u32) -> bool) -
     // word). Nothing writes the new FIB meanwhile.
     let (head, first) = unsafe {
         let p = dp.as_ptr();
-        (p.read(), p.cast::<u8>().add(TBL24_OFFSET).cast::<u32>().read())
+        (p.read(), p.cast::<u8>().add(tbl24_offset::<T>()).cast::<u32>().read())
     };
     matches(&head, first).then_some(dp)
 }
 
 impl Dir24_8 {
+    /// No RCU attached (always so before 24.11, which has none).
+    fn rcu_unset(&self) -> bool {
+        #[cfg(dpdk_ge_2411)]
+        return self.rcu.is_unset();
+        #[cfg(not(dpdk_ge_2411))]
+        true
+    }
+
     /// The tables of `fib`, just created with `tbl8s` groups, if their
     /// head reads back that configuration (DPDK rounds the groups up to a
     /// multiple of 64, the slabs of its bitmap of free groups) and the
@@ -132,6 +165,7 @@ impl Dir24_8 {
                     && head.def_nh == NO_ROUTE
                     && !head.tbl8.is_null()
                     && !head.tbl8_idxes.is_null()
+                    && head.rcu_unset()
                     && u64::from(first) == NO_ROUTE << 1
             })
         }
@@ -315,8 +349,9 @@ impl Drop for Fib {
 }
 
 /// The head of rte_fib6's trie, what `rte_fib6_get_dp` points at: `struct
-/// rte_trie_tbl` of DPDK 22.11's private `lib/fib/trie.h` (unchanged
-/// through 22.11.11). Checked by [`Trie::of`] and [`Fib6::new`] as [`Dir24_8`] is.
+/// rte_trie_tbl` of DPDK's private `lib/fib/trie.h`, which gained
+/// [`RcuConfig`] in 25.11. Checked by [`Trie::of`] and [`Fib6::new`] as
+/// [`Dir24_8`] is.
 ///
 /// Entries (4 bytes here) are as in [`Dir24_8`], but the levels go on: an
 /// entry with the ext bit names a group of 256 entries in `tbl8` for the
@@ -333,15 +368,24 @@ struct Trie {
     tbl8: *const u32,
     tbl8_pool: *const u32,
     tbl8_pool_pos: u32,
+    #[cfg(dpdk_ge_2511)]
+    rcu: RcuConfig,
     /// 2^24 entries, one per /24, from the next cache line on (`uint64_t`
     /// in C, read as 4-byte entries too).
     tbl24: CacheAligned<[u32; 0]>,
 }
 
-const _: () = assert!(std::mem::offset_of!(Trie, tbl24) == TBL24_OFFSET);
-const _: () = assert!(std::mem::size_of::<Trie>() == TBL24_OFFSET);
+const _: () = assert!(std::mem::offset_of!(Trie, tbl24) == tbl24_offset::<Trie>());
 
 impl Trie {
+    /// No RCU attached (always so before 25.11, which has none).
+    fn rcu_unset(&self) -> bool {
+        #[cfg(dpdk_ge_2511)]
+        return self.rcu.is_unset();
+        #[cfg(not(dpdk_ge_2511))]
+        true
+    }
+
     /// The tables of `fib`, just created with `tbl8s` groups, if their
     /// head reads back that configuration (the groups exactly, all in the
     /// free pool) and the first tbl24 entry is the default next hop.
@@ -355,6 +399,7 @@ impl Trie {
                     && head.def_nh == NO_ROUTE
                     && !head.tbl8.is_null()
                     && !head.tbl8_pool.is_null()
+                    && head.rcu_unset()
                     && u64::from(first) == NO_ROUTE << 1
             })
         }
@@ -439,7 +484,7 @@ impl Fib6 {
         self.lookup_bulk(&ips, |i, by_dpdk| agree &= inline(self, &ips[i]) == by_dpdk);
         for (ip, depth, _) in added {
             // SAFETY: ip points at 16 bytes; the FIB is alive and exclusive.
-            let ret = unsafe { sys::rte_fib6_delete(self.raw.as_ptr(), ip.as_ptr(), depth) };
+            let ret = unsafe { sys::rte_fib6_delete(self.raw.as_ptr(), ip.as_ptr().cast(), depth) };
             agree &= ret == 0;
         }
         agree
@@ -452,7 +497,7 @@ impl Fib6 {
     pub fn add(&mut self, ip: &[u8; 16], depth: u8, next_hop: u64) -> Result<()> {
         check_hop(next_hop)?;
         // SAFETY: ip points at 16 bytes; the FIB is alive and exclusive.
-        let ret = unsafe { sys::rte_fib6_add(self.raw.as_ptr(), ip.as_ptr(), depth, next_hop) };
+        let ret = unsafe { sys::rte_fib6_add(self.raw.as_ptr(), ip.as_ptr().cast(), depth, next_hop) };
         if ret < 0 {
             return Err(DpdkError::from_code("cannot add IPv6 route", ret));
         }
@@ -472,7 +517,7 @@ impl Fib6 {
                 unsafe {
                     sys::rte_fib6_lookup_bulk(
                         self.raw.as_ptr(),
-                        ips.as_ptr() as *mut [u8; 16],
+                        ips.as_ptr().cast_mut().cast(),
                         raw.as_mut_ptr(),
                         ips.len() as i32,
                     )

@@ -218,12 +218,18 @@ unsafe extern "C" fn run_lcore_job(arg: *mut c_void) -> c_int {
     job()
 }
 
-/// A non-forwarding thread made by `rte_ctrl_thread_create`: EAL pins it to
+/// A non-forwarding thread made by `rte_ctrl_thread_create` (before
+/// 23.11; `rte_thread_create_control` since): EAL pins it to
 /// the CPUs not used by lcores, so it never steals a forwarding core.
 ///
 /// Join it with [`ControlThread::join`]; dropping it without joining
 /// leaves the thread running, never joined.
-pub struct ControlThread(sys::pthread_t);
+pub struct ControlThread(ThreadId);
+
+#[cfg(not(dpdk_ge_2311))]
+type ThreadId = sys::pthread_t;
+#[cfg(dpdk_ge_2311)]
+type ThreadId = sys::rte_thread_t;
 
 impl Eal {
     /// Starts `job` on a new control thread named `name` (at most 15 bytes).
@@ -250,12 +256,17 @@ impl Eal {
         let cname = CString::new(name).map_err(|_| DpdkError::invalid("thread name", "contains a NUL byte"))?;
         let boxed: Box<ControlJob> = Box::new(Box::new(job));
         let arg = Box::into_raw(boxed) as *mut c_void;
-        let mut tid: sys::pthread_t = 0;
+        let mut tid = ThreadId::default();
         // SAFETY: tid and cname are valid for the call; run_control_job takes
         // ownership of `arg` once; on failure it never runs and we reclaim it.
+        #[cfg(not(dpdk_ge_2311))]
         let ret = unsafe {
             sys::rte_ctrl_thread_create(&mut tid, cname.as_ptr(), std::ptr::null(), Some(run_control_job), arg)
         };
+        // SAFETY: as above (rte_thread_create_control, which replaced
+        // rte_ctrl_thread_create in 23.11, pins it the same way).
+        #[cfg(dpdk_ge_2311)]
+        let ret = unsafe { sys::rte_thread_create_control(&mut tid, cname.as_ptr(), Some(run_control_job), arg) };
         if ret != 0 {
             // SAFETY: the thread was not created, so nothing else owns `arg`.
             drop(unsafe { Box::from_raw(arg as *mut ControlJob) });
@@ -271,16 +282,31 @@ impl ControlThread {
     pub fn join(self) {
         // SAFETY: the thread was created joinable and is joined once (join
         // consumes self).
+        #[cfg(not(dpdk_ge_2311))]
         unsafe {
             sys::pthread_join(self.0, std::ptr::null_mut());
+        }
+        // SAFETY: as above.
+        #[cfg(dpdk_ge_2311)]
+        unsafe {
+            sys::rte_thread_join(self.0, std::ptr::null_mut());
         }
     }
 }
 
+#[cfg(not(dpdk_ge_2311))]
 unsafe extern "C" fn run_control_job(arg: *mut c_void) -> *mut c_void {
     // SAFETY: `arg` came from Box::into_raw in spawn_control_thread and is
     // reclaimed only here.
     let job = unsafe { Box::from_raw(arg as *mut ControlJob) };
     job();
     std::ptr::null_mut()
+}
+
+#[cfg(dpdk_ge_2311)]
+unsafe extern "C" fn run_control_job(arg: *mut c_void) -> u32 {
+    // SAFETY: as above.
+    let job = unsafe { Box::from_raw(arg as *mut ControlJob) };
+    job();
+    0
 }

@@ -124,6 +124,7 @@ mod version;
 mod sys {
     #![allow(missing_docs)]
     #![allow(non_upper_case_globals, non_camel_case_types, non_snake_case, dead_code, clippy::all)]
+    #![allow(unnecessary_transmutes)]
     #![allow(clippy::undocumented_unsafe_blocks)]
     include!(concat!(env!("OUT_DIR"), "/bindings.rs"));
 }

@@ -744,7 +744,7 @@ impl Lpm6 {
     /// table is out of rules or tbl8 groups.
     pub fn add(&mut self, ip: &[u8; 16], depth: u8, next_hop: u32) -> Result<()> {
         // SAFETY: ip points at 16 bytes; the table is alive and exclusive.
-        let ret = unsafe { sys::rte_lpm6_add(self.raw.as_ptr(), ip.as_ptr(), depth, next_hop) };
+        let ret = unsafe { sys::rte_lpm6_add(self.raw.as_ptr(), ip.as_ptr().cast(), depth, next_hop) };
         if ret < 0 {
             return Err(DpdkError::from_code("cannot add IPv6 route", ret));
         }
@@ -766,7 +766,7 @@ impl Lpm6 {
                 unsafe {
                     sys::rte_lpm6_lookup_bulk_func(
                         self.raw.as_ptr(),
-                        ips.as_ptr() as *mut [u8; 16],
+                        ips.as_ptr().cast_mut().cast(),
                         raw.as_mut_ptr(),
                         ips.len() as u32,
                     )

@@ -42,8 +42,8 @@ impl Mbuf {
         // nothing else accesses them while we hold &self.
         unsafe {
             let m = self.0.as_ref();
-            let p = (m.buf_addr as *const u8).add(m.data_off as usize);
-            std::slice::from_raw_parts(p, m.data_len as usize)
+            let p = (m.buf_addr as *const u8).add(fields::data_off(m) as usize);
+            std::slice::from_raw_parts(p, fields::data_len(m) as usize)
         }
     }
 
@@ -67,8 +67,8 @@ impl Mbuf {
         // make the access exclusive.
         Some(unsafe {
             let m = self.0.as_ref();
-            let p = (m.buf_addr as *mut u8).add(m.data_off as usize);
-            std::slice::from_raw_parts_mut(p, m.data_len as usize)
+            let p = (m.buf_addr as *mut u8).add(fields::data_off(m) as usize);
+            std::slice::from_raw_parts_mut(p, fields::data_len(m) as usize)
         })
     }
 
@@ -83,7 +83,7 @@ impl Mbuf {
         let m = self.0.as_ptr();
         // SAFETY: the mbuf is alive while we hold it; its reference count
         // is read atomically, as other holders update it atomically.
-        let refcnt = unsafe { AtomicU16::from_ptr(std::ptr::addr_of_mut!((*m).refcnt)).load(Ordering::Relaxed) };
+        let refcnt = unsafe { AtomicU16::from_ptr(fields::refcnt(m)).load(Ordering::Relaxed) };
         if refcnt != 1 {
             return false;
         }
@@ -129,7 +129,7 @@ impl Mbuf {
         // without dereferencing it.
         let p = unsafe {
             let m = self.0.as_ref();
-            (m.buf_addr as *const u8).wrapping_add(m.data_off as usize)
+            (m.buf_addr as *const u8).wrapping_add(fields::data_off(m) as usize)
         };
         prefetch(p);
     }
@@ -138,7 +138,63 @@ impl Mbuf {
     /// sets).
     pub fn port(&self) -> u16 {
         // SAFETY: reads a field of an mbuf we own.
-        unsafe { self.0.as_ref().port }
+        fields::port(unsafe { self.0.as_ref() })
+    }
+}
+
+/// The mbuf fields the safe layer reads, wherever the DPDK built against
+/// keeps them: since 24.07 they sit in anonymous unions (the RTE_MARKERs
+/// went), which bindgen names `__bindgen_anon_N`. Both layouts are the
+/// public `struct rte_mbuf` as bindgen read it from the installed headers,
+/// so the offsets are DPDK's own.
+mod fields {
+    use crate::sys::rte_mbuf;
+
+    /// Where the packet starts in the buffer.
+    #[inline(always)]
+    pub fn data_off(m: &rte_mbuf) -> u16 {
+        #[cfg(not(dpdk_ge_2407))]
+        return m.data_off;
+        // SAFETY: a union of integers, any bits valid; the struct view is
+        // the one DPDK's own code reads.
+        #[cfg(dpdk_ge_2407)]
+        return unsafe { m.__bindgen_anon_1.__bindgen_anon_1.data_off };
+    }
+
+    /// Bytes of the packet in this segment.
+    #[inline(always)]
+    pub fn data_len(m: &rte_mbuf) -> u16 {
+        #[cfg(not(dpdk_ge_2407))]
+        return m.data_len;
+        // SAFETY: as in data_off.
+        #[cfg(dpdk_ge_2407)]
+        return unsafe { m.__bindgen_anon_2.__bindgen_anon_1.data_len };
+    }
+
+    /// The port the driver received the packet on.
+    #[inline(always)]
+    pub fn port(m: &rte_mbuf) -> u16 {
+        #[cfg(not(dpdk_ge_2407))]
+        return m.port;
+        // SAFETY: as in data_off.
+        #[cfg(dpdk_ge_2407)]
+        return unsafe { m.__bindgen_anon_1.__bindgen_anon_1.port };
+    }
+
+    /// The reference count's address, for atomic access (other holders
+    /// change it atomically). No reference to the mbuf is made.
+    ///
+    /// # Safety
+    ///
+    /// `m` points at a live mbuf.
+    #[inline(always)]
+    pub unsafe fn refcnt(m: *mut rte_mbuf) -> *mut u16 {
+        #[cfg(not(dpdk_ge_2407))]
+        // SAFETY: m is live (the caller's word); only an address is made.
+        return unsafe { std::ptr::addr_of_mut!((*m).refcnt) };
+        #[cfg(dpdk_ge_2407)]
+        // SAFETY: as above.
+        return unsafe { std::ptr::addr_of_mut!((*m).__bindgen_anon_1.__bindgen_anon_1.refcnt) };
     }
 }
 

@@ -201,8 +201,12 @@ pub fn tx_offload_multi_segs() -> u64 {
 }
 
 /// Queues whose packets the port counts one by one (DPDK's
-/// RTE_ETHDEV_QUEUE_STAT_CNTRS); later queues only add to the totals.
+/// RTE_ETHDEV_QUEUE_STAT_CNTRS, private since 25.11, where it is 16 as
+/// before); later queues only add to the totals.
+#[cfg(not(dpdk_ge_2511))]
 pub const QUEUE_STATS: usize = sys::RTE_ETHDEV_QUEUE_STAT_CNTRS as usize;
+#[cfg(dpdk_ge_2511)]
+pub const QUEUE_STATS: usize = 16;
 
 /// Port counters, from `rte_eth_stats_get`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -295,8 +299,41 @@ impl PortLife {
             rx_errors: s.ierrors,
             tx_errors: s.oerrors,
             rx_nombuf: s.rx_nombuf,
-            rx_queue_packets: s.q_ipackets,
-            tx_queue_packets: s.q_opackets,
+            rx_queue_packets: self.queue_packets(&s, "rx"),
+            tx_queue_packets: self.queue_packets(&s, "tx"),
+        })
+    }
+
+    /// Packets per queue of `dir` ("rx" or "tx"), from the stats read.
+    #[cfg(not(dpdk_ge_2511))]
+    fn queue_packets(&self, s: &sys::rte_eth_stats, dir: &str) -> [u64; QUEUE_STATS] {
+        match dir {
+            "rx" => s.q_ipackets,
+            _ => s.q_opackets,
+        }
+    }
+
+    /// Packets per queue of `dir` ("rx" or "tx"): since 25.11 not in
+    /// `rte_eth_stats` but in the xstats ethdev makes of the same counters
+    /// (`rx_q0_packets`, ...); a queue the port lacks reads 0.
+    #[cfg(dpdk_ge_2511)]
+    fn queue_packets(&self, _: &sys::rte_eth_stats, dir: &str) -> [u64; QUEUE_STATS] {
+        std::array::from_fn(|q| {
+            let Ok(name) = std::ffi::CString::new(format!("{dir}_q{q}_packets")) else {
+                return 0;
+            };
+            let (mut id, mut value) = (0u64, 0u64);
+            // SAFETY: name is NUL-terminated, id and value valid
+            // out-parameters; the port is open while this PortLife lives.
+            let found = unsafe {
+                sys::rte_eth_xstats_get_id_by_name(self.id, name.as_ptr(), &mut id) == 0
+                    && sys::rte_eth_xstats_get_by_id(self.id, &id, &mut value, 1) == 1
+            };
+            if found {
+                value
+            } else {
+                0
+            }
         })
     }
 
@@ -646,6 +683,11 @@ impl Port {
                 ret,
             ));
         }
+        // Since 24.07 the fields are in a union with one 64-bit word.
+        #[cfg(dpdk_ge_2407)]
+        // SAFETY: a union of integers, any bits valid; rte_eth_link_get
+        // wrote the struct view.
+        let l = unsafe { l.__bindgen_anon_1.__bindgen_anon_1 };
         Ok(Link {
             up: l.link_status() != 0,
             speed_mbps: l.link_speed,

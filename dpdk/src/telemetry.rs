@@ -82,7 +82,15 @@ unsafe extern "C" fn answer(cmd: *const c_char, _params: *const c_char, d: *mut 
     for (name, value) in pairs {
         let Ok(name) = CString::new(name) else { continue };
         // SAFETY: d is valid for the call; telemetry copies the name.
-        unsafe { sys::rte_tel_data_add_dict_u64(d, name.as_ptr(), value) };
+        #[cfg(not(dpdk_ge_2311))]
+        unsafe {
+            sys::rte_tel_data_add_dict_u64(d, name.as_ptr(), value)
+        };
+        // SAFETY: as above (the *_uint adder since 23.03; *_u64 went in 25.11).
+        #[cfg(dpdk_ge_2311)]
+        unsafe {
+            sys::rte_tel_data_add_dict_uint(d, name.as_ptr(), value)
+        };
     }
     0
 }

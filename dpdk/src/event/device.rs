@@ -254,6 +254,15 @@ impl EventDev {
             unsafe { CStr::from_ptr(i.driver_name) }.to_string_lossy().into_owned()
         };
         let cap = |bit: u32| i.event_dev_cap & bit != 0;
+        // SAFETY: the shim's constants are initialised C constants, never
+        // written.
+        let (all_types, burst, distributed) = unsafe {
+            (
+                sys::shim_event_dev_cap_queue_all_types,
+                sys::shim_event_dev_cap_burst_mode,
+                sys::shim_event_dev_cap_distributed_sched,
+            )
+        };
         Ok(EventDevInfo {
             driver,
             max_queues: i.max_event_queues,
@@ -262,9 +271,9 @@ impl EventDev {
             max_dequeue_depth: i.max_event_port_dequeue_depth.into(),
             max_enqueue_depth: i.max_event_port_enqueue_depth,
             max_events: i.max_num_events,
-            all_types: cap(sys::RTE_EVENT_DEV_CAP_QUEUE_ALL_TYPES),
-            burst: cap(sys::RTE_EVENT_DEV_CAP_BURST_MODE),
-            distributed: cap(sys::RTE_EVENT_DEV_CAP_DISTRIBUTED_SCHED),
+            all_types: cap(all_types),
+            burst: cap(burst),
+            distributed: cap(distributed),
         })
     }
 
@@ -327,12 +336,19 @@ impl EventDev {
 
     /// Sets event queue `id` up.
     pub fn setup_queue(&mut self, id: u8, conf: &EventQueueConfig) -> Result<()> {
+        // SAFETY: as in info: initialised C constants.
+        let (all_types, single_link) = unsafe {
+            (
+                sys::shim_event_queue_cfg_all_types,
+                sys::shim_event_queue_cfg_single_link,
+            )
+        };
         let mut cfg = 0;
         if conf.all_types {
-            cfg |= sys::RTE_EVENT_QUEUE_CFG_ALL_TYPES;
+            cfg |= all_types;
         }
         if conf.single_link {
-            cfg |= sys::RTE_EVENT_QUEUE_CFG_SINGLE_LINK;
+            cfg |= single_link;
         }
         let q = sys::rte_event_queue_conf {
             nb_atomic_flows: conf.atomic_flows,

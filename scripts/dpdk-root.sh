@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# Another DPDK release, from Debian's packages, in a root of its own: the
+# machine keeps its own DPDK (bookworm: 22.11), and 24.11 (trixie) or 25.11
+# (sid), which need a newer glibc, never touch it.
+#
+# Usage:
+#   scripts/dpdk-root.sh root VERSION        make the root once (reused while its
+#                                            stamp matches this script's package
+#                                            list); prints its path
+#   scripts/dpdk-root.sh run VERSION CMD...  run CMD in the root, in this tree
+#                                            (bind-mounted at the same path), with
+#                                            the machine's Rust toolchain, in a
+#                                            mount namespace of its own: nothing
+#                                            stays mounted after CMD, even if it
+#                                            crashes
+#
+# VERSION: 24.11 or 25.11. Roots live in target/dpdk-root/VERSION (about
+# 1.4 GB each, ~2 minutes to make); their builds in target/dpdk-VERSION.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+PACKAGES="ca-certificates pkgconf gcc g++ libc6-dev make dpdk dpdk-dev libdpdk-dev dpdk-doc libpcap-dev libclang-dev clang iproute2 ethtool procps python3"
+MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+
+die() { echo "dpdk-root: $*" >&2; exit 1; }
+
+suite_of() {
+    case "$1" in
+    24.11) echo trixie ;;
+    25.11) echo sid ;;
+    *) die "no Debian suite known for DPDK $1 (known: 24.11 trixie, 25.11 sid); the machine's own is $(pkg-config --modversion libdpdk 2>/dev/null || echo none)" ;;
+    esac
+}
+
+make_root() {
+    local version=$1 suite root stamp want
+    suite=$(suite_of "$version")
+    root="$HERE/target/dpdk-root/$version"
+    stamp="$root/.l3fwd-rs-root"
+    want="$suite $PACKAGES"
+    if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
+        echo "$root"
+        return
+    fi
+    [[ $(id -u) == 0 ]] || die "making a root needs root (debootstrap, chroot)"
+    command -v debootstrap >/dev/null || {
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null
+    }
+    mkdir -p "$HERE/target/dpdk-root"
+    # One maker at a time (test binaries and make targets may race).
+    exec 8>"$HERE/target/dpdk-root/.$version.lock"
+    flock 8
+    if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
+        echo "$root"
+        return
+    fi
+    # A root of the same suite made before only needs the packages added
+    # since; anything else is made anew.
+    if [[ ! -f "$stamp" || "$(head -c ${#suite} "$stamp")" != "$suite" ]]; then
+        echo "dpdk-root: making a Debian $suite root for DPDK $version in $root (~4 min)" >&2
+        rm -rf "$root"
+        debootstrap --variant=minbase --include=pkgconf,gcc,libc6-dev,make "$suite" "$root" "$MIRROR" >&2 ||
+            die "debootstrap $suite failed (see above)"
+    fi
+    # sid's Release file can be past its validity on a machine whose mirror
+    # is a snapshot; trixie's is checked as usual.
+    local check=()
+    [[ $suite == sid ]] && check=(-o Acquire::Check-Valid-Until=false)
+    in_root "$root" / apt-get "${check[@]}" update -qq >&2
+    in_root "$root" / env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $PACKAGES >&2 ||
+        die "apt-get install in the $suite root failed"
+    in_root "$root" / apt-get clean
+    local got
+    got=$(in_root "$root" / pkg-config --modversion libdpdk)
+    [[ $got == "$version".* || $got == "$version" ]] || die "the $suite root has DPDK $got, not $version"
+    echo "$want" >"$stamp"
+    echo "$root"
+}
+
+# in_root ROOT DIR CMD...: CMD in ROOT with cwd DIR, in a private mount
+# namespace (unshare), so every mount below goes when CMD ends.
+in_root() {
+    local root=$1 dir=$2
+    shift 2
+    unshare --mount --propagation private -- bash -euo pipefail -c '
+        root=$1 dir=$2 here=$3; shift 3
+        mount -t proc proc "$root/proc"
+        mount --rbind /sys "$root/sys"
+        mount --rbind /dev "$root/dev"
+        # Its own /tmp and /run: DPDK runtime folders (/run/dpdk) and the
+        # tests network namespaces (/run/netns) go with the namespace.
+        mount -t tmpfs tmpfs "$root/tmp"
+        mount -t tmpfs tmpfs "$root/run"
+        mkdir -p "$root/run/dpdk" "$root/run/netns"
+        if [[ $here != / ]]; then
+            mkdir -p "$root$here" "$root/root/.cargo" "$root/root/.rustup"
+            mount --bind "$here" "$root$here"
+            [[ -d /root/.cargo ]] && mount --bind /root/.cargo "$root/root/.cargo"
+            [[ -d /root/.rustup ]] && mount --bind /root/.rustup "$root/root/.rustup"
+            # The certificates of the machine: cargo fetches through whatever
+            # authority the machine trusts.
+            mount --bind /etc/ssl/certs "$root/etc/ssl/certs"
+        fi
+        exec chroot "$root" /usr/bin/env -C "$dir" \
+            PATH=/root/.cargo/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+            HOME=/root TERM="${TERM:-dumb}" "$@"
+    ' in_root "$root" "$dir" "${HERE_BIND:-/}" "$@"
+}
+
+cmd=${1:-}
+version=${2:-}
+[[ -n $cmd && -n $version ]] || die "usage: $0 root|run VERSION [CMD...]"
+case "$cmd" in
+root) make_root "$version" ;;
+run)
+    shift 2
+    root=$(make_root "$version")
+    HERE_BIND=$HERE in_root "$root" "$PWD" env CARGO_TARGET_DIR="$HERE/target/dpdk-$version" \
+        L3FWD_DPDK_ROOT="$version" "$@"
+    ;;
+*) die "unknown command $cmd (root or run)" ;;
+esac
