@@ -6,7 +6,20 @@ CARGO ?= cargo
 DEBS := dpdk dpdk-dev libdpdk-dev dpdk-doc libclang-dev pkg-config libpcap-dev fonts-dejavu-core \
 	iproute2 iputils-ping ethtool tcpdump iperf3 sockperf valgrind
 OUT := out
-RELEASE := target/release
+# Inside another DPDK's root, cargo builds in target/dpdk-VERSION.
+RELEASE := $(or $(CARGO_TARGET_DIR),target)/release
+
+# DPDK=24.11 or DPDK=25.11: any target below, built and run against that
+# release of DPDK, in a Debian root that has it (scripts/dpdk-root.sh makes
+# it once under target/dpdk-root/, ~4 min; builds go to target/dpdk-VERSION).
+# Without DPDK=, the machine's own (Debian 12: 22.11).
+DPDK ?=
+ifneq ($(DPDK),)
+.DEFAULT_GOAL := build
+Makefile: ;
+%:
+	DPDK_ROOT_PACKAGES="$(DEBS)" scripts/dpdk-root.sh run $(DPDK) $(MAKE) --no-print-directory $@ DPDK=
+else
 # One forwarding lcore (1); the control thread runs on the other CPU.
 RUN_LCORE ?= 1
 RUN_SECS ?= 10
@@ -22,8 +35,10 @@ all: build
 # the text of bench-sweep's plots; iproute2, iputils-ping, ethtool, tcpdump
 # and iperf3 for the tests and the demo on network namespaces; sockperf for
 # bench-latency; valgrind for bench-callgrind.
+# (In another DPDK's root, scripts/dpdk-root.sh installed them.)
 deps:
-	@missing=$$(for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	@[ -n "$$L3FWD_DPDK_ROOT" ] && exit 0; \
+	missing=$$(for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 		echo "installing:" $$missing; \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
@@ -184,3 +199,5 @@ lint: deps
 clean:
 	$(CARGO) clean
 	rm -rf $(OUT)
+
+endif

@@ -27,6 +27,12 @@ fn main() {
         println!("cargo::rustc-cfg={cfg}");
     }
     println!("cargo::rustc-env=DPDK_BUILT_ON={}", dpdk.version);
+    let out_dir = PathBuf::from(env::var("OUT_DIR").unwrap());
+    std::fs::write(
+        out_dir.join("release.rs"),
+        format!("pub const RELEASE: u32 = {};\n", found.year * 100 + found.month),
+    )
+    .expect("write release.rs");
     println!("cargo::rerun-if-env-changed=PKG_CONFIG_PATH");
 
     // DPDK's cflags carry `-include rte_config.h` and `-march=...`: both the

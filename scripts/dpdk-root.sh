@@ -19,7 +19,10 @@
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# What building and testing l3fwd-rs needs in a root...
 PACKAGES="ca-certificates pkgconf gcc g++ libc6-dev make dpdk dpdk-dev libdpdk-dev dpdk-doc libpcap-dev libclang-dev clang iproute2 ethtool procps python3"
+# and what the Makefile's targets need besides (its DEBS, passed by make).
+PACKAGES="$PACKAGES ${DPDK_ROOT_PACKAGES:-}"
 MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 
 die() { echo "dpdk-root: $*" >&2; exit 1; }
@@ -33,12 +36,12 @@ suite_of() {
 }
 
 make_root() {
-    local version=$1 suite root stamp want
+    local version=$1 suite root stamp
     suite=$(suite_of "$version")
     root="$HERE/target/dpdk-root/$version"
+    # Written once debootstrap made the root: its suite.
     stamp="$root/.l3fwd-rs-root"
-    want="$suite $PACKAGES"
-    if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
+    if ready; then
         echo "$root"
         return
     fi
@@ -50,17 +53,16 @@ make_root() {
     # One maker at a time (test binaries and make targets may race).
     exec 8>"$HERE/target/dpdk-root/.$version.lock"
     flock 8
-    if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
+    if ready; then
         echo "$root"
         return
     fi
-    # A root of the same suite made before only needs the packages added
-    # since; anything else is made anew.
-    if [[ ! -f "$stamp" || "$(head -c ${#suite} "$stamp")" != "$suite" ]]; then
+    if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$suite" ]]; then
         echo "dpdk-root: making a Debian $suite root for DPDK $version in $root (~4 min)" >&2
         rm -rf "$root"
         debootstrap --variant=minbase --include=pkgconf,gcc,libc6-dev,make "$suite" "$root" "$MIRROR" >&2 ||
             die "debootstrap $suite failed (see above)"
+        echo "$suite" >"$stamp"
     fi
     # sid's Release file can be past its validity on a machine whose mirror
     # is a snapshot; trixie's is checked as usual.
@@ -73,8 +75,12 @@ make_root() {
     local got
     got=$(in_root "$root" / pkg-config --modversion libdpdk)
     [[ $got == "$version".* || $got == "$version" ]] || die "the $suite root has DPDK $got, not $version"
-    echo "$want" >"$stamp"
     echo "$root"
+}
+
+# Whether the root was made and has every package.
+ready() {
+    [[ -f "$stamp" && "$(cat "$stamp")" == "$suite" ]] && chroot "$root" dpkg -s $PACKAGES >/dev/null 2>&1
 }
 
 # in_root ROOT DIR CMD...: CMD in ROOT with cwd DIR, in a private mount
@@ -84,6 +90,9 @@ in_root() {
     shift 2
     unshare --mount --propagation private -- bash -euo pipefail -c '
         root=$1 dir=$2 here=$3; shift 3
+        # The root a mount point of its own: ip netns exec remounts / (as
+        # a slave), which only a mount point can be.
+        mount --bind "$root" "$root"
         mount -t proc proc "$root/proc"
         mount --rbind /sys "$root/sys"
         mount --rbind /dev "$root/dev"

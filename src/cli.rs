@@ -202,8 +202,9 @@ pub struct Args {
     #[arg(long, value_name = "NPKTS", default_value_t = 1024, value_parser = decimal(1, u16::MAX))]
     pub tx_queue_size: u16,
 
-    /// Per-lcore mbuf cache size of the pools, 0-512 (later C l3fwd's --mbcache)
-    #[arg(long, value_name = "CACHESZ", default_value_t = 256, value_parser = clap::value_parser!(u32).range(0..=512))]
+    /// Per-lcore mbuf cache size of the pools, 0-512 (C l3fwd's --mbcache
+    /// since 24.11; default 256 on DPDK 22.11, 512 from 24.11, as C's)
+    #[arg(long, value_name = "CACHESZ", default_value_t = crate::DEFAULT_MBCACHE, value_parser = clap::value_parser!(u32).range(0..=512))]
     pub mbcache: u32,
 
     /// Accepted for later C l3fwd's command lines: C drops RX offloads the
@@ -927,7 +928,7 @@ mod tests {
         assert_eq!((args.stats_interval, args.duration), (2, Some(5)));
         assert_eq!(args.stats_json, Some(PathBuf::from("s.json")));
         assert_eq!((args.lpm_max_rules, args.lpm_tbl8s, args.num_mbufs), (None, None, None));
-        assert_eq!(args.mbcache, 256);
+        assert_eq!(args.mbcache, if dpdk::RELEASE >= 2411 { 512 } else { 256 });
         assert!(!args.relax_rx_offload && !args.disable_rss);
         let args = ok("-p 1 --mbcache 0 --relax-rx-offload --disable-rss");
         assert_eq!(args.mbcache, 0);

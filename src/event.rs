@@ -47,10 +47,8 @@ const TX_DRAIN: Duration = Duration::from_millis(50);
 /// After a stop, the workers forward what is in flight for at most this
 /// many seconds (and the vectors' timeout twice).
 const DRAIN_MAX_SECS: u64 = 2;
-/// C's vector size and timeout when `--event-vector-size` or
-/// `--event-vector-tmo` is absent or 0 (`VECTOR_SIZE_DEFAULT`,
-/// `VECTOR_TMO_NS_DEFAULT`).
-const VECTOR_SIZE_DEFAULT: u64 = 32;
+/// C's vector timeout when `--event-vector-tmo` is absent or 0
+/// (`VECTOR_TMO_NS_DEFAULT`; the size's is [`crate::DEFAULT_VECTOR_SIZE`]).
 const VECTOR_TMO_NS_DEFAULT: u64 = 1_000_000;
 
 /// The vectors `--event-vector` asks for, with C's defaults. The sizes
@@ -65,7 +63,10 @@ struct VectorRequest {
 /// `None` without `--event-vector`.
 fn vector_request(args: &Args) -> Option<VectorRequest> {
     args.event_vector.then(|| VectorRequest {
-        size: args.event_vector_size.filter(|&n| n > 0).unwrap_or(VECTOR_SIZE_DEFAULT),
+        size: args
+            .event_vector_size
+            .filter(|&n| n > 0)
+            .unwrap_or(crate::DEFAULT_VECTOR_SIZE),
         tmo: args
             .event_vector_tmo
             .filter(|&n| n > 0)

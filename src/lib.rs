@@ -29,5 +29,17 @@ pub mod stats_json;
 pub const MAX_BURST: usize = 512;
 
 /// Packets per RX burst and per TX buffer by default (C 22.11's
-/// MAX_PKT_BURST).
+/// MAX_PKT_BURST, later C's DEFAULT_PKT_BURST).
 pub const DEFAULT_BURST: usize = 32;
+
+// Defaults that follow the C sample of the DPDK release built against
+// (dpdk::RELEASE), so that one command line gives the same run.
+
+/// The C sample's per-lcore mempool cache (MEMPOOL_CACHE_SIZE): 256 before
+/// 24.11, the largest a cache can be (RTE_MEMPOOL_CACHE_MAX_SIZE, 512)
+/// since. `--mbcache`'s default, and what the pool size counts per lcore.
+pub const DEFAULT_MBCACHE: u32 = if dpdk::RELEASE >= 2411 { 512 } else { 256 };
+
+/// The C sample's event vector size without `--event-vector-size`
+/// (VECTOR_SIZE_DEFAULT, its MAX_PKT_BURST): 32 before 24.11, 512 since.
+pub const DEFAULT_VECTOR_SIZE: u64 = if dpdk::RELEASE >= 2411 { 512 } else { 32 };

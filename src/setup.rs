@@ -12,9 +12,10 @@ use crate::forward::{LcoreQueues, TxPort, TxPorts};
 use crate::packet::{default_dest_mac, eth_rewrite};
 use crate::plan::Plan;
 
-/// Per-lcore mbuf cache the C sample's NB_MBUF counts (MEMPOOL_CACHE_SIZE;
-/// later C counts it even when `--mbcache` sets another cache size).
-const MEMPOOL_CACHE: u32 = 256;
+/// Per-lcore mbuf cache the C sample's NB_MBUF counts (MEMPOOL_CACHE_SIZE
+/// of its release; later C counts it even when `--mbcache` sets another
+/// cache size).
+const MEMPOOL_CACHE: u32 = crate::DEFAULT_MBCACHE;
 /// Smallest pool the C sample creates.
 const MIN_MBUFS: u32 = 8192;
 /// Ethernet header, CRC and standard MTU (RTE_ETHER_HDR_LEN, _CRC_LEN, _MTU).
@@ -329,6 +330,20 @@ mod tests {
         assert_eq!(port_conf(&info(1), &rss, false, None).rss_hash, 0);
         let acl = dpdk::rss_ip() | dpdk::rss_l4();
         assert_eq!(port_conf(&info(4), &rss, true, None).rss_hash, acl);
+    }
+
+    #[test]
+    fn jumbo_frames_need_multi_segment_tx() {
+        let jumbo = args("--max-pkt-len 9000");
+        let (without, with) = (info(1), info_offering(1, dpdk::tx_offload_multi_segs()));
+        let conf = port_conf(&without, &jumbo, false, None);
+        let why = check_frame_size(0, &without, &conf, jumbo.max_pkt_len).unwrap_err();
+        assert!(why.contains("has no multi-segment TX"), "{why}");
+        let conf = port_conf(&with, &jumbo, false, None);
+        assert_eq!(check_frame_size(0, &with, &conf, jumbo.max_pkt_len), Ok(()));
+        let standard = args("--max-pkt-len 1518");
+        let conf = port_conf(&without, &standard, false, None);
+        assert_eq!(check_frame_size(0, &without, &conf, standard.max_pkt_len), Ok(()));
     }
 
     #[test]

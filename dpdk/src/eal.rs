@@ -451,11 +451,13 @@ pub fn current_lcore() -> u32 {
 }
 
 /// The version of the DPDK libraries this process runs on, as
-/// `rte_version()` gives it ("DPDK 22.11.11"): the shared library loaded,
-/// not the headers built against. Needs no EAL.
+/// `rte_version()` gives it ("DPDK 24.11.8"): the shared library loaded,
+/// whose release line is the one built against ([`BUILT_ON`]). Needs no
+/// EAL.
 ///
 /// ```
-/// assert!(dpdk::version().starts_with("DPDK 22.11"));
+/// let line: Vec<&str> = dpdk::BUILT_ON.split('.').take(2).collect();
+/// assert!(dpdk::version().starts_with(&format!("DPDK {}", line.join("."))));
 /// ```
 pub fn version() -> &'static str {
     static VERSION: OnceLock<String> = OnceLock::new();

@@ -1,4 +1,5 @@
-//! A safe layer over the installed DPDK 22.11: bindings (bindgen and a C
+//! A safe layer over the installed DPDK (22.11 or later; tested on 22.11,
+//! 24.11 and 25.11): bindings (bindgen and a C
 //! shim for DPDK's `static inline` functions) and the types a forwarder
 //! needs. Every `unsafe` block of the project lives in this crate, each
 //! with a `SAFETY:` note; the other crates forbid `unsafe`.
@@ -128,6 +129,20 @@ mod sys {
     #![allow(clippy::undocumented_unsafe_blocks)]
     include!(concat!(env!("OUT_DIR"), "/bindings.rs"));
 }
+
+/// The DPDK the crate was built against, as pkg-config gave it
+/// (`pkg-config --modversion libdpdk`, e.g. "24.11.8").
+pub const BUILT_ON: &str = env!("DPDK_BUILT_ON");
+
+mod release {
+    //! `RELEASE`, written by build.rs.
+    include!(concat!(env!("OUT_DIR"), "/release.rs"));
+}
+
+/// The release line built against as YYMM (2211 for 22.11, 2411 for
+/// 24.11): for what the application does differently per release, as the
+/// C sample of that release does.
+pub use release::RELEASE;
 
 /// Ports this DPDK build can address (`RTE_MAX_ETHPORTS`): port ids are
 /// below it.

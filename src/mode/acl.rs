@@ -1,8 +1,9 @@
 //! ACL mode (`--lookup=acl`): deny and route rules on the 5-tuple in
 //! rte_acl, each family's packets of a burst classified in one call, as
-//! C's `acl_main_loop` does. As in C, a burst's IPv4 packets are sent
-//! before its IPv6 ones, and packets that match no rule, or are not IP,
-//! are dropped. rte_acl has no one-packet classify, so
+//! C's `acl_main_loop` does. As in C before 24.07, a burst's IPv4 packets
+//! are sent before its IPv6 ones when built on such a DPDK; from 24.07 on,
+//! C sends them in the order received, and so do we. Packets that match
+//! no rule, or are not IP, are dropped. rte_acl has no one-packet classify, so
 //! `--sequential-lookup` changes nothing here.
 
 use std::error::Error;
@@ -88,7 +89,7 @@ fn route(verdict: Verdict) -> Route {
 impl Lookup for AclLookup {
     type Scratch = AclScratch;
     const MISS: Miss = Miss::Drop;
-    const IPV4_FIRST: bool = true;
+    const IPV4_FIRST: bool = dpdk::RELEASE < 2407;
 
     #[inline(always)]
     fn add(&self, scratch: &mut AclScratch, index: usize, l3: &L3, frame: &[u8]) -> Route {

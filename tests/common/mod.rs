@@ -42,11 +42,21 @@ pub fn l3fwd_rs() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_l3fwd-rs"))
 }
 
-/// DPDK's C l3fwd, built (once per test process) by scripts/build-c-l3fwd.sh.
+/// The build folder of this test build (target/, or the one of another
+/// DPDK: `make test DPDK=24.11` builds in target/dpdk-24.11).
+pub fn target_dir() -> &'static Path {
+    Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .expect("CARGO_TARGET_TMPDIR is <target>/tmp")
+}
+
+/// DPDK's C l3fwd of the DPDK these tests are built on (that release's
+/// examples/l3fwd), built once per test process by
+/// scripts/build-c-l3fwd.sh into this build's folder.
 pub fn c_l3fwd() -> PathBuf {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
-        let out = workspace().join("target/c-l3fwd");
+        let out = target_dir().join("c-l3fwd");
         let status = Command::new(workspace().join("scripts/build-c-l3fwd.sh"))
             .arg(&out)
             .status()
@@ -55,6 +65,25 @@ pub fn c_l3fwd() -> PathBuf {
         out.join("dpdk-l3fwd")
     })
     .clone()
+}
+
+/// The long options of the C l3fwd [`c_l3fwd`] builds: the
+/// `CMD_LINE_OPT_*` strings of its main.c. They change between releases
+/// (and stable updates backport some): `--hash-entry-num` went in 23.03,
+/// `--mbcache` and `--rx-burst` came in 24.11, `--eth-link-speed` in 25.11.
+pub fn c_l3fwd_options() -> &'static [String] {
+    static OPTIONS: OnceLock<Vec<String>> = OnceLock::new();
+    OPTIONS.get_or_init(|| {
+        let examples = std::env::var("DPDK_EXAMPLES").unwrap_or_else(|_| "/usr/share/dpdk/examples".into());
+        let main = Path::new(&examples).join("l3fwd/main.c");
+        let source = fs::read_to_string(&main).unwrap_or_else(|e| panic!("{}: {e}", main.display()));
+        source
+            .lines()
+            .filter_map(|line| line.strip_prefix("#define CMD_LINE_OPT_"))
+            .filter_map(|rest| rest.split('"').nth(1))
+            .map(str::to_owned)
+            .collect()
+    })
 }
 
 /// Two ports' worth of generated traffic (600 frames each, seeds `seed`
