@@ -6,12 +6,12 @@ CARGO ?= cargo
 DEBS := dpdk dpdk-dev libdpdk-dev dpdk-doc libclang-dev pkg-config libpcap-dev fonts-dejavu-core \
 	iproute2 iputils-ping ethtool tcpdump iperf3 sockperf valgrind
 OUT := out
-# Inside another DPDK's root, cargo builds in target/dpdk-VERSION.
-RELEASE := $(or $(CARGO_TARGET_DIR),target)/release
+RELEASE := target/release
 
 # DPDK=24.11 or DPDK=25.11: any target below, built and run against that
 # release of DPDK, in a Debian root that has it (scripts/dpdk-root.sh makes
-# it once under target/dpdk-root/, ~4 min; builds go to target/dpdk-VERSION).
+# it once under target/dpdk-root/, ~4 min; what it builds goes to
+# target/dpdk-VERSION, which the target sees as target/).
 # Without DPDK=, the machine's own (Debian 12: 22.11).
 DPDK ?=
 ifneq ($(DPDK),)

@@ -15,7 +15,8 @@
 #                                            crashes
 #
 # VERSION: 24.11 or 25.11. Roots live in target/dpdk-root/VERSION (about
-# 1.4 GB each, ~2 minutes to make); their builds in target/dpdk-VERSION.
+# 1.5 GB each, ~4 minutes to make); their builds in target/dpdk-VERSION,
+# which CMD sees as target/.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -89,7 +90,7 @@ in_root() {
     local root=$1 dir=$2
     shift 2
     unshare --mount --propagation private -- bash -euo pipefail -c '
-        root=$1 dir=$2 here=$3; shift 3
+        root=$1 dir=$2 here=$3 version=$4; shift 4
         # The root a mount point of its own: ip netns exec remounts / (as
         # a slave), which only a mount point can be.
         mount --bind "$root" "$root"
@@ -102,8 +103,12 @@ in_root() {
         mount -t tmpfs tmpfs "$root/run"
         mkdir -p "$root/run/dpdk" "$root/run/netns"
         if [[ $here != / ]]; then
-            mkdir -p "$root$here" "$root/root/.cargo" "$root/root/.rustup"
+            mkdir -p "$root$here" "$root/root/.cargo" "$root/root/.rustup" "$here/target/dpdk-$version"
             mount --bind "$here" "$root$here"
+            # This release builds in target/dpdk-VERSION, seen as target/
+            # in the root: every path under target/ (release/, c-l3fwd/,
+            # bench/) is its own, and the roots themselves are out of sight.
+            mount --bind "$here/target/dpdk-$version" "$root$here/target"
             [[ -d /root/.cargo ]] && mount --bind /root/.cargo "$root/root/.cargo"
             [[ -d /root/.rustup ]] && mount --bind /root/.rustup "$root/root/.rustup"
             # The certificates of the machine: cargo fetches through whatever
@@ -113,7 +118,7 @@ in_root() {
         exec chroot "$root" /usr/bin/env -C "$dir" \
             PATH=/root/.cargo/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
             HOME=/root TERM="${TERM:-dumb}" "$@"
-    ' in_root "$root" "$dir" "${HERE_BIND:-/}" "$@"
+    ' in_root "$root" "$dir" "${HERE_BIND:-/}" "${ROOT_VERSION:-}" "$@"
 }
 
 cmd=${1:-}
@@ -124,8 +129,7 @@ root) make_root "$version" ;;
 run)
     shift 2
     root=$(make_root "$version")
-    HERE_BIND=$HERE in_root "$root" "$PWD" env CARGO_TARGET_DIR="$HERE/target/dpdk-$version" \
-        L3FWD_DPDK_ROOT="$version" "$@"
+    HERE_BIND=$HERE ROOT_VERSION=$version in_root "$root" "$PWD" env L3FWD_DPDK_ROOT="$version" "$@"
     ;;
 *) die "unknown command $cmd (root or run)" ;;
 esac
