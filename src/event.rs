@@ -92,8 +92,8 @@ fn check_vectors(dev: &EventDev, eth_ports: &[u16], request: &VectorRequest) -> 
 }
 
 /// Why `--event-vector` is refused on a software RX adapter.
-const SOFTWARE_VECTORS: &str = "--event-vector: the RX adapter here is DPDK 22.11's software one, which loses event \
-vectors (it writes them outside the live part of its buffer); vectors need an RX adapter that is an internal port";
+const SOFTWARE_VECTORS: &str = "--event-vector: the RX adapter here is DPDK's software one, which loses event \
+vectors (22.11's writes them outside the live part of its buffer); vectors need an RX adapter that is an internal port";
 
 /// `size` and `tmo` as a vector configuration, if within `limits`.
 fn within(limits: &VectorLimits, size: u64, tmo: u64) -> Result<VectorConfig, String> {

@@ -40,7 +40,7 @@ fn given_files(args: &Args) -> Option<(&Path, &Path)> {
                 ("--rule_ipv6", "--rule_ipv4")
             };
             log::warn!(
-                "{given} without {missing} is IGNORED, as C l3fwd 22.11 ignores it: \
+                "{given} without {missing} is IGNORED, as C l3fwd ignores it: \
                  the built-in rules are used for IPv4 and IPv6 (give both options to load your file)"
             );
             None

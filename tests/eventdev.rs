@@ -349,7 +349,7 @@ fn bad_event_setups_are_one_line_errors() {
     }
 }
 
-/// `--event-vector` where the RX adapter is DPDK 22.11's software one
+/// `--event-vector` where the RX adapter is DPDK's software one
 /// (`event_sw`'s): a size or timeout outside what it takes is one line,
 /// and vectors themselves are refused in one line, since that adapter
 /// loses the vectors it makes (with their packets). C's generic path
@@ -362,7 +362,7 @@ fn event_vectors_on_the_software_adapter_are_one_line_errors() {
     let cases: [(&[&str], &str); 3] = [
         (
             &[],
-            "--event-vector: the RX adapter here is DPDK 22.11's software one, which loses event vectors",
+            "--event-vector: the RX adapter here is DPDK's software one, which loses event vectors",
         ),
         (
             &["--event-vector-size", "2048"],

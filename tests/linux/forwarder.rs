@@ -73,7 +73,9 @@ impl Forwarder {
         // A failed test poisons the lock; the next one is unaffected.
         let one_at_a_time = RUNNING.lock().unwrap_or_else(PoisonError::into_inner);
         let prefix = format!("l3fwd-linux-{tag}");
-        let mut args: Vec<String> = ["--no-huge", "-m", "512", "--no-pci", "--file-prefix", &prefix]
+        // 1 GB: exact match's two 4M-key tables and their RCU defer
+        // queues take more than 512 MB on 24.11.
+        let mut args: Vec<String> = ["--no-huge", "-m", "1024", "--no-pci", "--file-prefix", &prefix]
             .map(String::from)
             .to_vec();
         args.extend(eal.iter().cloned());
