@@ -4,9 +4,9 @@
 # (sid), which need a newer glibc, never touch it.
 #
 # Usage:
-#   scripts/dpdk-root.sh root VERSION        make the root once (reused while its
-#                                            stamp matches this script's package
-#                                            list); prints its path
+#   scripts/dpdk-root.sh root VERSION        make the root once (reused while it
+#                                            has every package below; missing
+#                                            ones are added); prints its path
 #   scripts/dpdk-root.sh run VERSION CMD...  run CMD in the root, in this tree
 #                                            (bind-mounted at the same path), with
 #                                            the machine's Rust toolchain, in a
