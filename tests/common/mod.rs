@@ -229,7 +229,7 @@ impl Run {
     /// The command line, from the EAL arguments (`vdevs` last) to the
     /// application's.
     fn command_line(&self, prefix: &str, vdevs: Vec<String>) -> Vec<String> {
-        let mut args = virtual_eal(self.memory_mb, prefix);
+        let mut args = virtual_eal(self.memory_mb, prefix, &self.eal_args);
         // A map of lcores to CPUs (`0@0,1@0`) is --lcores; a list, -l.
         let flag = if self.lcores.contains('@') { "--lcores" } else { "-l" };
         args.extend([flag.into(), self.lcores.clone()]);
@@ -325,8 +325,9 @@ impl Run {
 /// and waits for it to exit by itself (for command-line error tests).
 pub fn run_cli(bin: &Path, eal_args: &[&str], app_args: &[&str]) -> Outcome {
     let scratch = Scratch::new();
-    let mut args = virtual_eal(512, &scratch.prefix);
-    args.extend(eal_args.iter().map(|&a| a.into()));
+    let eal_args: Vec<String> = eal_args.iter().map(|&a| a.into()).collect();
+    let mut args = virtual_eal(512, &scratch.prefix, &eal_args);
+    args.extend(eal_args);
     args.push("--".into());
     args.extend(app_args.iter().map(|&a| a.into()));
     let mut child = scratch.spawn(bin, &args);
@@ -429,18 +430,17 @@ impl Drop for TestDir {
 }
 
 /// EAL's arguments for virtual ports only: no hugepages (`memory_mb` of
-/// plain memory), no PCI scan, files under `prefix`.
-fn virtual_eal(memory_mb: u32, prefix: &str) -> Vec<String> {
-    [
-        "--no-huge",
-        "-m",
-        &memory_mb.to_string(),
-        "--no-pci",
-        "--file-prefix",
-        prefix,
-    ]
-    .map(String::from)
-    .to_vec()
+/// plain memory), no PCI scan, files under `prefix`; but for `-m` or
+/// `--file-prefix` when the test's own EAL arguments (`given`) set them
+/// (EAL from 25.11 refuses an option given twice).
+fn virtual_eal(memory_mb: u32, prefix: &str, given: &[String]) -> Vec<String> {
+    let mut args = vec!["--no-huge".to_string(), "--no-pci".to_string()];
+    for (option, value) in [("-m", memory_mb.to_string()), ("--file-prefix", prefix.to_string())] {
+        if !given.iter().any(|arg| arg == option) {
+            args.extend([option.to_string(), value]);
+        }
+    }
+    args
 }
 
 /// `--vdev` for pcap port `port`: one RX queue per input file, one TX
