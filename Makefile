@@ -26,7 +26,7 @@ RUN_SECS ?= 10
 RUN_FRAMES ?= 1024
 EAL_VIRT := --no-huge -m 1024 --no-pci
 
-.PHONY: all deps build install run demo demo-clean test lint c-l3fwd bench bench-calibrate bench-callgrind bench-scale bench-sweep bench-latency bench-update fuzz clean
+.PHONY: all deps build install run demo demo-clean test lint c-l3fwd bench bench-versions bench-calibrate bench-callgrind bench-scale bench-sweep bench-latency bench-update fuzz clean
 
 all: build
 
@@ -97,6 +97,24 @@ BENCH_ARGS ?=
 bench: c-l3fwd
 	$(CARGO) build --release -p l3fwd-rs -p trafficgen -p l3fwd-bench
 	$(RELEASE)/l3fwd-bench $(if $(BASELINE),--baseline $(BASELINE)) $(BENCH_ARGS)
+
+# Rates across DPDK releases: C l3fwd, l3fwd-rs and testpmd io built on the
+# machine's DPDK and on each of VERSIONS (in its root, as DPDK=VERSION
+# builds), every release in turn in each round, on hugepages (as root). Per
+# release: median Mpps and cycles per packet; per change from one release to
+# the next: a verdict (Mann-Whitney over rounds); JSON and versions.png in
+# target/bench/versions/. ~7 s per configuration, release and round: the
+# default (LPM and io, 3 releases, 5 rounds) ~6 min after the builds.
+# VERSIONS_ARGS as BENCH_ARGS, e.g. "--only lpm,em,fib,acl,io --rounds 5".
+VERSIONS ?= 24.11 25.11
+comma := ,
+space := $(subst ,, )
+VERSIONS_ARGS ?= --only c-lpm,rs-lpm,io --rounds 5
+bench-versions: c-l3fwd
+	$(CARGO) build --release -p l3fwd-rs -p trafficgen -p l3fwd-bench
+	for v in $(VERSIONS); do $(MAKE) --no-print-directory build c-l3fwd DPDK=$$v || exit 1; done
+	$(RELEASE)/l3fwd-bench --dpdk $$(pkg-config --modversion libdpdk)$(comma)$(subst $(space),$(comma),$(strip $(VERSIONS))) \
+		--json target/bench/versions/versions.json --work-dir target/bench/versions $(VERSIONS_ARGS)
 
 # Whether BASELINE= verdicts hold on this machine: make bench's runs three
 # times, l3fwd-rs, the same again (at least 95% of ratios must say "no

@@ -13,10 +13,18 @@
 #                                            mount namespace of its own: nothing
 #                                            stays mounted after CMD, even if it
 #                                            crashes
+#   scripts/dpdk-root.sh exec VERSION CMD... the same, but CMD sees the tree as
+#                                            the machine does (target/ itself,
+#                                            with the mounts under it, such as a
+#                                            hugetlbfs) and shares /run/dpdk: a
+#                                            program of this release driven from
+#                                            the machine (l3fwd-bench --dpdk); CMD
+#                                            takes this process's place (its pid,
+#                                            its signals)
 #
 # VERSION: 24.11 or 25.11. Roots live in target/dpdk-root/VERSION (about
 # 1.5 GB each, ~4 minutes to make); their builds in target/dpdk-VERSION,
-# which CMD sees as target/.
+# which CMD sees as target/ under `run`.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -85,12 +93,22 @@ ready() {
 }
 
 # in_root ROOT DIR CMD...: CMD in ROOT with cwd DIR, in a private mount
-# namespace (unshare), so every mount below goes when CMD ends.
+# namespace (unshare), so every mount below goes when CMD ends. With
+# HERE_BIND set, the tree is seen at its own path: as its release's build
+# (target/dpdk-VERSION as target/) under VIEW=build, as the machine sees it
+# under VIEW=machine. (root_command only sets ROOT_COMMAND to it: unshare,
+# bash and chroot each exec the next, so that `exec "${ROOT_COMMAND[@]}"`
+# runs CMD in this very process.)
 in_root() {
+    root_command "$@"
+    "${ROOT_COMMAND[@]}"
+}
+
+root_command() {
     local root=$1 dir=$2
     shift 2
-    unshare --mount --propagation private -- bash -euo pipefail -c '
-        root=$1 dir=$2 here=$3 version=$4; shift 4
+    ROOT_COMMAND=(unshare --mount --propagation private -- bash -euo pipefail -c '
+        root=$1 dir=$2 here=$3 version=$4 view=$5; shift 5
         # The root a mount point of its own: ip netns exec remounts / (as
         # a slave), which only a mount point can be.
         mount --bind "$root" "$root"
@@ -103,12 +121,21 @@ in_root() {
         mount -t tmpfs tmpfs "$root/run"
         mkdir -p "$root/run/dpdk" "$root/run/netns"
         if [[ $here != / ]]; then
-            mkdir -p "$root$here" "$root/root/.cargo" "$root/root/.rustup" "$here/target/dpdk-$version"
-            mount --bind "$here" "$root$here"
-            # This release builds in target/dpdk-VERSION, seen as target/
-            # in the root: every path under target/ (release/, c-l3fwd/,
-            # bench/) is its own, and the roots themselves are out of sight.
-            mount --bind "$here/target/dpdk-$version" "$root$here/target"
+            mkdir -p "$root$here" "$root/root/.cargo" "$root/root/.rustup"
+            if [[ $view == machine ]]; then
+                # target/ as it is, hugetlbfs mounts under it included, and
+                # the machine'"'"'s DPDK runtime folders (telemetry sockets).
+                mount --rbind "$here" "$root$here"
+                mkdir -p /run/dpdk
+                mount --bind /run/dpdk "$root/run/dpdk"
+            else
+                mkdir -p "$here/target/dpdk-$version"
+                mount --bind "$here" "$root$here"
+                # This release builds in target/dpdk-VERSION, seen as target/
+                # in the root: every path under target/ (release/, c-l3fwd/,
+                # bench/) is its own, and the roots themselves are out of sight.
+                mount --bind "$here/target/dpdk-$version" "$root$here/target"
+            fi
             [[ -d /root/.cargo ]] && mount --bind /root/.cargo "$root/root/.cargo"
             [[ -d /root/.rustup ]] && mount --bind /root/.rustup "$root/root/.rustup"
             # The certificates of the machine: cargo fetches through whatever
@@ -118,18 +145,21 @@ in_root() {
         exec chroot "$root" /usr/bin/env -C "$dir" \
             PATH=/root/.cargo/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
             HOME=/root TERM="${TERM:-dumb}" "$@"
-    ' in_root "$root" "$dir" "${HERE_BIND:-/}" "${ROOT_VERSION:-}" "$@"
+    ' in_root "$root" "$dir" "${HERE_BIND:-/}" "${ROOT_VERSION:-}" "${VIEW:-build}" "$@")
 }
 
 cmd=${1:-}
 version=${2:-}
-[[ -n $cmd && -n $version ]] || die "usage: $0 root|run VERSION [CMD...]"
+[[ -n $cmd && -n $version ]] || die "usage: $0 root|run|exec VERSION [CMD...]"
 case "$cmd" in
 root) make_root "$version" ;;
-run)
+run | exec)
     shift 2
     root=$(make_root "$version")
-    HERE_BIND=$HERE ROOT_VERSION=$version in_root "$root" "$PWD" env L3FWD_DPDK_ROOT="$version" "$@"
+    view=build
+    [[ $cmd == exec ]] && view=machine
+    HERE_BIND=$HERE ROOT_VERSION=$version VIEW=$view root_command "$root" "$PWD" env L3FWD_DPDK_ROOT="$version" "$@"
+    exec "${ROOT_COMMAND[@]}"
     ;;
-*) die "unknown command $cmd (root or run)" ;;
+*) die "unknown command $cmd (root, run or exec)" ;;
 esac

@@ -173,8 +173,9 @@ impl<M: Mode> Tables for LiveTables<M> {
                     continue;
                 }
                 Command::RouteStats => {
-                    answers[i] = self.in_place.as_ref().and_then(|w| w.stats()).ok_or_else(|| {
-                        "route stats: only LPM mode's IPv4 table, which changes in place, has tbl8 groups to count"
+                    answers[i] = self.in_place.as_mut().and_then(|w| w.stats()).ok_or_else(|| {
+                        "route stats: only tables that change in place have tbl8 groups to count \
+                         (LPM's IPv4 table; FIB's from DPDK 24.11, IPv6 from 25.11)"
                             .into()
                     });
                     continue;

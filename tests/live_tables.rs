@@ -410,6 +410,72 @@ fn routes_added_and_deleted_through_l3fwd_ctl_steer_the_stream() {
     }
 }
 
+/// IPv4 route changes under the stream that each take a tbl8 group for
+/// 198.18.5.0/24 and give it back, 2 x 60 times: every answer `ok`, and
+/// the stream (198.18.5.0, port 1 by the file's /24) ends on port 1.
+fn run_cycles(f: &Forwarder) {
+    // Each line's comment is the port it gives the stream from then on.
+    let cycle = [
+        "route add 198.18.5.0/25 2",   // 2, a tbl8 group for 198.18.5.0/24
+        "route add 198.18.5.0/26 1",   // 1
+        "route add 198.18.5.0/26 2",   // 2, a replace
+        "route del 198.18.5.0/26",     // 2, by the /25
+        "route add 198.18.5.0/32 1",   // 1
+        "route del 198.18.5.0/25",     // 1
+        "route del 198.18.5.0/32",     // 1, by the /24: the group is freed
+        "route add 198.18.5.128/25 2", // 1 (another half), a group again
+        "route del 198.18.5.128/25",   // 1, freed again
+    ];
+    const CYCLES: usize = 60;
+    let commands: Vec<&str> = cycle.iter().copied().cycle().take(cycle.len() * CYCLES).collect();
+    for (round, (answers, ok)) in [f.send(&commands), f.send(&commands)].into_iter().enumerate() {
+        assert!(
+            ok && answers.iter().all(|a| a == "ok"),
+            "round {round}: {:?}",
+            answers.iter().find(|a| *a != "ok")
+        );
+        f.assert_stream_goes_to(1, &format!("after round {round} of cycles"));
+    }
+}
+
+/// FIB mode changes rte_fib in place from DPDK 24.11 and rte_fib6 from
+/// 25.11 (`rte_fib_rcu_qsbr_add`): the cycles above and IPv6 adds and
+/// deletes rebuild nothing there (no "new tables built" in the log),
+/// `route stats` counts the FIBs' tbl8 groups, and the groups the cycles
+/// took are back. Before, each batch of changes is a rebuild and swap, as
+/// in 22.11.
+#[test]
+fn fib_routes_change_in_place_where_dpdk_lets_them() {
+    let f = Forwarder::start_on("fib-inplace", "fib", 1, Dataplane::Poll, &["--lpm-tbl8s", "64"]);
+    let rebuilds = |f: &Forwarder| f.stderr().matches("new tables built").count();
+    run_cycles(&f);
+    let v6 = [
+        "route add 2001:db8::/48 2",
+        "route get 2001:db8::1",
+        "route del 2001:db8::/48",
+    ];
+    assert_eq!(f.send(&v6).0, ["ok", "2", "ok"]);
+    let v6_rebuilds = usize::from(dpdk::RELEASE < 2511) * 2;
+    let stats = f.send(&["route stats"]).0;
+    if dpdk::RELEASE >= 2411 {
+        assert_eq!(rebuilds(&f), v6_rebuilds, "{}", f.stderr());
+        let mut expected = "IPv4 FIB tbl8 groups: 0 in use, 0 awaiting reclaim, 64 free, of 64".to_string();
+        if dpdk::RELEASE >= 2511 {
+            // The file's 2001:db8::/32 takes one group (its 4th byte).
+            expected += "; IPv6 FIB tbl8 groups: 1 in use, 0 awaiting reclaim, 63 free, of 64";
+        }
+        assert_eq!(stats, [expected]);
+    } else {
+        // One per batch: each round of cycles, the IPv6 add, the delete.
+        assert_eq!(rebuilds(&f), 4, "{}", f.stderr());
+        assert!(
+            stats[0].starts_with("error: route stats: only tables that change in place"),
+            "{stats:?}"
+        );
+    }
+    f.stop();
+}
+
 /// `route add/del` of IPv4 prefixes change LPM's table in place (its
 /// entries, with unlinked tbl8 groups reused after a grace period). Under
 /// the stream, 120 cycles through adds,
@@ -433,29 +499,7 @@ fn ipv4_routes_change_in_place_under_the_stream_and_give_their_tbl8_groups_back(
         stats(&f),
         ["IPv4 tbl8 groups: 0 in use, 0 awaiting reclaim, 4 free, of 4"]
     );
-    // The stream's 198.18.5.0 by the file's /24: port 1. Each line's
-    // comment is the port it gives the stream from then on.
-    let cycle = [
-        "route add 198.18.5.0/25 2",   // 2, a tbl8 group for 198.18.5.0/24
-        "route add 198.18.5.0/26 1",   // 1
-        "route add 198.18.5.0/26 2",   // 2, a replace
-        "route del 198.18.5.0/26",     // 2, by the /25
-        "route add 198.18.5.0/32 1",   // 1
-        "route del 198.18.5.0/25",     // 1
-        "route del 198.18.5.0/32",     // 1, by the /24: the group is freed
-        "route add 198.18.5.128/25 2", // 1 (another half), a group again
-        "route del 198.18.5.128/25",   // 1, freed again
-    ];
-    const CYCLES: usize = 60;
-    let commands: Vec<&str> = cycle.iter().copied().cycle().take(cycle.len() * CYCLES).collect();
-    for (round, (answers, ok)) in [f.send(&commands), f.send(&commands)].into_iter().enumerate() {
-        assert!(
-            ok && answers.iter().all(|a| a == "ok"),
-            "round {round}: {:?}",
-            answers.iter().find(|a| *a != "ok")
-        );
-        f.assert_stream_goes_to(1, &format!("after round {round} of cycles"));
-    }
+    run_cycles(&f);
     assert_eq!(f.send(&["route add 198.18.5.0/25 2"]).0, ["ok"]);
     f.assert_stream_goes_to(2, "after an add");
 

@@ -5,7 +5,7 @@
 use crate::configs::Config;
 use crate::report::RunRecord;
 use crate::significance::{self, Change, ALPHA};
-use crate::stats::ratio_pairs;
+use crate::stats::ratio_pairs_on;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Verdict {
@@ -35,7 +35,8 @@ pub struct Comparison {
 /// Judges each ratio the baseline `old` measured whose configurations were
 /// selected this time, from the per-round values of both runs.
 pub fn compare(old: &[RunRecord], new: &[RunRecord], selected: &[Config], tolerance: f64) -> Vec<Comparison> {
-    ratio_pairs()
+    ratio_pairs_on(selected.iter().copied())
+        .into_iter()
         .filter(|(num, den)| selected.contains(num) && selected.contains(den))
         .filter_map(|(num, den)| {
             let old = per_round(old, num, den);

@@ -21,6 +21,7 @@ const EVENT_EAL: [&str; 3] = ["-s", "0x2", "--vdev=event_sw0"];
 const MEMORY_MB: u32 = 1024;
 
 /// Where the programs are.
+#[derive(Clone)]
 pub struct Tools {
     pub rs_bin: PathBuf,
     pub c_bin: PathBuf,

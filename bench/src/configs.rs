@@ -1,9 +1,11 @@
 //! The configurations the benchmark compares, and how a user selects them:
 //! a forwarder x a lookup mode (l3fwd-rs's [`Mode`]s) x an option set x the
 //! tables (default or router-size). Ids are built from those parts:
-//! `c-lpm`, `rs-lpm-c-drain`, `rs-em-seq-1m`, and `io` for testpmd.
+//! `c-lpm`, `rs-lpm-c-drain`, `rs-em-seq-1m`, and `io` for testpmd; a
+//! run on a given DPDK release (`--dpdk`) adds it: `rs-lpm@24.11`.
 
 use crate::mode::Mode;
+use crate::release::Release;
 use l3fwd_rs::mode::RuleFormat;
 use std::cmp::Ordering;
 
@@ -95,6 +97,9 @@ pub struct Config {
     /// On large generated tables and traffic touching many of their
     /// entries, at a real router's scale.
     pub scale: bool,
+    /// The DPDK release its programs are built on, when runs compare
+    /// releases; None: the machine's, unnamed.
+    pub release: Option<Release>,
 }
 
 impl Config {
@@ -104,25 +109,53 @@ impl Config {
             mode,
             variant,
             scale,
+            release: None,
         }
+    }
+
+    /// The same configuration on DPDK `release`.
+    pub fn on(self, release: Option<Release>) -> Config {
+        Config { release, ..self }
+    }
+
+    /// testpmd io on the same release: the floor under this configuration.
+    pub fn floor(self) -> Config {
+        Config::new(Forwarder::Io, Mode::default_mode(), Variant::Default, false).on(self.release)
+    }
+
+    /// The release its programs are built on.
+    pub fn release(self) -> Release {
+        self.release.unwrap_or_else(Release::machine)
+    }
+
+    /// ` 24.11` / `@24.11` after a label / id when it names a release.
+    fn release_suffix(self, separator: char) -> String {
+        self.release.map_or_else(String::new, |r| format!("{separator}{r}"))
     }
 
     /// Stable name, used in `--only` and as the key in the JSON file.
     pub fn id(self) -> String {
+        let release = self.release_suffix('@');
         if self.forwarder == Forwarder::Io {
-            return "io".into();
+            return format!("io{release}");
         }
         let scale = if self.scale { "-1m" } else { "" };
-        format!("{}-{}{}{scale}", self.forwarder.id(), self.mode.id(), self.variant.id())
+        format!(
+            "{}-{}{}{scale}{release}",
+            self.forwarder.id(),
+            self.mode.id(),
+            self.variant.id()
+        )
     }
 
     pub fn label(self) -> String {
+        let release = self.release_suffix(' ');
         if self.forwarder == Forwarder::Io {
-            return self.forwarder.label().into();
+            return format!("{}{release}", self.forwarder.label());
         }
         let scale = if self.scale { " 1M" } else { "" };
         format!(
-            "{} {}{}{scale}",
+            "{} {}{}{scale}{release}",
             self.forwarder.label(),
             self.mode.label(),
             self.variant.label()
@@ -131,7 +164,12 @@ impl Config {
 
     /// The configuration `id` names.
     pub fn parse(id: &str) -> Option<Config> {
-        all().into_iter().chain(scale()).find(|c| c.id() == id)
+        let (base, release) = match id.split_once('@') {
+            Some((base, release)) => (base, Some(Release::parse(release).ok()?)),
+            None => (id, None),
+        };
+        let config = all().into_iter().chain(scale()).find(|c| c.id() == base)?;
+        Some(config.on(release))
     }
 
     /// Exact-match runs need exact-match traffic and rule files.
@@ -203,14 +241,12 @@ impl Config {
         [same, default].into_iter().find(|c| Config::parse(&c.id()).is_some())
     }
 
-    /// Where in a round it runs: the order of [`all`] then [`scale`].
-    fn rank(self) -> usize {
-        let id = self.id();
-        all()
-            .into_iter()
-            .chain(scale())
-            .position(|c| c.id() == id)
-            .unwrap_or(usize::MAX)
+    /// Where in a round it runs: by release, then in the order of [`all`]
+    /// then [`scale`].
+    fn rank(self) -> (Option<Release>, usize) {
+        let id = self.on(None).id();
+        let position = all().into_iter().chain(scale()).position(|c| c.id() == id);
+        (self.release, position.unwrap_or(usize::MAX))
     }
 }
 

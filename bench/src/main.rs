@@ -19,6 +19,7 @@ mod latency;
 mod machine;
 mod mode;
 mod progress;
+mod release;
 mod report;
 mod run;
 mod significance;
@@ -27,6 +28,7 @@ mod sweep;
 mod telemetry;
 mod traffic;
 mod update;
+mod versions;
 
 use clap::{Parser, Subcommand};
 use command::{Pool, Tools};
@@ -141,6 +143,11 @@ pub struct Args {
     /// rs-em-group8, rs-em-seq, io, c-em-1m, c-em-seq-1m, rs-em-1m, rs-em-seq-1m, rs-lpm-1m
     #[arg(long, value_delimiter = ',', default_value = "all")]
     only: Vec<String>,
+    /// DPDK releases, comma-separated (e.g. 22.11,24.11,25.11): every configuration runs on each, the
+    /// machine's own and those of `make build c-l3fwd DPDK=VERSION`'s roots, alternately in every
+    /// round; each change from one release to the next gets a verdict, and versions.png plots them
+    #[arg(long, value_delimiter = ',', value_parser = release::Release::parse)]
+    dpdk: Vec<release::Release>,
     /// Scale runs: IPv4 exact-match rules
     #[arg(long, default_value_t = 1_000_000)]
     scale_em_rules: usize,
@@ -205,12 +212,15 @@ fn main() -> ExitCode {
 }
 
 fn bench(args: Args) -> Result<ExitCode, String> {
-    let selected = configs::select(&args.only)?;
+    let selected = versions::on_releases(configs::select(&args.only)?, &args.dpdk)?;
     // Read the baseline first: a bad path should not cost minutes of runs.
     let baseline: Option<Report> = args.common.baseline.as_deref().map(read_json).transpose()?;
     let report = measure(&args, &args.common.rs_bin, &selected)?;
     write_json(&args.json, &report)?;
     println!("\nwrote {}", args.json.display());
+    if args.dpdk.len() > 1 {
+        versions::report(&report, &args.json.with_file_name("versions.png"))?;
+    }
 
     let Some(old) = baseline else {
         return Ok(ExitCode::SUCCESS);
@@ -244,7 +254,13 @@ pub fn measure(args: &Args, rs_bin: &Path, selected: &[Config]) -> Result<Report
         testpmd: args.testpmd.clone(),
     };
     for &c in selected {
-        require(command::program(c, &tools), "build it first, or `make bench` does it")?;
+        c.release().check()?;
+        let tools = c.release().tools(&tools);
+        let hint = format!(
+            "build it first (`make bench` does it; `make build c-l3fwd DPDK={}` for that release)",
+            c.release()
+        );
+        require(&c.release().on_machine(command::program(c, &tools)), &hint)?;
     }
     require(&args.gen_bin, "build it with `cargo build --release -p trafficgen`")?;
     require(
@@ -256,7 +272,11 @@ pub fn measure(args: &Args, rs_bin: &Path, selected: &[Config]) -> Result<Report
         memory_mb: args.scale_memory,
     };
     for &c in selected.iter().filter(|c| c.is_scale() && c.forwarder == Forwarder::C) {
-        check_c_variant(command::program(c, &tools), args.scale_mbufs, c.is_sequential())?;
+        check_c_variant(
+            command::program(c, &c.release().tools(&tools)),
+            args.scale_mbufs,
+            c.is_sequential(),
+        )?;
     }
 
     let frames = args.frames as usize;
@@ -323,8 +343,11 @@ pub fn measure(args: &Args, rs_bin: &Path, selected: &[Config]) -> Result<Report
             let prefix = format!("l3fwd-bench-{}-{}", std::process::id(), runs.len());
             let log = logs.join(format!("{}-r{round}.log", config.id()));
             let pool = if config.is_scale() { &scale } else { &Pool::DEFAULT };
+            let release = config.release();
+            let tools = release.tools(&tools);
             let program = command::program(config, &tools);
-            let (mut cmd, stop) = command::command(config, program, traffic.files(config), pool, &prefix);
+            let (cmd, stop) = command::command(config, program, traffic.files(config), pool, &prefix);
+            let mut cmd = release.command(cmd);
             // l3fwd-rs's own counters: what its lcores spend per packet.
             let stats_json =
                 (config.forwarder == Forwarder::Rs).then(|| logs.join(format!("{}-r{round}.json", config.id())));

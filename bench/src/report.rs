@@ -110,7 +110,6 @@ pub fn build(settings: Settings, machine: Machine, timestamp: String, selected: 
         .collect();
     let medians: BTreeMap<Config, f64> = spreads.iter().map(|(&c, s)| (c, s.median)).collect();
     let over = |num: Config, den: Option<Config>| Some(medians.get(&num)? / medians.get(&den?)?);
-    let io = || Config::parse("io").expect("testpmd io is a configuration");
 
     let configs = selected
         .iter()
@@ -126,7 +125,7 @@ pub fn build(settings: Settings, machine: Machine, timestamp: String, selected: 
                 min_mpps: spread.map(|s| s.min),
                 max_mpps: spread.map(|s| s.max),
                 vs_c: over(c, c.reference()),
-                of_io: over(c, (c.forwarder != Forwarder::Io).then(io)),
+                of_io: over(c, (c.forwarder != Forwarder::Io).then(|| c.floor())),
                 first_tx_secs: stats::median(&values(c, |s| Some(s.first_tx_secs))),
                 rss_mb: stats::median(&values(c, |s| Some(s.rss_mb))),
                 cycles_per_packet: stats::median(&values(c, |s| s.cycles_per_packet)),
@@ -193,7 +192,8 @@ pub fn print_table(report: &Report) {
     if report.ratios.is_empty() {
         println!("  none: every ratio needs both of its configurations measured");
     }
-    for (num, den) in stats::ratio_pairs() {
+    let measured = report.configs.iter().filter_map(|c| Config::parse(&c.config));
+    for (num, den) in stats::ratio_pairs_on(measured) {
         if let Some(r) = report.ratios.get(&stats::ratio_key(num, den)) {
             let name = format!("{} / {}", num.label(), den.label());
             println!("  {name:<36} {r:.3}  ({:+.1}%)", (r - 1.0) * 100.0);

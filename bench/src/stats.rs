@@ -1,6 +1,7 @@
 //! Summaries over rounds and the ratios that make rates comparable across runs.
 
 use crate::configs::Config;
+use crate::release::Release;
 use std::collections::BTreeMap;
 
 /// The ratios reported and compared against a baseline: l3fwd-rs against the C sample
@@ -34,10 +35,22 @@ pub const RATIOS: [(&str, &str); 18] = [
 
 /// The configurations of [`RATIOS`] (ids of configurations of a mode that
 /// l3fwd-rs no longer has are skipped).
-pub fn ratio_pairs() -> impl Iterator<Item = (Config, Config)> {
+fn ratio_pairs() -> impl Iterator<Item = (Config, Config)> {
     RATIOS
         .iter()
         .filter_map(|&(num, den)| Some((Config::parse(num)?, Config::parse(den)?)))
+}
+
+/// The pairs of [`RATIOS`] on each release of `configs` (one set when none
+/// names a release): ratios never mix releases.
+pub fn ratio_pairs_on(configs: impl IntoIterator<Item = Config>) -> Vec<(Config, Config)> {
+    let mut releases: Vec<Option<Release>> = configs.into_iter().map(|c| c.release).collect();
+    releases.sort();
+    releases.dedup();
+    releases
+        .into_iter()
+        .flat_map(|release| ratio_pairs().map(move |(num, den)| (num.on(release), den.on(release))))
+        .collect()
 }
 
 pub fn ratio_key(num: Config, den: Config) -> String {
@@ -72,7 +85,8 @@ pub fn spread(rates: &[f64]) -> Option<Spread> {
 
 /// Every ratio of RATIOS whose two medians exist.
 pub fn ratios(medians: &BTreeMap<Config, f64>) -> BTreeMap<String, f64> {
-    ratio_pairs()
+    ratio_pairs_on(medians.keys().copied())
+        .into_iter()
         .filter_map(|(num, den)| {
             let (n, d) = (medians.get(&num)?, medians.get(&den)?);
             (*d > 0.0).then(|| (ratio_key(num, den), n / d))

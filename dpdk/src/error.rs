@@ -96,6 +96,12 @@ impl DpdkError {
     pub fn is_out_of_space(&self) -> bool {
         self.errno == sys::ENOSPC as i32
     }
+
+    /// Whether DPDK found nothing to act on (`ENOENT`: a route to delete
+    /// that is not there).
+    pub fn is_not_found(&self) -> bool {
+        self.errno == sys::ENOENT as i32
+    }
 }
 
 /// `what: reason`, on one line.

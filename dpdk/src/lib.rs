@@ -166,7 +166,7 @@ pub use event::device::{
 };
 pub use event::service::{Service, ServiceCores};
 pub use event::vector::{EventVector, VectorConfig, VectorLimits};
-pub use fib::{Fib, Fib6};
+pub use fib::{Fib, Fib6, FibReader, FibTable, LiveFib, Tbl8Use};
 pub use hash::{Hash, HashWriter, HASH_BULK_MAX};
 pub use launch::{ControlThread, MainLcore};
 pub use lpm::{FrozenLpm, LiveLpm, Lpm, Lpm6, LpmReader, LpmTable, Slot, Tbl24, Tbl8Groups, Tbl8sFull};

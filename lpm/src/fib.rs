@@ -1,18 +1,31 @@
 //! The forwarding tables of FIB mode (`--lookup=fib`): the LPM route files
 //! in rte_fib (DIR-24-8) for IPv4 and rte_fib6 (a trie) for IPv6, sized as
-//! the LPM tables are, with the routes to disabled ports left out.
+//! the LPM tables are, with the routes to disabled ports left out. Where
+//! DPDK lets a FIB change in place under RCU (IPv4 from 24.11, IPv6 from
+//! 25.11), [`FibTables::build_live`] also gives its writer,
+//! [`LiveFibRoutes`].
 
-use ipnet::{Ipv4Net, Ipv6Net};
+use std::sync::Arc;
+
+use dpdk::{DpdkError, Fib, Fib6, FibReader, LiveFib, Qsbr};
+use ipnet::{IpNet, Ipv4Net, Ipv6Net};
 
 use crate::rules::{Route, RouteFile};
 use crate::sizing::Size;
 use crate::table::{load_both, port_of, LoadReport, Loaded, LpmError};
 use crate::Limits;
 
-/// IPv4 and IPv6 FIBs, read-only once built.
+/// IPv4 and IPv6 FIBs, as the lcores read them.
 pub struct FibTables {
-    v4: dpdk::Fib,
-    v6: dpdk::Fib6,
+    v4: FibReader<Fib>,
+    v6: FibReader<Fib6>,
+}
+
+/// The writers of the FIBs that change in place (None: that family's
+/// FIB changes only by a rebuild on this DPDK).
+pub struct LiveFibRoutes {
+    v4: Option<LiveFib<Fib>>,
+    v6: Option<LiveFib<Fib6>>,
 }
 
 /// A route's next hop: its port.
@@ -25,8 +38,8 @@ fn hop<N>(r: &Route<N>) -> u64 {
 const MAX_GROWTH: u32 = 3;
 
 /// An IPv4 FIB of `size` holding `routes`.
-fn fib4(eal: &dpdk::Eal, name: &str, socket: i32, size: Size, routes: &[&Route<Ipv4Net>]) -> Loaded<dpdk::Fib> {
-    let mut fib = dpdk::Fib::new(eal, name, socket, size.rules, size.tbl8s).map_err(|e| (None, e))?;
+fn fib4(eal: &dpdk::Eal, name: &str, socket: i32, size: Size, routes: &[&Route<Ipv4Net>]) -> Loaded<Fib> {
+    let mut fib = Fib::new(eal, name, socket, size.rules, size.tbl8s).map_err(|e| (None, e))?;
     for r in routes {
         let (addr, depth) = (r.prefix.addr().into(), r.prefix.prefix_len());
         fib.add(addr, depth, hop(r)).map_err(|e| (Some(r.line), e))?;
@@ -35,8 +48,8 @@ fn fib4(eal: &dpdk::Eal, name: &str, socket: i32, size: Size, routes: &[&Route<I
 }
 
 /// An IPv6 FIB of `size` holding `routes`.
-fn fib6(eal: &dpdk::Eal, name: &str, socket: i32, size: Size, routes: &[&Route<Ipv6Net>]) -> Loaded<dpdk::Fib6> {
-    let mut fib = dpdk::Fib6::new(eal, name, socket, size.rules, size.tbl8s).map_err(|e| (None, e))?;
+fn fib6(eal: &dpdk::Eal, name: &str, socket: i32, size: Size, routes: &[&Route<Ipv6Net>]) -> Loaded<Fib6> {
+    let mut fib = Fib6::new(eal, name, socket, size.rules, size.tbl8s).map_err(|e| (None, e))?;
     for r in routes {
         let (addr, depth) = (r.prefix.addr().octets(), r.prefix.prefix_len());
         fib.add(&addr, depth, hop(r)).map_err(|e| (Some(r.line), e))?;
@@ -54,7 +67,7 @@ fn fib6_growing(
     mut size: Size,
     limits: Limits,
     routes: &[&Route<Ipv6Net>],
-) -> Loaded<dpdk::Fib6> {
+) -> Loaded<Fib6> {
     let mut grown = 0;
     loop {
         match fib6(eal, name, socket, size, routes) {
@@ -65,6 +78,110 @@ fn fib6_growing(
             }
             built => return built,
         }
+    }
+}
+
+/// Both FIBs of [`FibTables::build`], named `{name}_fib4` and `{name}_fib6`.
+fn build_fibs(
+    eal: &dpdk::Eal,
+    name: &str,
+    socket: i32,
+    files: (&RouteFile<Ipv4Net>, &RouteFile<Ipv6Net>),
+    limits: Limits,
+    enabled: impl Fn(u8) -> bool,
+) -> Result<((Fib, Fib6), LoadReport), LpmError> {
+    let (v4_name, v6_name) = (format!("{name}_fib4"), format!("{name}_fib6"));
+    load_both(
+        "FIB",
+        files,
+        limits,
+        enabled,
+        |size, routes| fib4(eal, &v4_name, socket, fib_size(size, limits), routes),
+        |size, routes| fib6_growing(eal, &v6_name, socket, fib_size(size, limits), limits, routes),
+    )
+}
+
+/// `fib`'s reader, and its writer where this DPDK changes it in place.
+fn live<T: dpdk::FibTable>(
+    fib: T,
+    qsbr: &Arc<Qsbr>,
+    family: &'static str,
+) -> Result<(FibReader<T>, Option<LiveFib<T>>), LpmError> {
+    if !LiveFib::<T>::SUPPORTED {
+        return Ok((fib.into(), None));
+    }
+    let writer = LiveFib::new(fib, qsbr).map_err(|source| LpmError::Create {
+        kind: "FIB",
+        family,
+        source,
+    })?;
+    Ok((writer.reader(), Some(writer)))
+}
+
+/// Why [`LiveFibRoutes`] refused a change; nothing changed.
+#[derive(Debug)]
+pub enum FibRefused {
+    /// This family's FIB does not change in place on this DPDK.
+    NotLive,
+    /// `route del` of a prefix that has no route.
+    NoRoute,
+    /// DPDK's refusal: out of routes or tbl8 groups ([`DpdkError::is_out_of_space`]), usually.
+    Dpdk(DpdkError),
+}
+
+impl LiveFibRoutes {
+    /// Whether `prefix`'s family changes in place.
+    pub fn takes(&self, prefix: &IpNet) -> bool {
+        match prefix {
+            IpNet::V4(_) => self.v4.is_some(),
+            IpNet::V6(_) => self.v6.is_some(),
+        }
+    }
+
+    /// Adds `prefix -> port` (or gives the prefix that port), for the
+    /// lcores at once.
+    pub fn add(&mut self, prefix: IpNet, port: u8) -> Result<(), FibRefused> {
+        let port = port.into();
+        let done = match prefix {
+            IpNet::V4(p) => self.v4.as_mut().map(|f| f.add(p.addr().into(), p.prefix_len(), port)),
+            IpNet::V6(p) => self.v6.as_mut().map(|f| f.add(p.addr().octets(), p.prefix_len(), port)),
+        };
+        done.ok_or(FibRefused::NotLive)?.map_err(FibRefused::Dpdk)
+    }
+
+    /// Deletes the route of `prefix`.
+    pub fn delete(&mut self, prefix: IpNet) -> Result<(), FibRefused> {
+        let done = match prefix {
+            IpNet::V4(p) => self.v4.as_mut().map(|f| f.delete(p.addr().into(), p.prefix_len())),
+            IpNet::V6(p) => self.v6.as_mut().map(|f| f.delete(p.addr().octets(), p.prefix_len())),
+        };
+        done.ok_or(FibRefused::NotLive)?.map_err(|e| match e.is_not_found() {
+            true => FibRefused::NoRoute,
+            false => FibRefused::Dpdk(e),
+        })
+    }
+
+    /// `route stats`: each live FIB's tbl8 groups.
+    pub fn stats(&mut self) -> String {
+        let groups = [
+            ("IPv4", self.v4.as_mut().and_then(LiveFib::tbl8_groups)),
+            ("IPv6", self.v6.as_mut().and_then(LiveFib::tbl8_groups)),
+        ];
+        let lines: Vec<String> = groups
+            .into_iter()
+            .filter_map(|(family, g)| {
+                g.map(|g| {
+                    format!(
+                        "{family} FIB tbl8 groups: {} in use, {} awaiting reclaim, {} free, of {}",
+                        g.linked,
+                        g.awaiting_reclaim,
+                        g.total - g.linked - g.awaiting_reclaim,
+                        g.total
+                    )
+                })
+            })
+            .collect();
+        lines.join("; ")
     }
 }
 
@@ -118,16 +235,36 @@ impl FibTables {
         limits: Limits,
         enabled: impl Fn(u8) -> bool,
     ) -> Result<(FibTables, LoadReport), LpmError> {
-        let (v4_name, v6_name) = (format!("{name}_fib4"), format!("{name}_fib6"));
-        let ((v4, v6), report) = load_both(
-            "FIB",
-            (v4, v6),
-            limits,
-            enabled,
-            |size, routes| fib4(eal, &v4_name, socket, fib_size(size, limits), routes),
-            |size, routes| fib6_growing(eal, &v6_name, socket, fib_size(size, limits), limits, routes),
-        )?;
-        Ok((FibTables { v4, v6 }, report))
+        let ((v4, v6), report) = build_fibs(eal, name, socket, (v4, v6), limits, enabled)?;
+        let tables = FibTables {
+            v4: v4.into(),
+            v6: v6.into(),
+        };
+        Ok((tables, report))
+    }
+
+    /// As [`FibTables::build`], for lcores that report quiescent states
+    /// on `qsbr`; also the writer of the FIBs this DPDK changes in place
+    /// (None if neither: before 24.11).
+    #[allow(clippy::too_many_arguments)]
+    pub fn build_live(
+        eal: &dpdk::Eal,
+        name: &str,
+        socket: i32,
+        v4: &RouteFile<Ipv4Net>,
+        v6: &RouteFile<Ipv6Net>,
+        limits: Limits,
+        enabled: impl Fn(u8) -> bool,
+        qsbr: &Arc<Qsbr>,
+    ) -> Result<(FibTables, Option<LiveFibRoutes>, LoadReport), LpmError> {
+        let ((v4, v6), report) = build_fibs(eal, name, socket, (v4, v6), limits, enabled)?;
+        let (v4, v4_writer) = live(v4, qsbr, "IPv4")?;
+        let (v6, v6_writer) = live(v6, qsbr, "IPv6")?;
+        let writer = (v4_writer.is_some() || v6_writer.is_some()).then_some(LiveFibRoutes {
+            v4: v4_writer,
+            v6: v6_writer,
+        });
+        Ok((FibTables { v4, v6 }, writer, report))
     }
 
     /// Output port of one IPv4 destination (host order), or None when no

@@ -29,7 +29,7 @@ pub mod rules;
 mod sizing;
 mod table;
 
-pub use fib::FibTables;
+pub use fib::{FibRefused, FibTables, LiveFibRoutes};
 pub use in_place::{LiveRoutes, Refused};
 pub use sizing::{Limits, Shortage, Size};
 pub use table::{LoadReport, LpmError, LpmTables, HEADROOM};

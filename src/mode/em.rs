@@ -127,7 +127,7 @@ impl InPlace<<Em as Mode>::Rules> for FlowsInPlace {
     /// the rule files, which leaves out the flows `flow add` made.
     fn flush(&mut self, _rules: &mut <Em as Mode>::Rules) {}
 
-    fn stats(&self) -> Option<String> {
+    fn stats(&mut self) -> Option<String> {
         None
     }
 }

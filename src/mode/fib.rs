@@ -13,14 +13,17 @@
 //! of its input port). C reads those bytes past the end of a shorter
 //! frame; here such a frame is a runt.
 
+use std::collections::HashMap;
 use std::error::Error;
 use std::net::IpAddr;
+use std::sync::Arc;
 
-use dpdk::Eal;
-use lpm::FibTables;
+use dpdk::{Eal, Qsbr};
+use ipnet::{IpNet, Ipv4Net, Ipv6Net};
+use lpm::{FibRefused, FibTables, LiveFibRoutes};
 
-use super::lpm::{change_route, log_routes, route_get, route_limits, routes, Routes};
-use super::{Mode, ModeInfo, RuleChange, RuleFormat};
+use super::lpm::{change_route, log_routes, no_route, route_change, route_get, route_limits, routes, write_made, Routes};
+use super::{InPlace, LiveBuild, Mode, ModeInfo, RuleChange, RuleFormat};
 use crate::cli::Args;
 use crate::lookup::{answer, Gather, Lookup, Route};
 use crate::packet::{ipv6_dst_bytes, L3};
@@ -52,6 +55,29 @@ impl Mode for Fib {
         Ok(FibLookup { tables })
     }
 
+    fn build_live(
+        eal: &Eal,
+        plan: &Plan,
+        args: &Args,
+        (v4, v6): Routes,
+        qsbr: &Arc<Qsbr>,
+    ) -> Result<LiveBuild<Self>, Box<dyn Error>> {
+        let enabled = |p: u8| plan.loads_routes_to(p.into());
+        let name = super::table_name();
+        let (tables, writer, report) =
+            FibTables::build_live(eal, &name, 0, &v4, &v6, route_limits(args), enabled, qsbr)?;
+        log_routes("FIB", &report);
+        let writer = writer.map(|routes| {
+            Box::new(FibInPlace {
+                routes,
+                plan: plan.clone(),
+                made_v4: HashMap::new(),
+                made_v6: HashMap::new(),
+            }) as Box<dyn InPlace<Routes>>
+        });
+        Ok((FibLookup { tables }, writer))
+    }
+
     fn route_get(lookup: &FibLookup, dst: IpAddr) -> Result<Option<u16>, String> {
         let t = &lookup.tables;
         Ok(route_get(dst, |a| t.lookup_v4(a), |a| t.lookup_v6(a)))
@@ -59,6 +85,64 @@ impl Mode for Fib {
 
     fn change_rules(rules: &mut Routes, plan: &Plan, _args: &Args, change: &RuleChange) -> Result<(), String> {
         change_route::<Self>(rules, plan, change)
+    }
+}
+
+/// FIB mode's tables changed in place where DPDK lets them (rte_fib from
+/// 24.11, rte_fib6 from 25.11): `route add/del` go straight to
+/// `rte_fib_add` / `rte_fib_delete`, which hand an unlinked tbl8 group
+/// back only after the lcores' grace period.
+struct FibInPlace {
+    routes: LiveFibRoutes,
+    plan: Plan,
+    /// The changes since the last flush, per family: each prefix's port,
+    /// or None for a deleted one.
+    made_v4: HashMap<Ipv4Net, Option<u8>>,
+    made_v6: HashMap<Ipv6Net, Option<u8>>,
+}
+
+impl InPlace<Routes> for FibInPlace {
+    /// A default route (depth 0) is refused as the route files refuse it,
+    /// by the rebuild.
+    fn takes(&self, change: &RuleChange) -> bool {
+        match change {
+            RuleChange::AddRoute(prefix, _) | RuleChange::DelRoute(prefix) => {
+                prefix.prefix_len() > 0 && self.routes.takes(prefix)
+            }
+            _ => false,
+        }
+    }
+
+    fn apply(&mut self, change: &RuleChange) -> Result<(), String> {
+        let (prefix, port) = route_change::<Fib>(&self.plan, change)?;
+        let family = if matches!(prefix, IpNet::V4(_)) { "IPv4" } else { "IPv6" };
+        let made = match port {
+            Some(port) => self.routes.add(prefix, port),
+            None => self.routes.delete(prefix),
+        };
+        made.map_err(|e| match e {
+            FibRefused::NoRoute => no_route(prefix),
+            FibRefused::Dpdk(e) if e.is_out_of_space() => format!(
+                "{family} FIB table full: its routes or tbl8 groups are used up \
+                 (raise --lpm-max-rules or --lpm-tbl8s)"
+            ),
+            FibRefused::Dpdk(e) => e.to_string(),
+            FibRefused::NotLive => format!("the {family} FIB does not change in place here"),
+        })?;
+        match prefix {
+            IpNet::V4(p) => self.made_v4.insert(p.trunc(), port),
+            IpNet::V6(p) => self.made_v6.insert(p.trunc(), port),
+        };
+        Ok(())
+    }
+
+    fn flush(&mut self, (v4, v6): &mut Routes) {
+        write_made(&mut v4.routes, Ipv4Net::trunc, &mut self.made_v4);
+        write_made(&mut v6.routes, Ipv6Net::trunc, &mut self.made_v6);
+    }
+
+    fn stats(&mut self) -> Option<String> {
+        Some(self.routes.stats())
     }
 }
 

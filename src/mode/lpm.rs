@@ -122,9 +122,35 @@ pub(super) fn change_route<M: Mode>((v4, v6): &mut Routes, plan: &Plan, change: 
     }
 }
 
+/// Writes the changes made in place, `made` (each prefix's port, None for
+/// a deleted one), into `routes` and empties it: one pass over the routes,
+/// however many changes, with what [`change_route`] does to each.
+pub(super) fn write_made<N>(routes: &mut Vec<lpm::rules::Route<N>>, net: fn(&N) -> N, made: &mut HashMap<N, Option<u8>>)
+where
+    N: Copy + Eq + std::hash::Hash,
+{
+    if made.is_empty() {
+        return;
+    }
+    routes.retain_mut(|r| match made.get(&net(&r.prefix)) {
+        Some(Some(port)) => {
+            r.port = *port;
+            true
+        }
+        Some(None) => false,
+        None => true,
+    });
+    // The prefixes left are new: the others' ports are set.
+    for r in routes.iter() {
+        made.remove(&net(&r.prefix));
+    }
+    let added = made.drain().filter_map(|(prefix, port)| port.map(|port| (prefix, port)));
+    routes.extend(added.map(|(prefix, port)| lpm::rules::Route { prefix, port, line: 0 }));
+}
+
 /// The prefix of a `route add/del` and the port it adds (None: a delete),
 /// checked: the port is one `plan` forwards to.
-fn route_change<M: Mode>(plan: &Plan, change: &RuleChange) -> Result<(IpNet, Option<u8>), String> {
+pub(super) fn route_change<M: Mode>(plan: &Plan, change: &RuleChange) -> Result<(IpNet, Option<u8>), String> {
     match *change {
         RuleChange::AddRoute(prefix, port) => {
             check_port(plan, port)?;
@@ -136,7 +162,7 @@ fn route_change<M: Mode>(plan: &Plan, change: &RuleChange) -> Result<(IpNet, Opt
     }
 }
 
-fn no_route(prefix: IpNet) -> String {
+pub(super) fn no_route(prefix: IpNet) -> String {
     format!("no route {prefix} to delete")
 }
 
@@ -176,29 +202,11 @@ impl InPlace<Routes> for V4InPlace {
         })
     }
 
-    /// One pass over the routes, however many changes: what
-    /// [`change_route`] does to each.
     fn flush(&mut self, (v4, _): &mut Routes) {
-        if self.made.is_empty() {
-            return;
-        }
-        v4.routes.retain_mut(|r| match self.made.get(&r.prefix.trunc()) {
-            Some(Some(port)) => {
-                r.port = *port;
-                true
-            }
-            Some(None) => false,
-            None => true,
-        });
-        // The prefixes left are new: the others' ports are set.
-        for r in &v4.routes {
-            self.made.remove(&r.prefix.trunc());
-        }
-        let added = self.made.drain().filter_map(|(prefix, port)| port.map(|port| (prefix, port)));
-        v4.routes.extend(added.map(|(prefix, port)| lpm::rules::Route { prefix, port, line: 0 }));
+        write_made(&mut v4.routes, Ipv4Net::trunc, &mut self.made);
     }
 
-    fn stats(&self) -> Option<String> {
+    fn stats(&mut self) -> Option<String> {
         let g = self.routes.tbl8_groups();
         Some(format!(
             "IPv4 tbl8 groups: {} in use, {} awaiting reclaim, {} free, of {}",

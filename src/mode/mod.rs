@@ -112,8 +112,9 @@ pub trait InPlace<R>: Send {
     /// Writes the changes made since the last flush into `rules`, the
     /// ones the live tables were built from, for the next rebuild.
     fn flush(&mut self, rules: &mut R);
-    /// `route stats`: one line about the tables, if they have routes.
-    fn stats(&self) -> Option<String>;
+    /// `route stats`: one line about the tables, if they have routes
+    /// (`&mut`: a writer may first reclaim what the lcores are done with).
+    fn stats(&mut self) -> Option<String>;
 }
 
 /// A change to the rules, from `l3fwd-ctl`.

@@ -12,9 +12,17 @@
 //! through a function pointer. [`Fib::lookup`] and [`Fib6::lookup`] read
 //! their tables themselves instead, as [`crate::LpmTable::lookup`] does
 //! rte_lpm's.
+//!
+//! From 24.11 (IPv4) and 25.11 (IPv6) a FIB also changes in place while
+//! lcores read it: see [`LiveFib`].
+
+mod live;
+
+pub use live::{FibReader, FibTable, LiveFib, Tbl8Use};
 
 use std::ffi::{c_void, CString};
 use std::ptr::{addr_of, NonNull};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::eal::Eal;
 use crate::error::{clear_errno, DpdkError, Result};
@@ -55,7 +63,7 @@ fn hop(raw: u64) -> Option<u64> {
 
 /// The head of rte_fib's DIR-24-8 tables, what `rte_fib_get_dp` points
 /// at: `struct dir24_8_tbl` of DPDK's private `lib/fib/dir24_8.h`, which
-/// gained [`RcuConfig`] in 24.11 (`cfg(dpdk_ge_2411)`, the build's DPDK
+/// gained [`RcuPointers`] (and its mode) in 24.11 (`cfg(dpdk_ge_2411)`, the build's DPDK
 /// release: `build/version.rs`). Being private, it may differ in a release
 /// not yet read: [`Dir24_8::of`] checks the head and [`Fib::new`] a
 /// probe's lookups before anything relies on it, and a mismatch falls back
@@ -72,7 +80,9 @@ struct Dir24_8 {
     cur_tbl8s: u32,
     nh_sz: sys::rte_fib_dir24_8_nh_sz,
     #[cfg(dpdk_ge_2411)]
-    rcu: RcuConfig,
+    rcu_mode: u32,
+    #[cfg(dpdk_ge_2411)]
+    rcu: RcuPointers,
     def_nh: u64,
     tbl8: *const u32,
     tbl8_idxes: *const u64,
@@ -82,22 +92,35 @@ struct Dir24_8 {
 
 /// The RCU fields rte_fib's private heads gained with
 /// `rte_fib_rcu_qsbr_add` (DIR-24-8 in 24.11, the trie in 25.11): the mode
-/// enum and the QSBR variable and defer queue pointers.
+/// enum (a field of the head, packed after the field before it) and then
+/// these, the QSBR variable and defer queue pointers.
 #[cfg(dpdk_ge_2411)]
 #[repr(C)]
-struct RcuConfig {
-    mode: u32,
+struct RcuPointers {
     v: *const c_void,
     dq: *const c_void,
 }
 
 #[cfg(dpdk_ge_2411)]
-impl RcuConfig {
-    /// No RCU attached, as in a FIB just created.
-    fn is_unset(&self) -> bool {
-        self.mode == 0 && self.v.is_null() && self.dq.is_null()
+impl RcuPointers {
+    /// No RCU attached (`mode` 0, pointers null), as in a FIB just created.
+    fn is_unset(&self, mode: u32) -> bool {
+        mode == 0 && self.v.is_null() && self.dq.is_null()
+    }
+
+    /// The defer queue, if the fields read back `qsbr` attached in
+    /// defer-queue mode (0 in both libraries' mode enums).
+    fn queue_of(&self, mode: u32, qsbr: *const sys::rte_rcu_qsbr) -> Option<NonNull<sys::rte_rcu_qsbr_dq>> {
+        (mode == 0 && self.v == qsbr.cast()).then_some(())?;
+        NonNull::new(self.dq.cast_mut().cast())
     }
 }
+
+// Where DPDK's dir24_8.h and trie.h put the pointers (x86-64).
+#[cfg(dpdk_ge_2411)]
+const _: () = assert!(std::mem::offset_of!(Dir24_8, rcu) == 24);
+#[cfg(dpdk_ge_2511)]
+const _: () = assert!(std::mem::offset_of!(Trie, rcu) == 56);
 
 #[repr(C, align(64))]
 struct CacheAligned<T>(T);
@@ -144,7 +167,7 @@ impl Dir24_8 {
     /// No RCU attached (always so before 24.11, which has none).
     fn rcu_unset(&self) -> bool {
         #[cfg(dpdk_ge_2411)]
-        return self.rcu.is_unset();
+        return self.rcu.is_unset(self.rcu_mode);
         #[cfg(not(dpdk_ge_2411))]
         true
     }
@@ -314,19 +337,22 @@ impl Fib {
             return self.lookup_by_dpdk(ip);
         };
         let dp = dp.as_ptr();
-        // SAFETY: the FIB is alive and only read (&self; rte_fib_add needs
-        // &mut). Dir24_8::of checked the layout: tbl24 holds 2^24 entries
-        // of 4 bytes and `ip >> 8` is below that; an entry with the ext bit
-        // names a tbl8 group DPDK allocated, below number_tbl8s (its
-        // bitmap of free groups has that many bits), and tbl8 holds one
-        // group more, so the group entry read is inside tbl8.
+        // SAFETY: the FIB is alive; Dir24_8::of checked the layout: tbl24
+        // holds 2^24 entries of 4 bytes and `ip >> 8` is below that; an
+        // entry with the ext bit names a tbl8 group DPDK allocated, below
+        // number_tbl8s (its bitmap of free groups has that many bits), and
+        // tbl8 holds one group more, so the group entry read is inside
+        // tbl8. Entries are read as atomics (plain loads on x86): a
+        // LiveFib's writer may store them meanwhile, and the Acquire on
+        // tbl24 sees a group's entries written before the entry linking it.
         let entry = unsafe {
-            let entry = addr_of!((*dp).tbl24).cast::<u32>().add((ip >> 8) as usize).read();
+            let tbl24 = addr_of!((*dp).tbl24).cast::<AtomicU32>();
+            let entry = (*tbl24.add((ip >> 8) as usize)).load(Ordering::Acquire);
             if entry & EXT_ENT == 0 {
                 entry
             } else {
                 let index = (entry >> 1) as usize * TBL8_GROUP_ENTRIES + (ip & 0xff) as usize;
-                (*dp).tbl8.add(index).read()
+                (*(*dp).tbl8.cast::<AtomicU32>().add(index)).load(Ordering::Relaxed)
             }
         };
         hop(u64::from(entry >> 1))
@@ -350,7 +376,7 @@ impl Drop for Fib {
 
 /// The head of rte_fib6's trie, what `rte_fib6_get_dp` points at: `struct
 /// rte_trie_tbl` of DPDK's private `lib/fib/trie.h`, which gained
-/// [`RcuConfig`] in 25.11. Checked by [`Trie::of`] and [`Fib6::new`] as
+/// [`RcuPointers`] (and its mode) in 25.11. Checked by [`Trie::of`] and [`Fib6::new`] as
 /// [`Dir24_8`] is.
 ///
 /// Entries (4 bytes here) are as in [`Dir24_8`], but the levels go on: an
@@ -369,7 +395,9 @@ struct Trie {
     tbl8_pool: *const u32,
     tbl8_pool_pos: u32,
     #[cfg(dpdk_ge_2511)]
-    rcu: RcuConfig,
+    rcu_mode: u32,
+    #[cfg(dpdk_ge_2511)]
+    rcu: RcuPointers,
     /// 2^24 entries, one per /24, from the next cache line on (`uint64_t`
     /// in C, read as 4-byte entries too).
     tbl24: CacheAligned<[u32; 0]>,
@@ -381,7 +409,7 @@ impl Trie {
     /// No RCU attached (always so before 25.11, which has none).
     fn rcu_unset(&self) -> bool {
         #[cfg(dpdk_ge_2511)]
-        return self.rcu.is_unset();
+        return self.rcu.is_unset(self.rcu_mode);
         #[cfg(not(dpdk_ge_2511))]
         true
     }
@@ -542,19 +570,22 @@ impl Fib6 {
         };
         let dp = dp.as_ptr();
         let index = u32::from_be_bytes([0, ip[0], ip[1], ip[2]]) as usize;
-        // SAFETY: the FIB is alive and only read (&self; rte_fib6_add needs
-        // &mut). Trie::of checked the layout: tbl24 holds 2^24 entries of
-        // 4 bytes, index is below that; an entry with the ext bit names a
-        // tbl8 group DPDK took from its pool of number_tbl8s, and tbl8
-        // holds one group more, so the group entry read is inside tbl8.
+        // SAFETY: the FIB is alive. Trie::of checked the layout: tbl24
+        // holds 2^24 entries of 4 bytes, index is below that; an entry with
+        // the ext bit names a tbl8 group DPDK took from its pool of
+        // number_tbl8s, and tbl8 holds one group more, so the group entry
+        // read is inside tbl8. Atomic loads as in Fib::lookup: each level's
+        // Acquire sees the group it links written.
         let entry = unsafe {
-            let mut entry = addr_of!((*dp).tbl24).cast::<u32>().add(index).read();
+            let tbl24 = addr_of!((*dp).tbl24).cast::<AtomicU32>();
+            let tbl8 = (*dp).tbl8.cast::<AtomicU32>();
+            let mut entry = (*tbl24.add(index)).load(Ordering::Acquire);
             // DPDK reads on while the ext bit is set; a /128 ends at the
             // 16th byte, whose entries never have it.
             let mut next = 3;
             while entry & EXT_ENT != 0 && next < ip.len() {
                 let index = (entry >> 1) as usize * TBL8_GROUP_ENTRIES + usize::from(ip[next]);
-                entry = (*dp).tbl8.add(index).read();
+                entry = (*tbl8.add(index)).load(Ordering::Acquire);
                 next += 1;
             }
             entry
