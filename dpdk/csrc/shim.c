@@ -240,5 +240,9 @@ const uint32_t shim_link_speed_fixed = RTE_ETH_LINK_SPEED_FIXED;
 const uint32_t shim_event_dev_cap_queue_all_types = RTE_EVENT_DEV_CAP_QUEUE_ALL_TYPES;
 const uint32_t shim_event_dev_cap_burst_mode = RTE_EVENT_DEV_CAP_BURST_MODE;
 const uint32_t shim_event_dev_cap_distributed_sched = RTE_EVENT_DEV_CAP_DISTRIBUTED_SCHED;
+#if RTE_VERSION >= RTE_VERSION_NUM(24, 11, 0, 0)
+const uint32_t shim_event_dev_cap_preschedule = RTE_EVENT_DEV_CAP_EVENT_PRESCHEDULE;
+const uint32_t shim_event_dev_cap_preschedule_adaptive = RTE_EVENT_DEV_CAP_EVENT_PRESCHEDULE_ADAPTIVE;
+#endif
 const uint32_t shim_event_queue_cfg_all_types = RTE_EVENT_QUEUE_CFG_ALL_TYPES;
 const uint32_t shim_event_queue_cfg_single_link = RTE_EVENT_QUEUE_CFG_SINGLE_LINK;

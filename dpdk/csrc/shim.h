@@ -8,6 +8,8 @@
 
 #include <stdint.h>
 
+#include <rte_version.h>
+
 struct rte_mbuf;
 struct rte_lpm;
 struct rte_rcu_qsbr;
@@ -83,6 +85,11 @@ extern const uint32_t shim_link_speed_fixed;
 extern const uint32_t shim_event_dev_cap_queue_all_types;
 extern const uint32_t shim_event_dev_cap_burst_mode;
 extern const uint32_t shim_event_dev_cap_distributed_sched;
+#if RTE_VERSION >= RTE_VERSION_NUM(24, 11, 0, 0)
+/* Event pre-scheduling, 24.11. */
+extern const uint32_t shim_event_dev_cap_preschedule;
+extern const uint32_t shim_event_dev_cap_preschedule_adaptive;
+#endif
 extern const uint32_t shim_event_queue_cfg_all_types;
 extern const uint32_t shim_event_queue_cfg_single_link;
 

@@ -11,17 +11,22 @@ pub enum Target {
     LpmV4,
     /// IPv6 routes in LPM mode.
     LpmV6,
+    /// IPv4 routes in FIB mode.
+    FibV4,
+    /// IPv6 routes in FIB mode.
+    FibV6,
     /// IPv4 flows in exact-match mode.
     Em,
 }
 
 impl Target {
-    pub const ALL: [Target; 3] = [Target::LpmV4, Target::LpmV6, Target::Em];
+    pub const ALL: [Target; 5] = [Target::LpmV4, Target::LpmV6, Target::FibV4, Target::FibV6, Target::Em];
 
     /// `--lookup=NAME`.
     pub fn mode(self) -> &'static str {
         match self {
             Target::LpmV4 | Target::LpmV6 => "lpm",
+            Target::FibV4 | Target::FibV6 => "fib",
             Target::Em => "em",
         }
     }
@@ -30,6 +35,8 @@ impl Target {
         match self {
             Target::LpmV4 => "LPM IPv4 routes",
             Target::LpmV6 => "LPM IPv6 routes",
+            Target::FibV4 => "FIB IPv4 routes",
+            Target::FibV6 => "FIB IPv6 routes",
             Target::Em => "EM flows",
         }
     }
@@ -66,10 +73,12 @@ impl Iterator for Changes {
         self.next += 1;
         let v4 = std::net::Ipv4Addr::from(u32::from(std::net::Ipv4Addr::new(100, 64, 0, 0)) + i);
         Some(match (self.target, add) {
-            (Target::LpmV4, true) => format!("route add {v4}/32 {port}"),
-            (Target::LpmV4, false) => format!("route del {v4}/32"),
-            (Target::LpmV6, true) => format!("route add 2001:db8:{:x}:{:x}::/64 {port}", i >> 16, i & 0xffff),
-            (Target::LpmV6, false) => format!("route del 2001:db8:{:x}:{:x}::/64", i >> 16, i & 0xffff),
+            (Target::LpmV4 | Target::FibV4, true) => format!("route add {v4}/32 {port}"),
+            (Target::LpmV4 | Target::FibV4, false) => format!("route del {v4}/32"),
+            (Target::LpmV6 | Target::FibV6, true) => {
+                format!("route add 2001:db8:{:x}:{:x}::/64 {port}", i >> 16, i & 0xffff)
+            }
+            (Target::LpmV6 | Target::FibV6, false) => format!("route del 2001:db8:{:x}:{:x}::/64", i >> 16, i & 0xffff),
             (Target::Em, true) => format!("flow add R{v4} {v4} 9 9 0x11 {port}"),
             (Target::Em, false) => format!("flow del R{v4} {v4} 9 9 0x11 0"),
         })

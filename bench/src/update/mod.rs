@@ -29,8 +29,14 @@ pub struct UpdateArgs {
     /// Change rates per second, comma-separated (10K = 10000); max: as fast as `l3fwd-ctl -` sends
     #[arg(long, value_delimiter = ',', value_parser = Rate::parse, default_value = "0,1K,10K,100K,max")]
     rates: Vec<Rate>,
-    /// Tables to change, comma-separated (a mode none of them is in is not run, nor reloaded)
-    #[arg(long, value_enum, value_delimiter = ',', default_value = "lpm-v4,lpm-v6,em")]
+    /// Tables to change, comma-separated (a mode none of them is in is not run, nor reloaded); also
+    /// fib-v4, fib-v6 (in place from DPDK 24.11 and 25.11; on 22.11 each batch is a rebuild)
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "lpm-v4,lpm-v6,fib-v4,fib-v6,em"
+    )]
     targets: Vec<Target>,
     /// Small tables (10K IPv4 routes, 2K IPv6, 10K flows) and rates 0, 1K, max: a smoke test
     /// for a shared machine; the real run needs a quiet one
@@ -85,7 +91,7 @@ pub struct RatePoint {
 /// One table's reload against C's restart.
 #[derive(Serialize, Deserialize, Clone, Debug)]
 pub struct Reload {
-    /// `lpm` or `em`.
+    /// `lpm`, `fib` or `em`.
     pub mode: String,
     pub entries: usize,
     /// From sending `reload` to its `ok` (the new table forwarding), s.
@@ -143,7 +149,7 @@ pub fn update(mut args: UpdateArgs) -> Result<ExitCode, String> {
         points: Vec::new(),
         reloads: Vec::new(),
     };
-    for mode in ["lpm", "em"] {
+    for mode in ["lpm", "fib", "em"] {
         let targets: Vec<Target> = args.targets.iter().copied().filter(|t| t.mode() == mode).collect();
         if targets.is_empty() {
             continue;

@@ -240,12 +240,7 @@ impl EventDev {
 
     /// Driver, limits and capabilities.
     pub fn info(&self) -> Result<EventDevInfo> {
-        let mut i = sys::rte_event_dev_info::default();
-        // SAFETY: i is a valid out-parameter for a device that exists.
-        let ret = unsafe { sys::rte_event_dev_info_get(self.id(), &mut i) };
-        if ret != 0 {
-            return Err(DpdkError::from_code("cannot get event device info", ret));
-        }
+        let i = self.raw_info()?;
         let driver = if i.driver_name.is_null() {
             String::new()
         } else {
@@ -277,13 +272,24 @@ impl EventDev {
         })
     }
 
+    fn raw_info(&self) -> Result<sys::rte_event_dev_info> {
+        let mut i = sys::rte_event_dev_info::default();
+        // SAFETY: i is a valid out-parameter for a device that exists.
+        let ret = unsafe { sys::rte_event_dev_info_get(self.id(), &mut i) };
+        if ret != 0 {
+            return Err(DpdkError::from_code("cannot get event device info", ret));
+        }
+        Ok(i)
+    }
+
     /// Configures the device (once) and hands out one slot per port. The
     /// device frees, when it stops, the mbufs of the events still in it.
     pub fn configure(&mut self, conf: &EventDevConfig) -> Result<Vec<EventPortSlot>> {
         if self.life.configured.load(Ordering::Relaxed) {
             return Err(DpdkError::invalid("event device", "already configured"));
         }
-        let c = sys::rte_event_dev_config {
+        #[cfg_attr(not(dpdk_ge_2411), allow(unused_mut))]
+        let mut c = sys::rte_event_dev_config {
             nb_event_queues: conf.queues,
             nb_event_ports: conf.ports,
             nb_events_limit: conf.events_limit,
@@ -292,6 +298,10 @@ impl EventDev {
             nb_event_port_enqueue_depth: conf.enqueue_depth,
             ..Default::default()
         };
+        #[cfg(dpdk_ge_2411)]
+        {
+            c.preschedule_type = preschedule(self.raw_info()?.event_dev_cap);
+        }
         // SAFETY: c is a fully initialised configuration of a stopped device.
         let ret = unsafe { sys::rte_event_dev_configure(self.id(), &c) };
         if ret < 0 {
@@ -758,5 +768,54 @@ impl Drop for EventPort {
     fn drop(&mut self) {
         // What the round still owns is freed, never leaked.
         self.free_forwarded_from(0);
+    }
+}
+
+/// The pre-scheduling C l3fwd asks for from 24.11: adaptive where the
+/// device offers it, else plain where it offers that, else none.
+#[cfg(dpdk_ge_2411)]
+fn preschedule(caps: u32) -> sys::rte_event_dev_preschedule_type {
+    // SAFETY: the shim's constants are initialised C constants, never
+    // written.
+    let (plain, adaptive) = unsafe {
+        (
+            sys::shim_event_dev_cap_preschedule,
+            sys::shim_event_dev_cap_preschedule_adaptive,
+        )
+    };
+    if caps & adaptive != 0 {
+        sys::rte_event_dev_preschedule_type_RTE_EVENT_PRESCHEDULE_ADAPTIVE
+    } else if caps & plain != 0 {
+        sys::rte_event_dev_preschedule_type_RTE_EVENT_PRESCHEDULE
+    } else {
+        sys::rte_event_dev_preschedule_type_RTE_EVENT_PRESCHEDULE_NONE
+    }
+}
+
+#[cfg(all(test, dpdk_ge_2411))]
+mod tests {
+    use super::{preschedule, sys};
+
+    #[test]
+    fn preschedule_as_c_l3fwd_asks_for_it() {
+        // SAFETY: shim constants.
+        let (plain, adaptive) = unsafe {
+            (
+                sys::shim_event_dev_cap_preschedule,
+                sys::shim_event_dev_cap_preschedule_adaptive,
+            )
+        };
+        assert_eq!(
+            preschedule(0),
+            sys::rte_event_dev_preschedule_type_RTE_EVENT_PRESCHEDULE_NONE
+        );
+        assert_eq!(
+            preschedule(plain),
+            sys::rte_event_dev_preschedule_type_RTE_EVENT_PRESCHEDULE
+        );
+        assert_eq!(
+            preschedule(plain | adaptive),
+            sys::rte_event_dev_preschedule_type_RTE_EVENT_PRESCHEDULE_ADAPTIVE
+        );
     }
 }
