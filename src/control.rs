@@ -50,11 +50,21 @@ fn snapshot(ports: &[u16], lcores: &[Arc<LcoreStats>]) -> Vec<PortPackets> {
     ports.iter().map(|&p| port_packets(p, lcores)).collect()
 }
 
-fn mpps(packets: u64, secs: f64) -> f64 {
-    if secs > 0.0 {
-        packets as f64 / secs / 1e6
-    } else {
-        0.0
+/// Forwarding shorter than this gives no rate: what the ports (or an
+/// eventdev RX adapter) took before a stop early in set-up, over next to
+/// no time, would read as hundreds of Mpps.
+const MIN_RATE_SECS: f64 = 0.1;
+
+/// Millions of packets a second, if `secs` is long enough to mean one.
+fn mpps(packets: u64, secs: f64) -> Option<f64> {
+    (secs >= MIN_RATE_SECS).then(|| packets as f64 / secs / 1e6)
+}
+
+/// A rate as the lines print it, `width` wide with 3 decimals, or `n/a`.
+fn shown(rate: Option<f64>, width: usize) -> String {
+    match rate {
+        Some(r) => format!("{r:width$.3}"),
+        None => format!("{:>width$}", "n/a"),
     }
 }
 
@@ -113,10 +123,14 @@ impl Control {
         for ((p, b), a) in self.ports.iter().zip(before).zip(after) {
             let (rx, tx) = (a.0 - b.0, a.1 - b.1);
             tx_all += tx;
-            line += &format!("port {p}: rx {:7.3} tx {:7.3} Mpps | ", mpps(rx, secs), mpps(tx, secs));
+            line += &format!(
+                "port {p}: rx {} tx {} Mpps | ",
+                shown(mpps(rx, secs), 7),
+                shown(mpps(tx, secs), 7)
+            );
         }
         let t = totals(&self.lcores);
-        line += &format!("total tx {:7.3} Mpps | {}", mpps(tx_all, secs), drops(&t));
+        line += &format!("total tx {} Mpps | {}", shown(mpps(tx_all, secs), 7), drops(&t));
         for ((l, b), a) in self.lcores.iter().zip(lcores.0).zip(lcores.1) {
             line += &format!(" | lcore {}: {}", l.lcore, a.since(b).load());
         }
@@ -132,8 +146,9 @@ pub struct PortSummary {
     /// queues (counted by l3fwd-rs; the rest of the line is the driver's).
     pub rx_packets: u64,
     pub tx_packets: u64,
-    pub rx_mpps: f64,
-    pub tx_mpps: f64,
+    /// None (null) when forwarding ran too short to give a rate.
+    pub rx_mpps: Option<f64>,
+    pub tx_mpps: Option<f64>,
     pub rx_missed: u64,
     pub rx_nombuf: u64,
     pub tx_errors: u64,
@@ -149,7 +164,7 @@ pub struct PortSummary {
 pub struct Summary {
     pub seconds: f64,
     pub ports: Vec<PortSummary>,
-    pub tx_mpps: f64,
+    pub tx_mpps: Option<f64>,
     /// The sum over the lcores.
     pub forwarded: Totals,
     /// What each forwarding lcore did.
@@ -201,12 +216,12 @@ impl Summary {
         outln!("\n==== l3fwd-rs summary ({:.1} s) ====", self.seconds);
         for p in &self.ports {
             outln!(
-                "port {}: rx {} tx {} ({:.3} / {:.3} Mpps) rx-missed {} rx-nombuf {} tx-errors {}{}",
+                "port {}: rx {} tx {} ({} / {} Mpps) rx-missed {} rx-nombuf {} tx-errors {}{}",
                 p.port,
                 p.rx_packets,
                 p.tx_packets,
-                p.rx_mpps,
-                p.tx_mpps,
+                shown(p.rx_mpps, 0),
+                shown(p.tx_mpps, 0),
                 p.rx_missed,
                 p.rx_nombuf,
                 p.tx_errors,
@@ -228,9 +243,9 @@ impl Summary {
             }
         }
         outln!(
-            "forwarded: {} | total tx {:.3} Mpps",
+            "forwarded: {} | total tx {} Mpps",
             counts(&self.forwarded),
-            self.tx_mpps
+            shown(self.tx_mpps, 0)
         );
         for l in self.lcores.iter().filter(|l| l.role != Role::RxAdapter) {
             outln!("lcore {} load: {}", l.lcore, l.counters.totals().load());

@@ -38,8 +38,22 @@ fn main() -> ExitCode {
     }
 }
 
+/// The one command of the command line: its words joined by spaces. A
+/// word holding a line break is refused: the socket reads one command per
+/// line, so it would smuggle in a second one (no argument holds a NUL).
+fn one_command(words: &[String]) -> Result<String, String> {
+    match words.iter().find(|w| w.contains(['\n', '\r'])) {
+        Some(word) => Err(format!(
+            "'{}' holds a line break: give one command per invocation, or several with - (one per line of stdin)",
+            rulefile::quote(word)
+        )),
+        None => Ok(words.join(" ")),
+    }
+}
+
 /// Sends the commands and prints the answers; whether all were `ok`.
 fn run(cli: &Cli) -> Result<bool, String> {
+    let one = (cli.command != ["-"]).then(|| one_command(&cli.command)).transpose()?;
     let path = ctl::socket_path(&cli.file_prefix);
     let stream = UnixStream::connect(&path).map_err(|e| {
         format!(
@@ -49,7 +63,6 @@ fn run(cli: &Cli) -> Result<bool, String> {
         )
     })?;
     let mut to_server = stream.try_clone().map_err(|e| e.to_string())?;
-    let one = (cli.command != ["-"]).then(|| cli.command.join(" "));
     // Commands go out on their own thread while answers come back here:
     // neither side's buffer fills waiting for the other.
     let sender = std::thread::spawn(move || -> std::io::Result<()> {

@@ -406,6 +406,15 @@ fn routes_added_and_deleted_through_l3fwd_ctl_steer_the_stream() {
         );
         let out = f.ctl(&["route", "del", "198.18.5.0/25"], "");
         assert!(!out.status.success() && String::from_utf8_lossy(&out.stdout).starts_with("error: no route"));
+        // A line break inside an argument would smuggle in a second
+        // command: refused, and nothing is sent.
+        for smuggled in ["198.18.5.9\nroute add 10.0.0.0/8 1", "198.18.5.9\r"] {
+            let out = f.ctl(&["route", "get", smuggled], "");
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(!out.status.success() && out.stdout.is_empty(), "{smuggled:?}: {stderr}");
+            assert!(stderr.contains("holds a line break"), "{smuggled:?}: {stderr}");
+        }
+        assert_eq!(f.send(&["route get 10.0.0.1"]).0, ["miss"], "{mode}");
         f.stop();
     }
 }
@@ -473,6 +482,21 @@ fn fib_routes_change_in_place_where_dpdk_lets_them() {
             "{stats:?}"
         );
     }
+    f.stop();
+}
+
+/// A rebuild that does not fit in EAL memory beside the live tables says
+/// what would help, though rte_fib6 reports its failed allocation as
+/// `EINVAL`: two FIB sets of 200000 tbl8 groups each do not fit in the
+/// forwarder's 1 GB.
+#[test]
+fn a_fib_rebuild_out_of_eal_memory_says_to_give_eal_more() {
+    let f = Forwarder::start_on("fib-mem", "fib", 1, Dataplane::Poll, &["--lpm-tbl8s", "200000"]);
+    let (answers, ok) = f.send(&["reload"]);
+    assert!(!ok, "{answers:?}");
+    assert!(answers[0].contains("give EAL more: -m MB"), "{answers:?}");
+    assert!(answers[0].ends_with("the tables in use are unchanged"), "{answers:?}");
+    f.assert_stream_goes_to(1, "after the reload that did not fit");
     f.stop();
 }
 

@@ -82,6 +82,19 @@ impl DpdkError {
         }
     }
 
+    /// As [`DpdkError::from_allocation`], for a library that reports want
+    /// of memory as `EINVAL` too (rte_fib / rte_fib6, whose RIB node pool
+    /// fails so): with valid arguments, checked before the call, that
+    /// `EINVAL` gets the same hint.
+    pub(crate) fn from_allocation_or_einval(what: impl fmt::Display, bytes: u64) -> Self {
+        let mut e = Self::from_allocation(what, bytes);
+        if e.errno == sys::EINVAL as i32 {
+            e.reason +=
+                "; at this size, likely want of memory: give EAL more: -m MB (with --no-huge), or more hugepages";
+        }
+        e
+    }
+
     /// An error detected before calling DPDK.
     pub(crate) fn invalid(what: impl Into<String>, reason: impl Into<String>) -> Self {
         Self {

@@ -242,7 +242,7 @@ impl Fib {
         // SAFETY: cname and conf are valid for the call.
         let p = unsafe { sys::rte_fib_create(cname.as_ptr(), socket, &mut conf) };
         let raw = NonNull::new(p).ok_or_else(|| {
-            DpdkError::from_allocation(
+            DpdkError::from_allocation_or_einval(
                 format_args!("cannot create FIB {name} of {max_routes} routes and {tbl8s} tbl8 groups"),
                 eal_memory(max_routes, tbl8s),
             )
@@ -477,7 +477,7 @@ impl Fib6 {
         // SAFETY: cname and conf are valid for the call.
         let p = unsafe { sys::rte_fib6_create(cname.as_ptr(), socket, &mut conf) };
         let raw = NonNull::new(p).ok_or_else(|| {
-            DpdkError::from_allocation(
+            DpdkError::from_allocation_or_einval(
                 format_args!("cannot create FIB6 {name} of {max_routes} routes and {tbl8s} tbl8 groups"),
                 eal_memory(max_routes, tbl8s),
             )
