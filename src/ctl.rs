@@ -7,12 +7,23 @@
 //! client: every socket is non-blocking, a line is at most [`MAX_LINE`]
 //! bytes (a longer one is answered with an error and the client closed),
 //! and a client that does not read its answers is dropped once
-//! [`MAX_UNREAD`] bytes of them are waiting.
+//! [`MAX_UNREAD`] bytes of them are waiting. Idle connections never keep
+//! a command out: at most [`MAX_CLIENTS`] are served at once, and a new
+//! one takes the place of the longest idle (one with nothing pending), as
+//! it does when the process runs out of file descriptors; one that sends
+//! nothing for [`IDLE_TIMEOUT`] is closed anyway. Only when every client
+//! has work pending is a new one told to try again, and closed.
+//!
+//! The socket is the instance's own: one that answers at the path means
+//! another instance runs with the same prefix (which EAL does not always
+//! refuse: `--no-shconf`, `--in-memory`), and l3fwd-rs refuses to start;
+//! at exit it removes the path only if it is still its socket.
 
 use std::io::{self, ErrorKind, Read, Write};
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use crate::live::{Answer, Command, Tables};
 
@@ -26,7 +37,6 @@ pub const DEFAULT_PREFIX: &str = "rte";
 /// runtime directory is `/var/run/dpdk/PREFIX` for root, else under
 /// `$XDG_RUNTIME_DIR` (or `/tmp`) (`eal_create_runtime_dir`).
 pub fn socket_path(prefix: &str) -> PathBuf {
-    use std::os::unix::fs::MetadataExt;
     let root = std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0);
     let base = match std::env::var_os("XDG_RUNTIME_DIR") {
         _ if root => PathBuf::from("/var/run"),
@@ -45,15 +55,30 @@ const MAX_UNREAD: usize = 1 << 20;
 /// Bytes read from one client per serve, at most: many clients share it.
 const READ_PER_SERVE: usize = 1 << 20;
 
+/// Clients served at once, at most.
+pub const MAX_CLIENTS: usize = 64;
+
+/// A client that sends nothing and has no answer waiting for this long is
+/// closed.
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// The listening socket and its clients.
 pub struct Socket {
     listener: UnixListener,
     path: PathBuf,
+    /// The bound socket file's device and inode: at exit the path is
+    /// removed only if it is still this file.
+    file: (u64, u64),
     clients: Vec<Client>,
+    /// A descriptor held in reserve (`/dev/null`): given up when accept
+    /// finds none left, to take the connection and say why it is closed.
+    spare: Option<std::fs::File>,
 }
 
 struct Client {
     stream: UnixStream,
+    /// When it last sent something (or connected).
+    heard: Instant,
     /// Bytes received and not yet a whole line.
     input: Vec<u8>,
     /// Answers not yet written.
@@ -64,19 +89,36 @@ struct Client {
 }
 
 impl Socket {
-    /// Listens on `SOCKET_NAME` in `dir`, mode 0600; a socket left there
-    /// by an instance that died is replaced (EAL has already refused a
-    /// second live instance of one prefix).
-    pub fn bind(dir: &Path) -> io::Result<Socket> {
+    /// Listens on `SOCKET_NAME` in `dir`, mode 0600. A socket left there
+    /// by an instance that died is replaced; one that answers belongs to a
+    /// live instance and is left alone: an error.
+    pub fn bind(dir: &Path) -> Result<Socket, String> {
         let path = dir.join(SOCKET_NAME);
-        let _ = std::fs::remove_file(&path);
-        let listener = UnixListener::bind(&path)?;
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;
-        listener.set_nonblocking(true)?;
+        match std::fs::symlink_metadata(&path) {
+            Ok(meta) if meta.is_dir() => {
+                return Err(format!("{} is a directory, not a socket: remove it", path.display()))
+            }
+            Ok(_) if UnixStream::connect(&path).is_ok() => {
+                return Err(format!(
+                    "another l3fwd-rs answers on {}: one runs with this --file-prefix already \
+                     (give this one another)",
+                    path.display()
+                ))
+            }
+            Ok(_) => std::fs::remove_file(&path).map_err(|e| format!("cannot replace {}: {e}", path.display()))?,
+            Err(_) => {}
+        }
+        let fail = |e: io::Error| format!("cannot listen on {}: {e}", path.display());
+        let listener = UnixListener::bind(&path).map_err(fail)?;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).map_err(fail)?;
+        listener.set_nonblocking(true).map_err(fail)?;
+        let meta = std::fs::symlink_metadata(&path).map_err(fail)?;
         Ok(Socket {
             listener,
             path,
+            file: (meta.dev(), meta.ino()),
             clients: Vec::new(),
+            spare: std::fs::File::open("/dev/null").ok(),
         })
     }
 
@@ -88,16 +130,7 @@ impl Socket {
     /// on `tables` as one batch, and writes what each client will take.
     /// Returns whether there was anything to do.
     pub fn serve(&mut self, tables: &mut dyn Tables) -> bool {
-        while let Ok((stream, _)) = self.listener.accept() {
-            if stream.set_nonblocking(true).is_ok() {
-                self.clients.push(Client {
-                    stream,
-                    input: Vec::new(),
-                    output: Vec::new(),
-                    closing: false,
-                });
-            }
-        }
+        self.accept_clients();
         // Each line, by client: a command for the batch or its error.
         let mut lines: Vec<(usize, Result<Command, String>)> = Vec::new();
         for (c, client) in self.clients.iter_mut().enumerate() {
@@ -123,7 +156,84 @@ impl Socket {
     }
 }
 
+impl Socket {
+    /// Takes every connection waiting: each in place of the longest idle
+    /// client when [`MAX_CLIENTS`] are served or the descriptors ran out;
+    /// told to try again and closed when no client is idle.
+    fn accept_clients(&mut self) {
+        loop {
+            match self.listener.accept() {
+                Ok((stream, _)) => self.admit(stream),
+                Err(e) if out_of_descriptors(&e) => {
+                    if self.drop_longest_idle() {
+                        continue;
+                    }
+                    // None idle: the reserve takes the connection to say so.
+                    drop(self.spare.take());
+                    if let Ok((stream, _)) = self.listener.accept() {
+                        refuse(
+                            stream,
+                            "l3fwd-rs is out of file descriptors, every client busy; try again",
+                        );
+                    }
+                    self.spare = std::fs::File::open("/dev/null").ok();
+                    return;
+                }
+                Err(_) => return, // WouldBlock: none waiting
+            }
+        }
+    }
+
+    fn admit(&mut self, stream: UnixStream) {
+        if self.clients.len() >= MAX_CLIENTS && !self.drop_longest_idle() {
+            return refuse(stream, &format!("{MAX_CLIENTS} clients are busy already; try again"));
+        }
+        if stream.set_nonblocking(true).is_ok() {
+            self.clients.push(Client {
+                stream,
+                heard: Instant::now(),
+                input: Vec::new(),
+                output: Vec::new(),
+                closing: false,
+            });
+        }
+    }
+
+    /// Closes the client that has been idle longest (nothing read but
+    /// not answered, no answer waiting); whether there was one.
+    fn drop_longest_idle(&mut self) -> bool {
+        let idle = self.clients.iter().enumerate().filter(|(_, c)| c.is_idle());
+        match idle.min_by_key(|(_, c)| c.heard) {
+            Some((i, _)) => {
+                self.clients.swap_remove(i);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// Whether accept failed for want of a file descriptor (the process's or
+/// the system's).
+fn out_of_descriptors(e: &io::Error) -> bool {
+    matches!(
+        rustix::io::Errno::from_io_error(e),
+        Some(rustix::io::Errno::MFILE | rustix::io::Errno::NFILE)
+    )
+}
+
+/// One error line to a client that is not served, then closes it.
+fn refuse(mut stream: UnixStream, why: &str) {
+    // Best effort: the socket is new, its buffer empty.
+    let _ = writeln!(stream, "error: {why}");
+}
+
 impl Client {
+    /// Nothing half-read, no answer waiting.
+    fn is_idle(&self) -> bool {
+        self.input.is_empty() && self.output.is_empty() && !self.closing
+    }
+
     /// The whole lines received since the last call, parsed. A line
     /// longer than [`MAX_LINE`] is answered with an error, and the client
     /// is read no more.
@@ -136,6 +246,7 @@ impl Client {
                 Ok(n) => {
                     self.input.extend_from_slice(&buf[..n]);
                     read += n;
+                    self.heard = Instant::now();
                 }
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
                 Err(e) if e.kind() == ErrorKind::WouldBlock => break,
@@ -175,7 +286,8 @@ impl Client {
             }
         }
         let done = self.closing && self.output.is_empty();
-        !done && self.output.len() <= MAX_UNREAD
+        let timed_out = self.is_idle() && self.heard.elapsed() >= IDLE_TIMEOUT;
+        !done && !timed_out && self.output.len() <= MAX_UNREAD
     }
 }
 
@@ -186,7 +298,12 @@ pub fn parse_line(line: &[u8]) -> Result<Command, String> {
 }
 
 impl Drop for Socket {
+    /// Removes the path if it is still this socket (not one that replaced
+    /// it, nor anything else since put there).
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
+        let ours = std::fs::symlink_metadata(&self.path).is_ok_and(|m| (m.dev(), m.ino()) == self.file);
+        if ours {
+            let _ = std::fs::remove_file(&self.path);
+        }
     }
 }

@@ -21,6 +21,10 @@ struct Cli {
     /// The `--file-prefix` l3fwd-rs was started with.
     #[arg(long, default_value = ctl::DEFAULT_PREFIX)]
     file_prefix: String,
+    /// Seconds to wait for the next answer before giving up (0: no limit;
+    /// a reload of a large table takes seconds)
+    #[arg(long, default_value_t = 30)]
+    timeout: u64,
     /// The command, or `-` to read commands from stdin, one per line.
     #[arg(required = true, num_args = 1.., allow_hyphen_values = true)]
     command: Vec<String>,
@@ -62,6 +66,8 @@ fn run(cli: &Cli) -> Result<bool, String> {
             cli.file_prefix
         )
     })?;
+    let timeout = (cli.timeout > 0).then(|| std::time::Duration::from_secs(cli.timeout));
+    stream.set_read_timeout(timeout).map_err(|e| e.to_string())?;
     let mut to_server = stream.try_clone().map_err(|e| e.to_string())?;
     // Commands go out on their own thread while answers come back here:
     // neither side's buffer fills waiting for the other.
@@ -78,7 +84,15 @@ fn run(cli: &Cli) -> Result<bool, String> {
     let mut out = BufWriter::new(std::io::stdout().lock());
     let mut answer = String::new();
     let failed = |e: std::io::Error| e.to_string();
-    while answers.read_line(&mut answer).map_err(failed)? > 0 {
+    let waited = |e: std::io::Error| match e.kind() {
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => format!(
+            "no answer from {} within {} s (--timeout; 0 waits as long as it takes)",
+            path.display(),
+            cli.timeout
+        ),
+        _ => e.to_string(),
+    };
+    while answers.read_line(&mut answer).map_err(waited)? > 0 {
         all_ok &= !answer.starts_with("error:");
         if !answer.ends_with('\n') {
             answer.push('\n');

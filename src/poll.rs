@@ -227,8 +227,7 @@ pub fn forward<J: LcoreJob>(
             pairs
         },
     )?;
-    let socket = Socket::bind(&eal.runtime_dir())
-        .map_err(|e| format!("cannot listen for l3fwd-ctl in {}: {e}", eal.runtime_dir().display()))?;
+    let socket = Socket::bind(&eal.runtime_dir())?;
     log::info!("l3fwd-ctl socket: {}", socket.path().display());
     let control = Control {
         ports: ports.iter().map(Port::id).collect(),

@@ -78,6 +78,8 @@ fn rows(dir: &TestDir) -> Vec<Row> {
         "acl_short_v6.cfg",
         "R2001:db8::/32 0:0:0:0:0:0:0:0/0 0 : 65535 0 : 65535 0/0 0\n",
     );
+    let default_v4 = rule("4", &dir.file("default_v4.cfg", "R0.0.0.0/0 1\n"));
+    let default_v6 = rule("6", &dir.file("default_v6.cfg", "R::/0 1\n"));
     let acl = |v4: &str, v6: &str| vec!["--lookup=acl".to_owned(), rule("4", v4), rule("6", v6)];
     let (acl_v4, acl_v6) = ("configs/acl_v4.cfg", "configs/acl_v6.cfg");
     let (r4, r6) = (rule("4", &v4), rule("6", &v6));
@@ -126,6 +128,16 @@ fn rows(dir: &TestDir) -> Vec<Row> {
             "--hash-entry-num 0: ignored, as in C 22.11 (later C has no such option)",
             with_ports(&["-E", "--hash-entry-num", "0"]),
             Identical,
+        ),
+        row(
+            "FIB mode, default routes (rte_fib takes depth 0)",
+            with_ports(&["--lookup=fib", &default_v4, &default_v6]),
+            Identical,
+        ),
+        row(
+            "LPM mode, default routes (rte_lpm refuses depth 0)",
+            with_ports(&[&default_v4, &default_v6]),
+            BothRefuse,
         ),
         row("-E -E: one mode, twice", with_ports(&["-E", "-E"]), BothRefuse),
         row("-L -L: one mode, twice", with_ports(&["-L", "-L"]), BothRefuse),

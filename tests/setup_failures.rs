@@ -275,3 +275,47 @@ fn file_prefix_in_use() {
     assert!(mp_socket.exists(), "mp_socket removed without rte_eal_cleanup");
     fs::remove_dir_all(runtime).unwrap();
 }
+
+/// Where EAL takes no lock on the prefix (`--no-shconf`), a second
+/// instance of one `--file-prefix` still leaves the first's control
+/// socket alone: it refuses to start, in one line, and the first still
+/// answers `l3fwd-ctl`, also after the second exited.
+#[test]
+fn a_second_instance_of_one_prefix_leaves_the_first_its_socket() {
+    let prefix = format!("l3fwd-test-shared-{}", std::process::id());
+    let socket = eal_runtime_dir(&prefix).join("l3fwd_ctl");
+    let mut first = Run::new(l3fwd_rs())
+        .lcores("1")
+        .eal_args(&["--no-shconf", "--vdev=net_null0"])
+        .args(&["-p", "0x1", "--config", "(0,0,1)", "--duration", "20"])
+        .command(&prefix)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start the first forwarder");
+    let start = Instant::now();
+    while !socket.exists() {
+        assert!(start.elapsed() < Duration::from_secs(10), "the first never listened");
+        assert!(first.try_wait().unwrap().is_none(), "first forwarder exited");
+        thread::sleep(Duration::from_millis(50));
+    }
+    let route_get = || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_l3fwd-ctl"))
+            .args(["--file-prefix", &prefix, "--timeout", "5", "route", "get", "198.18.0.1"])
+            .output()
+            .unwrap()
+    };
+    assert!(route_get().status.success());
+
+    fails_with(
+        &["--no-shconf", "--file-prefix", &prefix, "--vdev=net_null0"],
+        ONE_PORT,
+        &["another l3fwd-rs answers on", "l3fwd_ctl", "--file-prefix"],
+    );
+    let answer = route_get();
+    assert!(answer.status.success(), "{}", String::from_utf8_lossy(&answer.stderr));
+    first.kill().unwrap();
+    first.wait().unwrap();
+    let _ = fs::remove_dir_all(eal_runtime_dir(&prefix));
+}

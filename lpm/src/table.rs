@@ -78,7 +78,8 @@ pub enum LpmError {
         /// DPDK's error.
         source: DpdkError,
     },
-    /// A route of depth 0, which rte_lpm and rte_lpm6 refuse.
+    /// A route of depth 0, which rte_lpm and rte_lpm6 refuse (rte_fib
+    /// takes it).
     DefaultRoute {
         /// The rule file (its path, usually).
         origin: String,
@@ -330,8 +331,10 @@ fn load<N: Library, T>(
     let family = N::FAMILY;
     let at = |line| (file.origin.clone(), line);
     let routes: Vec<&Route<N>> = file.routes.iter().filter(|r| enabled(r.port)).collect();
-    // Both libraries refuse depth 0 (and so does the C sample).
-    if let Some(r) = routes.iter().find(|r| r.prefix.depth() == 0) {
+    // rte_lpm and rte_lpm6 refuse depth 0 (and so does C's LPM mode);
+    // rte_fib and rte_fib6 take it (as C's FIB mode does).
+    let default_route = routes.iter().find(|r| r.prefix.depth() == 0);
+    if let (Some(r), "LPM") = (default_route, kind) {
         let (origin, line) = at(r.line);
         return Err(LpmError::DefaultRoute {
             origin,

@@ -102,13 +102,9 @@ struct FibInPlace {
 }
 
 impl InPlace<Routes> for FibInPlace {
-    /// A default route (depth 0) is refused as the route files refuse it,
-    /// by the rebuild.
     fn takes(&self, change: &RuleChange) -> bool {
         match change {
-            RuleChange::AddRoute(prefix, _) | RuleChange::DelRoute(prefix) => {
-                prefix.prefix_len() > 0 && self.routes.takes(prefix)
-            }
+            RuleChange::AddRoute(prefix, _) | RuleChange::DelRoute(prefix) => self.routes.takes(prefix),
             _ => false,
         }
     }
