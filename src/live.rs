@@ -19,7 +19,6 @@ use std::time::Instant;
 use dpdk::{Eal, Live, Qsbr, Reader};
 
 use crate::mode::InPlace;
-use ipnet::IpNet;
 use rulefile::quote;
 
 use crate::cli::Args;
@@ -48,20 +47,18 @@ impl FromStr for Command {
 
     fn from_str(line: &str) -> Result<Command, String> {
         let words: Vec<&str> = line.split_whitespace().collect();
+        // Prefixes and ports read as the route files read them.
         let prefix = |p: &str| {
-            IpNet::from_str(p).map_err(|_| {
-                format!(
-                    "bad prefix '{}': expected ADDRESS/LENGTH, such as 198.18.0.0/16 or 2001:db8::/32",
-                    quote(p)
-                )
+            lpm::rules::prefix_of(p).map_err(|e| {
+                format!("bad prefix: {e}; expected ADDRESS/LENGTH, such as 198.18.0.0/16 or 2001:db8::/32")
             })
         };
         Ok(match words[..] {
             ["reload"] => Command::Reload,
             ["route", "get", a] => Command::RouteGet(a.parse().map_err(|_| format!("bad address '{}'", quote(a)))?),
             ["route", "add", p, port] => {
-                let port = port.parse().map_err(|_| format!("bad port '{}'", quote(port)))?;
-                Command::Change(RuleChange::AddRoute(prefix(p)?, port))
+                let port = lpm::rules::port_of(port).map_err(|e| format!("bad port: {e}"))?;
+                Command::Change(RuleChange::AddRoute(prefix(p)?, port.into()))
             }
             ["route", "del", p] => Command::Change(RuleChange::DelRoute(prefix(p)?)),
             ["route", "stats"] => Command::RouteStats,
@@ -198,7 +195,7 @@ impl<M: Mode> Tables for LiveTables<M> {
                     });
                     match M::change_rules(&mut batch.rules, &self.plan, &self.args, change) {
                         Ok(()) => batch.commands.push(i),
-                        Err(e) => answers[i] = Err(e),
+                        Err(e) => answers[i] = Err(format!("{e}; {UNCHANGED}")),
                     }
                     continue;
                 }
@@ -270,6 +267,8 @@ mod tests {
         for (line, why) in [
             ("route add 10.0.0.0/33 1", "bad prefix"),
             ("route add 10.0.0.0/8 65536", "bad port"),
+            ("route add 010.0.0.0/8 1", "bad prefix"),
+            ("route add 10.0.0.0/08 1", "bad prefix"),
             ("flow del", "unknown command"),
             ("route get 10.0.0", "bad address"),
             ("route add 10.0.0.0/8", "unknown command"),

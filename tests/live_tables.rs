@@ -633,7 +633,48 @@ fn flows_added_and_deleted_through_l3fwd_ctl_steer_the_stream_in_em_mode() {
     assert!(answers.iter().all(|a| a.starts_with("error: ")), "{answers:?}");
     assert!(answers[3].contains("IPv4 flows only"), "{answers:?}");
     assert!(answers[4].contains("em mode has no routes"), "{answers:?}");
+    // Errors quote the command's rule, not a file position, and the
+    // family hint is for the other family's flows only.
+    assert!(answers.iter().all(|a| !a.contains("flow:1:")), "{answers:?}");
+    assert!(!answers[2].contains("flows only"), "{answers:?}");
+    let (answers, _) = f.send(&["flow add R198.18.5.0 198.18.5.1 9 9 0x11 65535"]);
+    assert!(
+        answers[0].contains("port") && !answers[0].contains("flows only"),
+        "{answers:?}"
+    );
     f.assert_stream_goes_to(1, "em: after bad commands");
+    f.stop();
+}
+
+/// Errors of socket commands say what is wrong with the command, read
+/// as the route files read it, and what it left unchanged: no `file:0:`
+/// of a route that came from l3fwd-ctl.
+#[test]
+fn route_command_errors_read_as_the_route_files_and_name_no_file() {
+    // One IPv6 route in the file, room for one more.
+    let f = Forwarder::start_on("route-errors", "lpm", 1, Dataplane::Poll, &["--lpm-max-rules", "2"]);
+    assert_eq!(f.send(&["route add 2001:db8:1::/48 1"]).0, ["ok"]);
+    let (answers, ok) = f.send(&[
+        "route add 2001:db8:2::/48 1", // a third IPv6 route: full
+        "route del ::/0",              // no such route
+        "route add 010.0.0.0/8 1",     // a leading zero: not an address, as in a file
+        "route add 10.0.0.0/08 1",     // 08: no C number
+        "route add 10.0.0.0/8 +1",     // a C number (strtoul's sign), as in a file: ok
+    ]);
+    assert!(!ok, "{answers:?}");
+    assert!(
+        answers[0].starts_with("error: IPv6 LPM table full: more than 2 rules"),
+        "{answers:?}"
+    );
+    assert!(answers.iter().all(|a| !a.contains(":0:")), "{answers:?}");
+    assert!(answers[1].ends_with("the tables in use are unchanged"), "{answers:?}");
+    assert!(
+        answers[2].contains("bad prefix") && answers[3].contains("bad prefix"),
+        "{answers:?}"
+    );
+    assert_eq!(answers[4], "ok", "{answers:?}");
+    assert_eq!(f.send(&["route get 10.1.2.3"]).0, ["1"]);
+    f.assert_stream_goes_to(1, "after refused route commands");
     f.stop();
 }
 

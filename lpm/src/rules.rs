@@ -11,7 +11,7 @@
 //! (see the `rulefile` crate: comments may hold any byte, a NUL ends a line).
 
 /// The prefix types of IPv4 and IPv6 routes.
-pub use ipnet::{Ipv4Net, Ipv6Net};
+pub use ipnet::{IpNet, Ipv4Net, Ipv6Net};
 use rulefile::{number, Line, NumberError};
 use std::fmt;
 use std::net::{Ipv4Addr, Ipv6Addr};
@@ -173,6 +173,29 @@ fn parse_prefix<N: Prefix>(net: &str) -> Result<N, LineProblem> {
 
 fn parse_port(port: &str) -> Result<u8, LineProblem> {
     Ok(number(port, "port", u8::MAX.into())? as u8)
+}
+
+/// A prefix written as a rule file writes one (`10.0.0.0/8`, an IPv6
+/// one if it has a `:`, the depth in C's number forms): for commands that
+/// name routes, so that they read them as the files do.
+///
+/// ```
+/// assert_eq!(lpm::rules::prefix_of("10.0.0.0/0x8").unwrap().to_string(), "10.0.0.0/8");
+/// assert!(lpm::rules::prefix_of("010.0.0.0/8").unwrap_err().contains("not a valid address"));
+/// assert_eq!(lpm::rules::prefix_of("2001:db8::/32").unwrap().to_string(), "2001:db8::/32");
+/// ```
+pub fn prefix_of(text: &str) -> Result<IpNet, String> {
+    let parsed = match text.contains(':') {
+        true => parse_prefix::<Ipv6Net>(text).map(IpNet::V6),
+        false => parse_prefix::<Ipv4Net>(text).map(IpNet::V4),
+    };
+    parsed.map_err(|e| e.to_string())
+}
+
+/// A port written as a rule file writes one (C's number forms: `010` is
+/// 8), at most 255.
+pub fn port_of(text: &str) -> Result<u8, String> {
+    parse_port(text).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

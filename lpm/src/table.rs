@@ -100,7 +100,7 @@ impl fmt::Display for LpmError {
                 family,
                 shortage,
             } => {
-                write!(f, "{origin}:{line}: {family} {kind} table full: ")?;
+                write!(f, "{}{family} {kind} table full: ", at(origin, *line))?;
                 match shortage {
                     Shortage::Rules { limit } => write!(f, "more than {limit} rules (raise --lpm-max-rules)"),
                     Shortage::Tbl8s {
@@ -114,12 +114,22 @@ impl fmt::Display for LpmError {
                 }
             }
             Self::Create { kind, family, source } => write!(f, "{family} {kind} table: {source}"),
-            Self::Add { origin, line, source } => write!(f, "{origin}:{line}: {source}"),
+            Self::Add { origin, line, source } => write!(f, "{}{source}", at(origin, *line)),
             Self::DefaultRoute { origin, line, library } => write!(
                 f,
-                "{origin}:{line}: {library} takes no depth 0 (split a default route into two /1 routes)"
+                "{}{library} takes no depth 0 (split a default route into two /1 routes)",
+                at(origin, *line)
             ),
         }
+    }
+}
+
+/// `origin:line: ` before an error about a route of a file; nothing for
+/// one added through l3fwd-ctl (line 0), whose command the answer follows.
+fn at(origin: &str, line: usize) -> String {
+    match line {
+        0 => String::new(),
+        _ => format!("{origin}:{line}: "),
     }
 }
 

@@ -146,10 +146,20 @@ fn flow_change(change: &RuleChange, plan: &Plan, args: &Args) -> Result<FlowChan
         RuleChange::DelFlow(line) => (line, false),
         _ => return Err(change.not_in(Em::INFO.name)),
     };
-    let family = |e: em::rules::RuleError| {
+    // The line itself, not a file position; the family hint only for a
+    // flow of the family this run does not load.
+    let why = |e: em::rules::RuleError, other_family: bool| {
+        let what = match e {
+            rulefile::Error::Line { text, problem, .. } => format!("'{text}': {problem}"),
+            e => e.to_string(),
+        };
         let loaded = if args.ipv6 { "IPv6" } else { "IPv4" };
-        format!("{e} (this run loads {loaded} flows only: EM loads one family, IPv6 with --ipv6)")
+        match other_family {
+            true => format!("{what} (this run loads {loaded} flows only: EM loads one family, IPv6 with --ipv6)"),
+            false => what,
+        }
     };
+    let (v4, v6) = (em::rules::parse_v4(line, "flow"), em::rules::parse_v6(line, "flow"));
     fn one<A: Copy>(parsed: Vec<Rule<A>>, plan: &Plan, add: bool) -> Result<Rule<A>, String> {
         let [rule] = parsed[..] else {
             return Err("one flow per command".into());
@@ -161,8 +171,8 @@ fn flow_change(change: &RuleChange, plan: &Plan, args: &Args) -> Result<FlowChan
         Ok(Rule { line: 0, ..rule })
     }
     Ok(match args.ipv6 {
-        true => FlowChange::V6(one(em::rules::parse_v6(line, "flow").map_err(family)?, plan, add)?, add),
-        false => FlowChange::V4(one(em::rules::parse_v4(line, "flow").map_err(family)?, plan, add)?, add),
+        true => FlowChange::V6(one(v6.map_err(|e| why(e, v4.is_ok()))?, plan, add)?, add),
+        false => FlowChange::V4(one(v4.map_err(|e| why(e, v6.is_ok()))?, plan, add)?, add),
     })
 }
 
