@@ -233,30 +233,38 @@ fn rule_files_that_cannot_be_read() {
 /// the first one is unharmed. Killing the first with SIGKILL (no
 /// `rte_eal_cleanup`) leaves its `mp_socket`: the marker the other tests
 /// rely on is real.
-#[test]
-fn file_prefix_in_use() {
-    let prefix = format!("l3fwd-test-collide-{}", std::process::id());
-    let runtime = eal_runtime_dir(&prefix);
-    let mp_socket = runtime.join("mp_socket");
+/// A forwarder on net_null0 with file prefix `prefix` and `eal`, running
+/// 20 s, once `ready` exists (a file it makes at start).
+fn first_forwarder(prefix: &str, eal: &[&str], ready: &std::path::Path) -> std::process::Child {
     let mut first = Run::new(l3fwd_rs())
         .lcores("1")
-        .eal_args(&["--vdev=net_null0"])
+        .eal_args(eal)
         .args(&["-p", "0x1", "--config", "(0,0,1)", "--duration", "20"])
-        .command(&prefix)
+        .command(prefix)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .expect("start the first forwarder");
     let start = Instant::now();
-    while !mp_socket.exists() {
+    while !ready.exists() {
         assert!(
             start.elapsed() < Duration::from_secs(10),
-            "first forwarder never started EAL"
+            "first forwarder never made {}",
+            ready.display()
         );
         assert!(first.try_wait().unwrap().is_none(), "first forwarder exited");
         thread::sleep(Duration::from_millis(50));
     }
+    first
+}
+
+#[test]
+fn file_prefix_in_use() {
+    let prefix = format!("l3fwd-test-collide-{}", std::process::id());
+    let runtime = eal_runtime_dir(&prefix);
+    let mp_socket = runtime.join("mp_socket");
+    let mut first = first_forwarder(&prefix, &["--vdev=net_null0"], &mp_socket);
 
     let out = fails_with(
         &["--file-prefix", &prefix, "--vdev=net_null0"],
@@ -284,22 +292,7 @@ fn file_prefix_in_use() {
 fn a_second_instance_of_one_prefix_leaves_the_first_its_socket() {
     let prefix = format!("l3fwd-test-shared-{}", std::process::id());
     let socket = eal_runtime_dir(&prefix).join("l3fwd_ctl");
-    let mut first = Run::new(l3fwd_rs())
-        .lcores("1")
-        .eal_args(&["--no-shconf", "--vdev=net_null0"])
-        .args(&["-p", "0x1", "--config", "(0,0,1)", "--duration", "20"])
-        .command(&prefix)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start the first forwarder");
-    let start = Instant::now();
-    while !socket.exists() {
-        assert!(start.elapsed() < Duration::from_secs(10), "the first never listened");
-        assert!(first.try_wait().unwrap().is_none(), "first forwarder exited");
-        thread::sleep(Duration::from_millis(50));
-    }
+    let mut first = first_forwarder(&prefix, &["--no-shconf", "--vdev=net_null0"], &socket);
     let route_get = || {
         std::process::Command::new(env!("CARGO_BIN_EXE_l3fwd-ctl"))
             .args(["--file-prefix", &prefix, "--timeout", "5", "route", "get", "198.18.0.1"])
