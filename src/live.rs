@@ -149,11 +149,12 @@ impl<M: Mode> LiveTables<M> {
 
 const UNCHANGED: &str = "the tables in use are unchanged";
 
-/// Edits waiting for their build: the rules they make, and which
-/// commands' answers wait on it.
+/// Edits waiting for their build: the rules they make, which commands'
+/// answers wait on it, and whether a reload is among them.
 struct Pending<R> {
     rules: R,
     commands: Vec<usize>,
+    reloads: bool,
 }
 
 impl<M: Mode> Tables for LiveTables<M> {
@@ -178,9 +179,20 @@ impl<M: Mode> Tables for LiveTables<M> {
                     continue;
                 }
                 Command::Change(change) if self.in_place.as_ref().is_some_and(|w| w.takes(change)) => {
-                    // In order: what is pending goes in first.
-                    self.commit(pending.take(), &mut answers);
+                    // A pending reload goes in first: the change is made on
+                    // top of the files. Other pending edits are of tables
+                    // the writer does not change (LPM's IPv6 beside its
+                    // IPv4): they wait, the change goes into their rules
+                    // too, and one build still serves the whole batch.
+                    if pending.as_ref().is_some_and(|p| p.reloads) {
+                        self.commit(pending.take(), &mut answers);
+                    }
                     answers[i] = self.change_in_place(change);
+                    if let (Ok(_), Some(batch)) = (&answers[i], pending.as_mut()) {
+                        if let Err(e) = M::change_rules(&mut batch.rules, &self.plan, &self.args, change) {
+                            log::warn!("a change made in place does not apply to the pending rules: {e}");
+                        }
+                    }
                     continue;
                 }
                 Command::Change(change) => {
@@ -192,6 +204,7 @@ impl<M: Mode> Tables for LiveTables<M> {
                     let batch = pending.get_or_insert_with(|| Pending {
                         rules: self.rules.clone(),
                         commands: Vec::new(),
+                        reloads: false,
                     });
                     match M::change_rules(&mut batch.rules, &self.plan, &self.args, change) {
                         Ok(()) => batch.commands.push(i),
@@ -208,6 +221,7 @@ impl<M: Mode> Tables for LiveTables<M> {
                     pending = Some(Pending {
                         rules,
                         commands: waiting,
+                        reloads: true,
                     });
                 }
                 Err(e) => answers[i] = Err(e),
@@ -232,7 +246,7 @@ impl<M: Mode> LiveTables<M> {
     /// Builds and swaps in what `pending` holds; answers its commands
     /// `ok`, or each with the build's error.
     fn commit(&mut self, pending: Option<Pending<M::Rules>>, answers: &mut [Answer]) {
-        let Some(Pending { rules, commands }) = pending.filter(|p| !p.commands.is_empty()) else {
+        let Some(Pending { rules, commands, .. }) = pending.filter(|p| !p.commands.is_empty()) else {
             return; // nothing, or only changes that failed
         };
         let result = self.swap_in(rules).map_err(|e| format!("{e}; {UNCHANGED}"));

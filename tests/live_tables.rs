@@ -646,6 +646,38 @@ fn flows_added_and_deleted_through_l3fwd_ctl_steer_the_stream_in_em_mode() {
     f.stop();
 }
 
+/// IPv4 changes made in place between IPv6 changes of one batch do not
+/// cut it: the IPv6 edits wait for one build, which takes the IPv4 ones
+/// too (its IPv4 table holds them, after the swap as before).
+#[test]
+fn ipv4_changes_in_place_do_not_split_a_batch_of_ipv6_ones() {
+    let f = Forwarder::start("interleaved", "lpm", 1);
+    let rebuilds = |f: &Forwarder| f.stderr().matches("new tables built").count();
+    let (answers, ok) = f.send(&[
+        "route add 2001:db8:1::/48 2",
+        "route add 198.18.5.0/25 2",
+        "route add 2001:db8:2::/48 2",
+        "route add 198.18.6.0/24 1",
+        "route del 2001:db8:1::/48",
+        "route get 2001:db8:2::1", // the build, once
+        "route get 198.18.5.1",
+        "route get 198.18.6.1",
+        "route get 2001:db8:1::1",
+    ]);
+    assert_eq!(
+        (answers, ok),
+        (
+            ["ok", "ok", "ok", "ok", "ok", "2", "2", "1", "1"]
+                .map(String::from)
+                .to_vec(),
+            true
+        )
+    );
+    assert_eq!(rebuilds(&f), 1, "{}", f.stderr());
+    f.assert_stream_goes_to(2, "after the batch");
+    f.stop();
+}
+
 /// Errors of socket commands say what is wrong with the command, read
 /// as the route files read it, and what it left unchanged: no `file:0:`
 /// of a route that came from l3fwd-ctl.
