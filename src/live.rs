@@ -18,7 +18,7 @@ use std::time::Instant;
 
 use dpdk::{Eal, Live, Qsbr, Reader};
 
-use crate::mode::InPlace;
+use crate::mode::{InPlace, LiveBuild};
 use rulefile::quote;
 
 use crate::cli::Args;
@@ -129,7 +129,7 @@ impl<M: Mode> LiveTables<M> {
     /// tables and rules stay as they were.
     fn swap_in(&mut self, rules: M::Rules) -> Result<(), Box<dyn Error>> {
         let started = Instant::now();
-        let (lookup, in_place) = M::build_live(&self.eal, &self.plan, &self.args, rules.clone(), self.live.qsbr())?;
+        let (lookup, in_place) = self.build(&rules)?;
         let built = started.elapsed();
         let old = self.live.swap(lookup).synchronize();
         self.in_place = in_place;
@@ -145,16 +145,46 @@ impl<M: Mode> LiveTables<M> {
         );
         Ok(())
     }
+
+    /// Tables of `rules`, beside the live ones.
+    fn build(&self, rules: &M::Rules) -> Result<LiveBuild<M>, Box<dyn Error>> {
+        M::build_live(&self.eal, &self.plan, &self.args, rules.clone(), self.live.qsbr())
+    }
 }
 
 const UNCHANGED: &str = "the tables in use are unchanged";
 
-/// Edits waiting for their build: the rules they make, which commands'
-/// answers wait on it, and whether a reload is among them.
+/// Edits waiting for their build: the rules they make, and the edits in
+/// order (to replay them one by one if the build fails).
 struct Pending<R> {
     rules: R,
-    commands: Vec<usize>,
-    reloads: bool,
+    edits: Vec<Edit<R>>,
+}
+
+/// One edit of a pending batch.
+enum Edit<R> {
+    /// Command `.0`'s change, answered by the build.
+    Change(usize, RuleChange),
+    /// Command `.0`'s reload: the rule files' rules.
+    Reload(usize, R),
+    /// A change already made in place: in the live tables whatever the
+    /// build gives, so in every rebuild.
+    MadeInPlace(RuleChange),
+}
+
+impl<R> Pending<R> {
+    /// The commands whose answers wait on the build.
+    fn commands(&self) -> Vec<usize> {
+        let judged = self.edits.iter().filter_map(|e| match e {
+            Edit::Change(i, _) | Edit::Reload(i, _) => Some(*i),
+            Edit::MadeInPlace(_) => None,
+        });
+        judged.collect()
+    }
+
+    fn reloads(&self) -> bool {
+        self.edits.iter().any(|e| matches!(e, Edit::Reload(..)))
+    }
 }
 
 impl<M: Mode> Tables for LiveTables<M> {
@@ -184,14 +214,13 @@ impl<M: Mode> Tables for LiveTables<M> {
                     // the writer does not change (LPM's IPv6 beside its
                     // IPv4): they wait, the change goes into their rules
                     // too, and one build still serves the whole batch.
-                    if pending.as_ref().is_some_and(|p| p.reloads) {
+                    if pending.as_ref().is_some_and(Pending::reloads) {
                         self.commit(pending.take(), &mut answers);
                     }
                     answers[i] = self.change_in_place(change);
                     if let (Ok(_), Some(batch)) = (&answers[i], pending.as_mut()) {
-                        if let Err(e) = M::change_rules(&mut batch.rules, &self.plan, &self.args, change) {
-                            log::warn!("a change made in place does not apply to the pending rules: {e}");
-                        }
+                        self.apply_made(&mut batch.rules, change);
+                        batch.edits.push(Edit::MadeInPlace(change.clone()));
                     }
                     continue;
                 }
@@ -203,11 +232,10 @@ impl<M: Mode> Tables for LiveTables<M> {
                     // fails leaves them as they were (Mode::change_rules).
                     let batch = pending.get_or_insert_with(|| Pending {
                         rules: self.rules.clone(),
-                        commands: Vec::new(),
-                        reloads: false,
+                        edits: Vec::new(),
                     });
                     match M::change_rules(&mut batch.rules, &self.plan, &self.args, change) {
-                        Ok(()) => batch.commands.push(i),
+                        Ok(()) => batch.edits.push(Edit::Change(i, change.clone())),
                         Err(e) => answers[i] = Err(format!("{e}; {UNCHANGED}")),
                     }
                     continue;
@@ -216,13 +244,9 @@ impl<M: Mode> Tables for LiveTables<M> {
             };
             match edited {
                 Ok(rules) => {
-                    let mut waiting = pending.take().map_or_else(Vec::new, |p| p.commands);
-                    waiting.push(i);
-                    pending = Some(Pending {
-                        rules,
-                        commands: waiting,
-                        reloads: true,
-                    });
+                    let mut edits = pending.take().map_or_else(Vec::new, |p| p.edits);
+                    edits.push(Edit::Reload(i, rules.clone()));
+                    pending = Some(Pending { rules, edits });
                 }
                 Err(e) => answers[i] = Err(e),
             }
@@ -243,15 +267,73 @@ impl<M: Mode> LiveTables<M> {
             .map_err(|e| format!("{e}; {UNCHANGED}"))
     }
 
-    /// Builds and swaps in what `pending` holds; answers its commands
-    /// `ok`, or each with the build's error.
+    /// Builds and swaps in what `pending` holds and answers its commands
+    /// `ok`. If the build fails, each command is answered as if it had
+    /// come alone, in order: see [`LiveTables::replay`].
     fn commit(&mut self, pending: Option<Pending<M::Rules>>, answers: &mut [Answer]) {
-        let Some(Pending { rules, commands, .. }) = pending.filter(|p| !p.commands.is_empty()) else {
-            return; // nothing, or only changes that failed
+        let Some(pending) = pending else {
+            return;
         };
+        let commands = pending.commands();
+        if commands.is_empty() {
+            return; // only changes that failed, or made in place
+        }
+        match self.swap_in(pending.rules) {
+            Ok(()) => commands.iter().for_each(|&i| answers[i] = Ok("ok".into())),
+            Err(e) if commands.len() == 1 => answers[commands[0]] = Err(format!("{e}; {UNCHANGED}")),
+            Err(_) => self.replay(pending.edits, answers),
+        }
+    }
+
+    /// A batch whose build failed, one edit at a time: each command's
+    /// edit on top of those before it that fit gets a build of its own
+    /// (beside the live tables, dropped at once), which says whether it
+    /// fits; what fits is then built once more and swapped in. So
+    /// commands that arrive together are answered as if each came alone,
+    /// whatever they were sent with, at the price of a build per command
+    /// when the batch's own build failed.
+    fn replay(&mut self, edits: Vec<Edit<M::Rules>>, answers: &mut [Answer]) {
+        let mut rules = self.rules.clone();
+        let mut fitted = Vec::new();
+        for edit in edits {
+            let (i, next) = match edit {
+                Edit::MadeInPlace(change) => {
+                    self.apply_made(&mut rules, &change);
+                    continue;
+                }
+                Edit::Reload(i, loaded) => (i, loaded),
+                Edit::Change(i, change) => {
+                    let mut next = rules.clone();
+                    match M::change_rules(&mut next, &self.plan, &self.args, &change) {
+                        Ok(()) => (i, next),
+                        Err(e) => {
+                            answers[i] = Err(format!("{e}; {UNCHANGED}"));
+                            continue;
+                        }
+                    }
+                }
+            };
+            match self.build(&next) {
+                Ok(_) => {
+                    fitted.push(i);
+                    rules = next;
+                }
+                Err(e) => answers[i] = Err(format!("{e}; {UNCHANGED}")),
+            }
+        }
+        if fitted.is_empty() {
+            return;
+        }
         let result = self.swap_in(rules).map_err(|e| format!("{e}; {UNCHANGED}"));
-        for i in commands {
+        for i in fitted {
             answers[i] = result.clone().map(|()| "ok".into());
+        }
+    }
+
+    /// Writes a change already made in place into `rules`.
+    fn apply_made(&self, rules: &mut M::Rules, change: &RuleChange) {
+        if let Err(e) = M::change_rules(rules, &self.plan, &self.args, change) {
+            log::warn!("a change made in place does not apply to the rules being built: {e}");
         }
     }
 }

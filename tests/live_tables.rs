@@ -678,6 +678,25 @@ fn ipv4_changes_in_place_do_not_split_a_batch_of_ipv6_ones() {
     f.stop();
 }
 
+/// Commands that arrive together are answered as if each came alone: of
+/// eight IPv6 adds in one batch where seven fit (`--lpm-max-rules 8`, one
+/// route in the file), the seven are made and the eighth refused, rather
+/// than all eight failing with the batch's build.
+#[test]
+fn a_batch_that_overfills_a_table_makes_what_fits() {
+    let f = Forwarder::start_on("overfill", "lpm", 1, Dataplane::Poll, &["--lpm-max-rules", "8"]);
+    let adds: Vec<String> = (1..=8).map(|n| format!("route add 2001:db8:{n}::/48 2")).collect();
+    let gets: Vec<String> = (1..=8).map(|n| format!("route get 2001:db8:{n}::1")).collect();
+    let commands: Vec<&str> = adds.iter().chain(&gets).map(String::as_str).collect();
+    let (answers, ok) = f.send(&commands);
+    assert!(!ok, "{answers:?}");
+    assert!(answers[..7].iter().all(|a| a == "ok"), "{answers:?}");
+    assert!(answers[7].starts_with("error: IPv6 LPM table full"), "{answers:?}");
+    assert_eq!(answers[8..], ["2", "2", "2", "2", "2", "2", "2", "1"], "{answers:?}");
+    f.assert_stream_goes_to(1, "after the overfilled batch");
+    f.stop();
+}
+
 /// Errors of socket commands say what is wrong with the command, read
 /// as the route files read it, and what it left unchanged: no `file:0:`
 /// of a route that came from l3fwd-ctl.
