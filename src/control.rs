@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use crate::counters::{DropReason, LcoreStats, Role, Totals};
 use crate::ctl::Socket;
-use crate::live::{Command, Tables};
+use crate::live::{Command, Tables, RELOAD_READ_TIMEOUT};
 use crate::outln;
 
 /// What the control thread watches.
@@ -81,12 +81,28 @@ impl Control {
         // Shorter while clients send commands.
         let (idle_tick, busy_tick) = (Duration::from_millis(20), Duration::from_millis(1));
         let mut tick = idle_tick;
+        // A SIGHUP's reload waits here while its rule files are read.
+        let mut hangup: Option<Instant> = None;
         while !self.quit.load(Relaxed) {
             std::thread::sleep(tick);
             if self.reload.swap(false, Relaxed) {
-                match &self.tables.execute(&[Command::Reload])[..] {
-                    [Err(e)] => log::warn!("SIGHUP: reload failed: {e}"),
-                    _ => log::info!("SIGHUP: rule files reloaded"),
+                hangup.get_or_insert_with(Instant::now);
+            }
+            if let Some(since) = hangup {
+                if self.tables.rules_read() {
+                    hangup = None;
+                    match &self.tables.execute(&[Command::Reload])[..] {
+                        [Err(e)] => log::warn!("SIGHUP: reload failed: {e}"),
+                        _ => log::info!("SIGHUP: rule files reloaded"),
+                    }
+                } else if since.elapsed() >= RELOAD_READ_TIMEOUT {
+                    hangup = None;
+                    self.tables.abandon_read();
+                    log::warn!(
+                        "SIGHUP: reload failed: the rule files were not read within {} s \
+                         (a FIFO without a writer?); the tables in use are unchanged",
+                        RELOAD_READ_TIMEOUT.as_secs()
+                    );
                 }
             }
             tick = if self.socket.serve(self.tables.as_mut()) {
@@ -107,6 +123,7 @@ impl Control {
                 }
             }
         }
+        self.socket.stop();
     }
 
     fn lcore_totals(&self) -> Vec<Totals> {

@@ -25,7 +25,7 @@ use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::live::{Answer, Command, Tables};
+use crate::live::{Answer, Command, Tables, RELOAD_READ_TIMEOUT};
 
 /// The socket's name in the runtime directory.
 pub const SOCKET_NAME: &str = "l3fwd_ctl";
@@ -79,6 +79,10 @@ struct Client {
     stream: UnixStream,
     /// When it last sent something (or connected).
     heard: Instant,
+    /// Its lines from a `reload` on, waiting for the rule files' read.
+    backlog: std::collections::VecDeque<Result<Command, String>>,
+    /// When its waiting `reload` began waiting.
+    reload_since: Option<Instant>,
     /// Bytes received and not yet a whole line.
     input: Vec<u8>,
     /// Answers not yet written.
@@ -131,12 +135,41 @@ impl Socket {
     /// Returns whether there was anything to do.
     pub fn serve(&mut self, tables: &mut dyn Tables) -> bool {
         self.accept_clients();
-        // Each line, by client: a command for the batch or its error.
+        // Each line, by client: a command for the batch or its error. A
+        // client's lines from a `reload` on wait (in its backlog) until
+        // the rule files are read, off this thread; other clients go on.
         let mut lines: Vec<(usize, Result<Command, String>)> = Vec::new();
+        let mut read_taken = false;
         for (c, client) in self.clients.iter_mut().enumerate() {
-            lines.extend(client.read_lines().into_iter().map(|l| (c, l)));
+            let read = client.read_lines();
+            client.backlog.extend(read);
+            while let Some(line) = client.backlog.front() {
+                if !matches!(line, Ok(Command::Reload)) {
+                    lines.extend(client.backlog.pop_front().map(|l| (c, l)));
+                    continue;
+                }
+                let since = *client.reload_since.get_or_insert_with(Instant::now);
+                let line = if !read_taken && tables.rules_read() {
+                    // One reload per batch takes the rules read.
+                    read_taken = true;
+                    client.backlog.pop_front()
+                } else if since.elapsed() >= RELOAD_READ_TIMEOUT {
+                    tables.abandon_read();
+                    client.backlog.pop_front();
+                    Some(Err(format!(
+                        "the rule files were not read within {} s (a FIFO without a writer?); \
+                         the tables in use are unchanged",
+                        RELOAD_READ_TIMEOUT.as_secs()
+                    )))
+                } else {
+                    break; // still reading
+                };
+                client.reload_since = None;
+                lines.extend(line.map(|l| (c, l)));
+            }
         }
-        let busy = !lines.is_empty();
+        let waiting = self.clients.iter().any(|c| !c.backlog.is_empty());
+        let busy = !lines.is_empty() || waiting;
         let commands: Vec<Command> = lines.iter().filter_map(|(_, l)| l.as_ref().ok().cloned()).collect();
         let mut answers = tables.execute(&commands).into_iter();
         for (c, line) in lines {
@@ -157,6 +190,20 @@ impl Socket {
 }
 
 impl Socket {
+    /// At the stop: commands still waiting (behind a reload whose rules
+    /// were not read) are answered so, not dropped unanswered.
+    pub fn stop(&mut self) {
+        for client in &mut self.clients {
+            for _ in client.backlog.drain(..) {
+                client
+                    .output
+                    .extend_from_slice(b"error: l3fwd-rs stopped before running this command\n");
+            }
+            client.closing = true;
+        }
+        self.clients.retain_mut(Client::write_and_keep);
+    }
+
     /// Takes every connection waiting: each in place of the longest idle
     /// client when [`MAX_CLIENTS`] are served or the descriptors ran out;
     /// told to try again and closed when no client is idle.
@@ -192,6 +239,8 @@ impl Socket {
             self.clients.push(Client {
                 stream,
                 heard: Instant::now(),
+                backlog: Default::default(),
+                reload_since: None,
                 input: Vec::new(),
                 output: Vec::new(),
                 closing: false,
@@ -229,9 +278,9 @@ fn refuse(mut stream: UnixStream, why: &str) {
 }
 
 impl Client {
-    /// Nothing half-read, no answer waiting.
+    /// Nothing half-read or waiting, no answer waiting.
     fn is_idle(&self) -> bool {
-        self.input.is_empty() && self.output.is_empty() && !self.closing
+        self.input.is_empty() && self.backlog.is_empty() && self.output.is_empty() && !self.closing
     }
 
     /// The whole lines received since the last call, parsed. A line
@@ -285,7 +334,7 @@ impl Client {
                 Err(_) => return false,
             }
         }
-        let done = self.closing && self.output.is_empty();
+        let done = self.closing && self.output.is_empty() && self.backlog.is_empty();
         let timed_out = self.is_idle() && self.heard.elapsed() >= IDLE_TIMEOUT;
         !done && !timed_out && self.output.len() <= MAX_UNREAD
     }

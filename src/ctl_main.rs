@@ -71,14 +71,15 @@ fn run(cli: &Cli) -> Result<bool, String> {
     let mut to_server = stream.try_clone().map_err(|e| e.to_string())?;
     // Commands go out on their own thread while answers come back here:
     // neither side's buffer fills waiting for the other.
-    let sender = std::thread::spawn(move || -> std::io::Result<()> {
-        match one {
-            Some(line) => writeln!(to_server, "{line}")?,
+    let sender = std::thread::spawn(move || -> std::io::Result<usize> {
+        let sent = match one {
+            Some(line) => writeln!(to_server, "{line}").map(|()| 1)?,
             None => send_stdin(&mut to_server)?,
-        }
-        to_server.shutdown(std::net::Shutdown::Write)
+        };
+        to_server.shutdown(std::net::Shutdown::Write)?;
+        Ok(sent)
     });
-    let mut all_ok = true;
+    let (mut all_ok, mut answered) = (true, 0);
     // Answers are printed in one write per batch the socket gives.
     let mut answers = BufReader::new(stream);
     let mut out = BufWriter::new(std::io::stdout().lock());
@@ -93,6 +94,7 @@ fn run(cli: &Cli) -> Result<bool, String> {
         _ => e.to_string(),
     };
     while answers.read_line(&mut answer).map_err(waited)? > 0 {
+        answered += 1;
         all_ok &= !answer.starts_with("error:");
         if !answer.ends_with('\n') {
             answer.push('\n');
@@ -105,7 +107,11 @@ fn run(cli: &Cli) -> Result<bool, String> {
     }
     out.flush().map_err(failed)?;
     match sender.join() {
-        Ok(Ok(())) => Ok(all_ok),
+        Ok(Ok(sent)) if answered < sent => Err(format!(
+            "{} of {sent} commands unanswered: l3fwd-rs closed the connection (it stopped?)",
+            sent - answered
+        )),
+        Ok(Ok(_)) => Ok(all_ok),
         Ok(Err(e)) => Err(format!("sending commands: {e}")),
         Err(_) => Err("sending commands failed".into()),
     }
@@ -113,8 +119,9 @@ fn run(cli: &Cli) -> Result<bool, String> {
 
 /// Sends the commands of stdin's lines, blank ones left out, in one write
 /// per read: a pipe of many commands goes out in large writes, a line
-/// typed at a terminal at once.
-fn send_stdin(to_server: &mut impl Write) -> std::io::Result<()> {
+/// typed at a terminal at once. Returns how many it sent.
+fn send_stdin(to_server: &mut impl Write) -> std::io::Result<usize> {
+    let mut sent = 0;
     let mut stdin = std::io::stdin().lock();
     let (mut input, mut chunk) = (Vec::new(), vec![0; 64 * 1024]);
     loop {
@@ -133,12 +140,13 @@ fn send_stdin(to_server: &mut impl Write) -> std::io::Result<()> {
             if !line.trim_ascii().is_empty() {
                 commands.extend_from_slice(line);
                 commands.push(b'\n');
+                sent += 1;
             }
         }
         to_server.write_all(&commands)?;
         input.drain(..whole);
         if n == 0 {
-            return Ok(());
+            return Ok(sent);
         }
     }
 }

@@ -80,9 +80,20 @@ pub trait Tables: Send {
     /// Runs commands that arrived together, in order; the rule changes
     /// among them are built and swapped in once (before a `route get`
     /// that follows them, and at the end). A command that fails changes
-    /// nothing.
+    /// nothing. A `reload` takes the rules [`Tables::rules_read`] read, or
+    /// reads the files itself if none were.
     fn execute(&mut self, commands: &[Command]) -> Vec<Answer>;
+    /// Whether the rule files have been read for the next `reload`:
+    /// starts reading them on a thread of its own if no read is under
+    /// way (a FIFO waits for its writer; the control thread must not).
+    fn rules_read(&mut self) -> bool;
+    /// Gives up the read under way: what it reads is not used.
+    fn abandon_read(&mut self);
 }
+
+/// How long a `reload` waits for its rule files to be read (a FIFO with
+/// no writer would wait forever) before it fails.
+pub const RELOAD_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// A reader id for the control thread, above every lcore's (`route get`
 /// reads the live tables as an lcore does).
@@ -99,6 +110,14 @@ pub struct LiveTables<M: Mode> {
     /// The writer of the live tables' in-place changes, if they take any.
     in_place: Option<Box<dyn InPlace<M::Rules>>>,
     reader: Reader<M::Lookup>,
+    /// The rule files' read for the next reload: under way, or done.
+    read: Option<RulesRead<M::Rules>>,
+}
+
+/// A read of the rule files on a thread of its own.
+enum RulesRead<R> {
+    Reading(std::sync::mpsc::Receiver<Result<R, String>>),
+    Done(Result<R, String>),
 }
 
 impl<M: Mode> LiveTables<M> {
@@ -117,6 +136,7 @@ impl<M: Mode> LiveTables<M> {
             live,
             in_place,
             reader,
+            read: None,
         })
     }
 
@@ -240,7 +260,7 @@ impl<M: Mode> Tables for LiveTables<M> {
                     }
                     continue;
                 }
-                Command::Reload => M::load(&self.args).map_err(|e| format!("{e}; {UNCHANGED}")),
+                Command::Reload => self.take_read().map_err(|e| format!("{e}; {UNCHANGED}")),
             };
             match edited {
                 Ok(rules) => {
@@ -254,9 +274,49 @@ impl<M: Mode> Tables for LiveTables<M> {
         self.commit(pending, &mut answers);
         answers
     }
+
+    fn rules_read(&mut self) -> bool {
+        if self.read.is_none() {
+            let (done, reading) = std::sync::mpsc::channel();
+            let args = self.args.clone();
+            let spawned = std::thread::Builder::new()
+                .name("l3fwd-reload".into())
+                .spawn(move || drop(done.send(M::load(&args).map_err(|e| e.to_string()))));
+            self.read = Some(match spawned {
+                Ok(_) => RulesRead::Reading(reading),
+                Err(e) => RulesRead::Done(Err(format!("cannot start reading the rule files: {e}"))),
+            });
+        }
+        if let Some(RulesRead::Reading(reading)) = &self.read {
+            match reading.try_recv() {
+                Ok(read) => self.read = Some(RulesRead::Done(read)),
+                Err(std::sync::mpsc::TryRecvError::Empty) => return false,
+                Err(std::sync::mpsc::TryRecvError::Disconnected) => {
+                    self.read = Some(RulesRead::Done(Err("the rule files' reader stopped".into())))
+                }
+            }
+        }
+        true
+    }
+
+    fn abandon_read(&mut self) {
+        // The reader's send then finds no receiver; its thread ends when
+        // its read does.
+        self.read = None;
+    }
 }
 
 impl<M: Mode> LiveTables<M> {
+    /// The rules [`Tables::rules_read`] read, or the files read now.
+    fn take_read(&mut self) -> Result<M::Rules, String> {
+        match self.read.take() {
+            Some(RulesRead::Done(read)) => read,
+            // Under way (or none): read here, as a SIGHUP before the
+            // socket ever asked does.
+            _ => M::load(&self.args).map_err(|e| e.to_string()),
+        }
+    }
+
     /// Makes `change` in the live tables; the writer keeps it for the
     /// rules until the next flush.
     fn change_in_place(&mut self, change: &RuleChange) -> Answer {

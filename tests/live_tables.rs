@@ -678,6 +678,56 @@ fn ipv4_changes_in_place_do_not_split_a_batch_of_ipv6_ones() {
     f.stop();
 }
 
+/// A reload reads its rule files off the control thread: while one waits
+/// for its FIFO's writer, other clients are answered at once; the writer
+/// comes, the reload answers `ok` and the stream follows. Without a
+/// writer, the reload fails in one answer after `RELOAD_READ_TIMEOUT`,
+/// the tables unchanged, and the forwarder still stops at once.
+#[test]
+fn a_reload_waiting_for_its_rule_file_holds_up_nothing_else() {
+    let f = Forwarder::start("fifo-reload", "lpm", 1);
+    let v4 = f.dir.path("v4.cfg");
+    std::fs::remove_file(&v4).unwrap();
+    assert!(Command::new("mkfifo").arg(&v4).status().unwrap().success());
+    let reload = {
+        let (prefix, ctl) = (f.prefix.clone(), env!("CARGO_BIN_EXE_l3fwd-ctl"));
+        thread::spawn(move || {
+            Command::new(ctl)
+                .args(["--file-prefix", &prefix, "reload"])
+                .output()
+                .unwrap()
+        })
+    };
+    thread::sleep(Duration::from_millis(500));
+    let started = Instant::now();
+    assert_eq!(f.send(&["route get 198.18.5.9"]).0, ["1"]);
+    assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+    assert!(!reload.is_finished(), "the reload did not wait for its writer");
+    // The writer: the reload's reader holds the FIFO open.
+    std::fs::write(&v4, "R198.18.5.0/24 2\n").unwrap();
+    let out = reload.join().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "ok\n",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    f.assert_stream_goes_to(2, "after the reload from the FIFO");
+
+    let started = Instant::now();
+    let (answers, ok) = f.send(&["reload", "route get 198.18.5.9"]);
+    let waited = started.elapsed();
+    assert!(!ok && answers[0].contains("not read within 10 s"), "{answers:?}");
+    assert!(answers[0].ends_with("the tables in use are unchanged"), "{answers:?}");
+    assert_eq!(answers[1], "2", "{answers:?}");
+    assert!(
+        waited >= Duration::from_secs(10) && waited < Duration::from_secs(15),
+        "{waited:?}"
+    );
+    f.assert_stream_goes_to(2, "after the reload that found no writer");
+    f.stop();
+}
+
 /// Commands that arrive together are answered as if each came alone: of
 /// eight IPv6 adds in one batch where seven fit (`--lpm-max-rules 8`, one
 /// route in the file), the seven are made and the eighth refused, rather
