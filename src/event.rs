@@ -164,6 +164,8 @@ pub fn serve<L: Lookup>(
     let mut scheduler = Scheduler::build(eal, queues, workers.len(), sched, vectors, quit)?;
     scheduler.dev.start()?;
     poll::start_ports(&mut dataplane.ports, args, quit)?;
+    let rx_queues = plan.ports.iter().map(|p| usize::from(p.n_rx_queues)).sum();
+    setup::warn_if_pools_starved(&dataplane.pools, rx_queues, workers.len(), dataplane.ports.len(), args);
     scheduler.start()?;
     let stats: Vec<Arc<LcoreStats>> = workers
         .iter()

@@ -57,6 +57,9 @@ pub fn serve<L: Lookup>(
     // keeps a copy of its file): the count to come back to.
     let mbufs_before = dataplane.mbufs_in_use();
     start_ports(&mut dataplane.ports, args, quit)?;
+    let rx_queues = dataplane.lcores.iter().map(|l| l.rx.len()).sum();
+    let (n_lcores, n_ports) = (dataplane.lcores.len(), dataplane.ports.len());
+    setup::warn_if_pools_starved(&dataplane.pools, rx_queues, n_lcores, n_ports, args);
     let lcores = std::mem::take(&mut dataplane.lcores);
     let drivers = dataplane
         .ports

@@ -38,6 +38,38 @@ impl Dataplane {
     }
 }
 
+/// What receiving needs free in the pools, about: a burst per RX queue
+/// and per TX buffer (each lcore has one per port), and each lcore's
+/// cache, twice over for the mbufs in flight.
+fn mbufs_to_receive(rx_queues: usize, lcores: usize, ports: usize, args: &Args) -> u64 {
+    let burst = args.rx_burst.max(args.tx_burst) as u64;
+    2 * ((rx_queues + lcores * ports) as u64 * burst + lcores as u64 * u64::from(args.mbcache))
+}
+
+/// After the ports started: if their drivers took so much of the pools
+/// that too few mbufs are left to receive (a pcap port with infinite_rx
+/// keeps one per frame of its file), says so in one warning, with the
+/// `--num-mbufs` that leaves room, rather than forwarding nothing in
+/// silence.
+pub fn warn_if_pools_starved(pools: &[Mempool], rx_queues: usize, lcores: usize, ports: usize, args: &Args) {
+    let (held, size) = pools.iter().fold((0u64, 0u64), |(h, s), p| {
+        (h + u64::from(p.in_use()), s + u64::from(p.size()))
+    });
+    let need = mbufs_to_receive(rx_queues, lcores, ports, args);
+    let left = size - held.min(size);
+    if left >= need {
+        return;
+    }
+    // --num-mbufs sizes each pool: the fullest one decides.
+    let fullest = pools.iter().map(|p| u64::from(p.in_use())).max().unwrap_or(0);
+    log::warn!(
+        "mbufs: the ports' drivers hold {held} of the pools' {size} before forwarding (a pcap port with \
+         infinite_rx keeps one per frame of its file), leaving {left} where receiving needs about {need}: \
+         little or nothing will be forwarded; give --num-mbufs {} or more",
+        fullest + need
+    );
+}
+
 /// C l3fwd's NB_MBUF: RX and TX rings, per-lcore bursts of `burst`
 /// packets and caches, at least 8192 (unless `--num-mbufs` gives the size).
 fn mbuf_count(ports: u32, rx_queues: u32, rxd: u32, tx_queues: u32, txd: u32, lcores: u32, burst: u32) -> u32 {

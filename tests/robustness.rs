@@ -421,3 +421,55 @@ fn two_lcores_two_rx_queues_per_port_forward_and_count_per_queue() {
         );
     }
 }
+
+/// Ports whose drivers take the whole pool at start: two pcap ports
+/// replaying 4096 frames each keep 8192 mbufs, the default pool's size.
+/// l3fwd-rs then says so before forwarding, with the `--num-mbufs` that
+/// leaves room, rather than forwarding nothing in silence; given that
+/// size, the same run forwards.
+#[test]
+fn a_pool_the_ports_fill_at_start_is_named_with_the_size_that_fits() {
+    let frames = |seed: u8| -> Vec<Vec<u8>> {
+        (0..4096u32)
+            .map(|i| {
+                udp4(
+                    [10, seed, (i >> 8) as u8, i as u8],
+                    [198, 18, 0, (i % 250) as u8],
+                    64,
+                    18,
+                )
+            })
+            .collect()
+    };
+    let run = |extra: &[&str]| {
+        Run::new(l3fwd_rs())
+            .port(frames(1))
+            .port(frames(2))
+            .infinite_rx()
+            .stop_with("INT", Duration::from_millis(400))
+            .two_ports()
+            .args(extra)
+            .stats_json()
+            .run()
+    };
+    let starved = run(&[]);
+    let tx = |out: &Outcome| num(&stats(out)["forwarded"]["tx"]);
+    assert_eq!(tx(&starved), 0, "the default pool left room: {}", starved.stderr);
+    let warning = starved
+        .stderr
+        .lines()
+        .find(|l| l.contains("drivers hold 8192 of the pools' 8192"))
+        .unwrap_or_else(|| panic!("no warning: {}", starved.stderr));
+    let size = warning
+        .split("--num-mbufs ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no size in: {warning}"));
+    let fed = run(&["--num-mbufs", size]);
+    assert!(
+        tx(&fed) > 0,
+        "--num-mbufs {size}: still nothing forwarded: {}",
+        fed.stderr
+    );
+    assert!(!fed.stderr.contains("drivers hold"), "{}", fed.stderr);
+}
