@@ -312,3 +312,17 @@ fn a_second_instance_of_one_prefix_leaves_the_first_its_socket() {
     first.wait().unwrap();
     let _ = fs::remove_dir_all(eal_runtime_dir(&prefix));
 }
+
+/// A control socket path that something else took (a directory) is named
+/// for what it is, rather than as "Address already in use".
+#[test]
+fn a_control_socket_path_that_is_a_directory_says_so() {
+    let prefix = format!("l3fwd-test-dir-{}", std::process::id());
+    fs::create_dir_all(eal_runtime_dir(&prefix).join("l3fwd_ctl")).unwrap();
+    fails_with(
+        &["--file-prefix", &prefix, "--vdev=net_null0"],
+        ONE_PORT,
+        &["l3fwd_ctl is a directory, not a socket: remove it"],
+    );
+    fs::remove_dir_all(eal_runtime_dir(&prefix)).unwrap();
+}
