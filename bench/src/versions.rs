@@ -10,7 +10,7 @@ use crate::release::Release;
 use crate::report::Report;
 use crate::significance::{self, ALPHA};
 use crate::stats;
-use crate::sweep::plot::{draw_legend, failed, load_font, FONT, PIXELS};
+use crate::sweep::plot::{draw_legend, draw_spreads, failed, load_font, FONT, PIXELS};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::Path;
@@ -202,13 +202,7 @@ fn draw_rates<DB: DrawingBackend>(
             .map_err(failed)?
             .label(s.base.label())
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], colour.stroke_width(2)));
-        chart
-            .draw_series(
-                points
-                    .iter()
-                    .map(|&(x, median, min, max)| ErrorBar::new_vertical(x, min, median, max, colour.filled(), 8)),
-            )
-            .map_err(failed)?;
+        draw_spreads(&mut chart, &points, colour)?;
     }
     draw_legend(&mut chart, SeriesLabelPosition::LowerRight)?;
     root.present().map_err(failed)
@@ -250,6 +244,51 @@ mod tests {
         assert_eq!(rs.reference(), Some(config("c-lpm@24.11")));
         assert_eq!(rs.floor(), config("io@24.11"));
         assert_eq!(rs.label(), "l3fwd-rs LPM 24.11");
+    }
+
+    #[test]
+    fn the_table_and_the_plot_come_from_a_report_of_two_releases() {
+        use crate::report::{build, Run, Settings};
+        use crate::run::Sample;
+        let selected = on_releases(
+            vec![config("c-lpm"), config("rs-lpm")],
+            &[release("24.11"), release("25.11")],
+        )
+        .unwrap();
+        let runs: Vec<Run> = (1..=3)
+            .flat_map(|round| {
+                selected.iter().map(move |&config| Run {
+                    config,
+                    round,
+                    result: Ok(Sample {
+                        mpps: 10.0 + f64::from(round) + if config.is_rs() { 5.0 } else { 0.0 },
+                        first_tx_secs: 0.3,
+                        rss_mb: 30.0,
+                        cycles_per_packet: None,
+                    }),
+                })
+            })
+            .collect();
+        let settings = Settings {
+            rounds: 3,
+            warmup_secs: 2.0,
+            window_secs: 3.0,
+            frames: 1024,
+            selected: selected.iter().map(|c| c.id()).collect(),
+            memory: "no-huge (test)".into(),
+            scale: None,
+        };
+        let machine = crate::machine::Machine {
+            nproc: 2,
+            cpu_model: "test".into(),
+            cpu_mhz: 2000.0,
+        };
+        let r = build(settings, machine, "2026-12-04T00:00:00Z".into(), &selected, &runs);
+        assert_eq!(r.ratios.get("rs-lpm@24.11/c-lpm@24.11"), Some(&1.4166666666666667));
+        let png = std::env::temp_dir().join(format!("versions-{}.png", std::process::id()));
+        report(&r, &png).unwrap();
+        assert!(std::fs::metadata(&png).unwrap().len() > 1000);
+        std::fs::remove_file(&png).unwrap();
     }
 
     #[test]

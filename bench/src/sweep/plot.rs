@@ -199,17 +199,25 @@ fn draw_rates<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, table: &TableCel
                 let dash = if rs { 24 } else { 8 };
                 PathElement::new(vec![(x, y), (x + dash, y)], colour.stroke_width(2))
             });
-            chart
-                .draw_series(
-                    points
-                        .iter()
-                        .map(|&(x, median, min, max)| ErrorBar::new_vertical(x, min, median, max, colour.filled(), 8)),
-                )
-                .map_err(failed)?;
+            draw_spreads(&mut chart, &points, colour)?;
         }
     }
     draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
     root.present().map_err(failed)
+}
+
+/// Each point's min..max as a bar through its median: points are
+/// `(x, median, min, max)`.
+pub fn draw_spreads<'a, DB: DrawingBackend + 'a, X: Ranged<ValueType = f64>>(
+    chart: &mut ChartContext<'a, DB, Cartesian2d<X, plotters::coord::types::RangedCoordf64>>,
+    points: &[(f64, f64, f64, f64)],
+    colour: RGBAColor,
+) -> Result<(), String> {
+    let bars = points
+        .iter()
+        .map(|&(x, median, min, max)| ErrorBar::new_vertical(x, min, median, max, colour.filled(), 8));
+    chart.draw_series(bars).map_err(failed)?;
+    Ok(())
 }
 
 /// The series' labels, boxed, at `position`.
