@@ -7,7 +7,7 @@
 //! client: every socket is non-blocking, a line is at most [`MAX_LINE`]
 //! bytes (a longer one is answered with an error and the client closed),
 //! and a client that does not read its answers is dropped once
-//! [`MAX_UNREAD`] bytes of them are waiting. Idle connections never keep
+//! `MAX_UNREAD` (1 MiB) of them are waiting. Idle connections never keep
 //! a command out: at most [`MAX_CLIENTS`] are served at once, and a new
 //! one takes the place of the longest idle (one with nothing pending), as
 //! it does when the process runs out of file descriptors; one that sends

@@ -1,5 +1,5 @@
 //! Tables that change while l3fwd-rs forwards. The lcores read the
-//! mode's [`Lookup`] through a [`dpdk::Live`] value under RCU QSBR; the
+//! mode's [`Lookup`](crate::lookup::Lookup) through a [`dpdk::Live`] value under RCU QSBR; the
 //! control thread, the one writer, changes them by the shadow swap:
 //! it edits a copy of the rules (or re-reads the rule files), builds new
 //! tables beside the live ones, swaps them in, waits for the grace period

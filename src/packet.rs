@@ -175,7 +175,7 @@ fn from_offset<const L: usize>(frame: &[u8], at: usize, into: &mut [u8; L]) {
 pub type EthRewrite = [u8; 12];
 
 /// Builds the rewrite for a port: `dst` is the next hop (`--eth-dest` or
-/// 02:00:00:00:00:<port>), `src` the port's own MAC.
+/// `02:00:00:00:00:<port>`), `src` the port's own MAC.
 pub fn eth_rewrite(dst: [u8; 6], src: [u8; 6]) -> EthRewrite {
     let mut r = [0u8; 12];
     r[..6].copy_from_slice(&dst);

@@ -452,7 +452,7 @@ pub fn current_lcore() -> u32 {
 
 /// The version of the DPDK libraries this process runs on, as
 /// `rte_version()` gives it ("DPDK 24.11.8"): the shared library loaded,
-/// whose release line is the one built against ([`BUILT_ON`]). Needs no
+/// whose release line is the one built against ([`crate::BUILT_ON`]). Needs no
 /// EAL.
 ///
 /// ```

@@ -90,7 +90,7 @@ pub struct Hash<const N: usize> {
     table: Arc<Table<N>>,
 }
 
-/// The one writer of a [`Hash`] that lcores read: on the control thread.
+/// The one writer of a [`Hash`](struct@Hash) that lcores read: on the control thread.
 pub struct HashWriter<const N: usize> {
     table: Arc<Table<N>>,
     /// One thread writes: not shared, so not where the lcores read.

@@ -278,7 +278,7 @@ impl Eal {
 
 impl ControlThread {
     /// Waits for the thread to end (`pthread_join`). See
-    /// [`spawn_control_thread`].
+    /// [`Eal::spawn_control_thread`].
     pub fn join(self) {
         // SAFETY: the thread was created joinable and is joined once (join
         // consumes self).

@@ -161,7 +161,7 @@ fn rule_text(line: &[u8]) -> Option<Cow<'_, str>> {
     (!skipped).then(|| String::from_utf8_lossy(line))
 }
 
-/// `text` as an error message may echo it: at most [`QUOTED_CHARS`]
+/// `text` as an error message may echo it: at most `QUOTED_CHARS` (80)
 /// characters, without trailing white space; where cut, `...` and the
 /// whole length, so that a 10 MB field gives a short line. Control
 /// characters but tabs are escaped (`\n`, `\u{1b}`): an echo neither

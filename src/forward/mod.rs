@@ -173,7 +173,7 @@ pub struct Lcore<L: Lookup, R = dpdk::RxQueue, T: Transmit = dpdk::TxQueue> {
     /// Also drain when a poll round brings back no full burst (there is
     /// nothing more to batch, so waiting for the timer only adds latency),
     /// once this many TSC ticks have passed since the last drain; None:
-    /// C's timing, the timer or a full buffer only. See [`IdleFlush`].
+    /// C's timing, the timer or a full buffer only. See [`idle_flush`].
     pub idle_flush: Option<u64>,
     /// Packets asked of each RX poll (`--rx-burst`, at most [`MAX_BURST`]).
     pub rx_burst: usize,

@@ -87,7 +87,7 @@ fn is_list_header(line: &str) -> bool {
     words.next() == Some("Ir") && words.next().is_some_and(|w| w.starts_with("file:function"))
 }
 
-/// `1,234 ( 5.6%)  file:function [object]` -> (1234, "file:function [object]").
+/// `1,234 ( 5.6%)  file:function [object]` -> `(1234, "file:function [object]")`.
 fn cost_line(line: &str) -> Option<(u64, &str)> {
     let (count, rest) = line.trim_start().split_once(char::is_whitespace)?;
     let ir = count.replace(',', "").parse().ok()?;
