@@ -56,10 +56,12 @@ fn send_signal(child: &Child, signal: &str) {
     assert!(kill.success(), "kill -{signal}");
 }
 
-/// EAL removes its multi-process socket only in rte_eal_cleanup.
+/// EAL removes its multi-process socket only in rte_eal_cleanup; then
+/// the runtime folder the run left goes too.
 fn assert_eal_cleaned_up(prefix: &str) {
     let socket = eal_runtime_dir(prefix).join("mp_socket");
     assert!(!socket.exists(), "{} left behind: no rte_eal_cleanup", socket.display());
+    let _ = std::fs::remove_dir_all(eal_runtime_dir(prefix));
 }
 
 #[test]

@@ -1,5 +1,7 @@
 /* rte_event_port_quiesce is experimental in 22.11; C l3fwd uses it too. */
 #define ALLOW_EXPERIMENTAL_API 1
+#include <stdlib.h>
+
 #include <rte_ethdev.h>
 #include <rte_cycles.h>
 #include <rte_errno.h>
@@ -246,3 +248,9 @@ const uint32_t shim_event_dev_cap_preschedule_adaptive = RTE_EVENT_DEV_CAP_EVENT
 #endif
 const uint32_t shim_event_queue_cfg_all_types = RTE_EVENT_QUEUE_CFG_ALL_TYPES;
 const uint32_t shim_event_queue_cfg_single_link = RTE_EVENT_QUEUE_CFG_SINGLE_LINK;
+
+/* atexit(3), which bindgen does not reach through the DPDK headers. */
+int shim_atexit(void (*fn)(void))
+{
+	return atexit(fn);
+}

@@ -90,6 +90,8 @@ extern const uint32_t shim_event_dev_cap_distributed_sched;
 extern const uint32_t shim_event_dev_cap_preschedule;
 extern const uint32_t shim_event_dev_cap_preschedule_adaptive;
 #endif
+/* atexit(3). */
+int shim_atexit(void (*fn)(void));
 extern const uint32_t shim_event_queue_cfg_all_types;
 extern const uint32_t shim_event_queue_cfg_single_link;
 

@@ -71,6 +71,25 @@ unsafe impl Send for DeferredPool {}
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SingleRxPool(());
 
+/// The runtime folder of the shared EAL of tests and benchmarks
+/// ([`Eal::init_shared`]), removed when the process exits: that EAL is
+/// never cleaned up (it lives as long as the process), so each test
+/// binary left its folder (several MB) in `/var/run/dpdk`.
+static TEST_RUNTIME_DIR: OnceLock<std::path::PathBuf> = OnceLock::new();
+
+fn remove_at_exit(dir: std::path::PathBuf) {
+    extern "C" fn remove() {
+        if let Some(dir) = TEST_RUNTIME_DIR.get() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+    if TEST_RUNTIME_DIR.set(dir).is_ok() {
+        // SAFETY: `remove` is an extern "C" fn of no arguments, as atexit
+        // wants; it only reads a set OnceLock and removes files.
+        unsafe { sys::shim_atexit(Some(remove)) };
+    }
+}
+
 impl Eal {
     /// Initialises EAL with `args` (program name first, then EAL arguments:
     /// everything before `--` on l3fwd's command line). EAL starts once per
@@ -111,10 +130,13 @@ impl Eal {
 
     /// Initialises EAL once per process and shares it: for tests and
     /// benchmarks that need DPDK objects (tables, pools) but not ports. Later
-    /// calls return the first result; the EAL is never cleaned up.
+    /// calls return the first result; the EAL is never cleaned up, but its
+    /// runtime folder goes when the process exits.
     pub fn init_shared(args: &[String]) -> Result<&'static Eal> {
         static SHARED: OnceLock<Result<Eal>> = OnceLock::new();
-        SHARED.get_or_init(|| Eal::init(args)).as_ref().map_err(Clone::clone)
+        let eal = SHARED.get_or_init(|| Eal::init(args)).as_ref().map_err(Clone::clone)?;
+        remove_at_exit(eal.runtime_dir());
+        Ok(eal)
     }
 
     /// [`Eal::init_shared`] as tests and examples want it: no hugepages or
