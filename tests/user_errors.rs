@@ -15,9 +15,14 @@ use common::{l3fwd_rs, Run, TestDir};
 
 const V6: &str = "--rule_ipv6=configs/lpm_v6.cfg";
 
+/// The EAL file prefix of the run `name` of this test process.
+fn prefix(name: &str) -> String {
+    format!("user-errors-{name}-{}", std::process::id())
+}
+
 /// l3fwd-rs on two null ports with `args`, stdin, stdout and stderr piped.
 fn spawn(name: &str, args: &[&str]) -> Child {
-    let prefix = format!("user-errors-{name}-{}", std::process::id());
+    let prefix = prefix(name);
     Run::new(l3fwd_rs())
         .eal_args(&["--vdev=net_null0", "--vdev=net_null1"])
         .two_ports()
@@ -30,8 +35,9 @@ fn spawn(name: &str, args: &[&str]) -> Child {
         .expect("spawn l3fwd-rs")
 }
 
-/// Its exit within `timeout`, or a kill and a panic.
-fn exit_within(mut child: Child, timeout: Duration) -> Output {
+/// Its exit within `timeout`, or a kill and a panic; then the runtime
+/// folder of its run `name` goes.
+fn exit_within(mut child: Child, name: &str, timeout: Duration) -> Output {
     let deadline = Instant::now() + timeout;
     while child.try_wait().unwrap().is_none() {
         if Instant::now() > deadline {
@@ -40,7 +46,10 @@ fn exit_within(mut child: Child, timeout: Duration) -> Output {
         }
         thread::sleep(Duration::from_millis(20));
     }
-    child.wait_with_output().unwrap()
+    let output = child.wait_with_output().unwrap();
+    // The run `name`'s EAL runtime folder, left by EAL: not used again.
+    let _ = std::fs::remove_dir_all(common::eal_runtime_dir(&prefix(name)));
+    output
 }
 
 /// Sends SIGINT to `child`.
@@ -64,7 +73,7 @@ fn mkfifo(dir: &TestDir, name: &str) -> String {
 fn a_rule_file_without_line_ends_fails_at_its_first_line() {
     for mode in ["-L", "-E"] {
         let child = spawn("zero", &[mode, "--rule_ipv4=/dev/zero", V6]);
-        let out = exit_within(child, Duration::from_secs(5));
+        let out = exit_within(child, "zero", Duration::from_secs(5));
         assert_eq!(out.status.code(), Some(1), "{mode}");
         let expected = "/dev/zero:1: line longer than 65536 bytes";
         assert!(stderr(&out).contains(expected), "{mode}: {}", stderr(&out));
@@ -79,7 +88,7 @@ fn a_rule_file_from_a_pipe_is_read() {
     thread::sleep(Duration::from_millis(300)); // the writer comes late
     stdin.write_all(&routes).unwrap();
     drop(stdin);
-    let out = exit_within(child, Duration::from_secs(20));
+    let out = exit_within(child, "pipe", Duration::from_secs(20));
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stderr(&out).contains("/dev/stdin: 16 rules read"), "{}", stderr(&out));
 }
@@ -95,7 +104,7 @@ fn a_fifo_without_a_writer_gives_way_to_sigint() {
         "l3fwd-rs did not wait for the writer"
     );
     interrupt(&child);
-    let out = exit_within(child, Duration::from_secs(3));
+    let out = exit_within(child, "fifo", Duration::from_secs(3));
     assert_eq!(out.status.code(), Some(1));
     let expected = format!("cannot read {fifo}: stopped by a signal while waiting for input");
     assert!(stderr(&out).contains(&expected), "{}", stderr(&out));
@@ -106,7 +115,7 @@ fn a_stats_json_fifo_without_a_reader_holds_nothing_up() {
     let dir = TestDir::new("fifo-json");
     let fifo = mkfifo(&dir, "stats.json");
     let child = spawn("json", &["--stats-json", &fifo, "--duration", "1"]);
-    let out = exit_within(child, Duration::from_secs(20));
+    let out = exit_within(child, "json", Duration::from_secs(20));
     assert!(out.status.success(), "{}", stderr(&out));
 }
 
@@ -122,7 +131,7 @@ fn a_stats_json_reader_that_stopped_reading_holds_up_the_exit_2_s_at_most() {
     thread::sleep(Duration::from_secs(1));
     let signalled = Instant::now();
     interrupt(&child);
-    let out = exit_within(child, Duration::from_secs(20));
+    let out = exit_within(child, "full-json", Duration::from_secs(20));
     let waited = signalled.elapsed();
     let stderr = stderr(&out);
     assert!(
