@@ -141,10 +141,11 @@ bench-callgrind: deps
 	$(CARGO) build --release -p l3fwd-bench
 	$(RELEASE)/l3fwd-bench callgrind --json $(CALLGRIND_JSON) $(if $(BASELINE),--baseline $(BASELINE)) $(CALLGRIND_ARGS)
 
-# TEST_ARGS: passed to the test binaries, e.g. "--skip NAME".
+# TEST_ARGS: passed to the test binaries, e.g. "--skip NAME". Fails if the
+# run left DPDK runtime folders or hugepage files behind.
 TEST_ARGS ?=
 test: deps
-	$(CARGO) test --workspace $(if $(TEST_ARGS),-- $(TEST_ARGS))
+	scripts/no-leftovers.sh $(CARGO) test --workspace $(if $(TEST_ARGS),-- $(TEST_ARGS))
 
 # At a real router's scale: l3fwd-rs and the C sample (pool raised to
 # SCALE_MBUFS) on 1M exact-match rules and 131072 flows per port, multi and

@@ -30,20 +30,10 @@ use crate::live::{Answer, Command, Tables, RELOAD_READ_TIMEOUT};
 /// The socket's name in the runtime directory.
 pub const SOCKET_NAME: &str = "l3fwd_ctl";
 
-/// DPDK's default `--file-prefix`.
-pub const DEFAULT_PREFIX: &str = "rte";
-
-/// Where the instance started with `--file-prefix prefix` listens: EAL's
-/// runtime directory is `/var/run/dpdk/PREFIX` for root, else under
-/// `$XDG_RUNTIME_DIR` (or `/tmp`) (`eal_create_runtime_dir`).
+/// Where the instance started with `--file-prefix prefix` listens: in
+/// EAL's runtime folder.
 pub fn socket_path(prefix: &str) -> PathBuf {
-    let root = std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0);
-    let base = match std::env::var_os("XDG_RUNTIME_DIR") {
-        _ if root => PathBuf::from("/var/run"),
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from("/tmp"),
-    };
-    base.join("dpdk").join(prefix).join(SOCKET_NAME)
+    dpdk::runtime_dir_of(prefix).join(SOCKET_NAME)
 }
 
 /// The longest command line, newline included.

@@ -19,7 +19,7 @@ use l3fwd_rs::live::USAGE;
 #[command(name = "l3fwd-ctl", after_help = format!("Commands: {USAGE}"))]
 struct Cli {
     /// The `--file-prefix` l3fwd-rs was started with.
-    #[arg(long, default_value = ctl::DEFAULT_PREFIX)]
+    #[arg(long, default_value = dpdk::DEFAULT_FILE_PREFIX)]
     file_prefix: String,
     /// Seconds to wait for the next answer before giving up (0: no limit;
     /// a reload of a large table takes seconds)

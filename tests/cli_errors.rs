@@ -264,7 +264,7 @@ fn a_bare_l3fwd_rs_shows_the_usage_and_an_example_that_runs() {
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&run.stdout);
-    let _ = std::fs::remove_dir_all(common::eal_runtime_dir(&prefix));
+    common::assert_runtime_folder_gone(&prefix, example);
     assert!(
         run.status.success(),
         "{example}\n{}",

@@ -24,7 +24,7 @@ fn copied_binary_forwards_with_built_in_rules_from_an_unrelated_directory() {
             .arg(&json)
             .output()
             .unwrap();
-        let _ = std::fs::remove_dir_all(common::eal_runtime_dir(&prefix));
+        common::assert_runtime_folder_gone(&prefix, mode);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{mode}: {}\n{stderr}", out.status);
         let defaults = if mode == "-L" {

@@ -17,7 +17,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{eal_runtime_dir, l3fwd_rs, Run, TestDir};
+use common::{l3fwd_rs, Run, TestDir};
 use rustix::net::{AddressFamily, RecvFlags, SendFlags, SocketAddrUnix, SocketType};
 
 /// The flow port 0 replays: UDP 198.18.5.1:9 -> 198.18.5.0:9, as EM's
@@ -200,7 +200,7 @@ impl Forwarder {
 
     /// Packets `port` has sent, from DPDK's telemetry.
     fn opackets(&self, port: u16) -> u64 {
-        opackets(&eal_runtime_dir(&self.prefix).join("dpdk_telemetry.v2"), port)
+        opackets(&dpdk::runtime_dir_of(&self.prefix).join("dpdk_telemetry.v2"), port)
     }
 
     /// Asserts that from now on the stream leaves by `port` (1 or 2) only:
@@ -291,7 +291,7 @@ impl Drop for Forwarder {
             let _ = self.child.kill();
             let _ = self.child.wait();
         }
-        let _ = std::fs::remove_dir_all(eal_runtime_dir(&self.prefix));
+        let _ = std::fs::remove_dir_all(dpdk::runtime_dir_of(&self.prefix));
     }
 }
 
@@ -782,7 +782,7 @@ fn route_command_errors_read_as_the_route_files_and_name_no_file() {
 #[test]
 fn the_control_socket_is_private_and_no_client_blocks_the_forwarder() {
     let f = Forwarder::start("socket", "em", 1);
-    let socket = eal_runtime_dir(&f.prefix).join("l3fwd_ctl");
+    let socket = dpdk::runtime_dir_of(&f.prefix).join("l3fwd_ctl");
     let mode = std::fs::metadata(&socket).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o600, "{}", socket.display());
 

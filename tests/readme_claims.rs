@@ -84,7 +84,7 @@ fn stdout_to_a_full_disk_warns_once_and_forwarding_goes_on() {
         .expect("spawn l3fwd-rs")
         .wait_with_output()
         .unwrap();
-    let _ = std::fs::remove_dir_all(common::eal_runtime_dir(&prefix));
+    common::assert_runtime_folder_gone(&prefix, "closed stdout");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{}\n{stderr}", out.status);
     assert_eq!(stderr.matches("cannot write to stdout").count(), 1, "{stderr}");

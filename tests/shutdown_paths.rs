@@ -9,7 +9,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{eal_runtime_dir, l3fwd_rs, Run, TestDir};
+use common::{l3fwd_rs, Run, TestDir};
 
 /// l3fwd-rs on two net_null ports (endless traffic) with `app_args`; its
 /// file prefix is unique to this test process and `name`.
@@ -56,12 +56,9 @@ fn send_signal(child: &Child, signal: &str) {
     assert!(kill.success(), "kill -{signal}");
 }
 
-/// EAL removes its multi-process socket only in rte_eal_cleanup; then
-/// the runtime folder the run left goes too.
+/// l3fwd-rs removes its EAL runtime folder only after rte_eal_cleanup.
 fn assert_eal_cleaned_up(prefix: &str) {
-    let socket = eal_runtime_dir(prefix).join("mp_socket");
-    assert!(!socket.exists(), "{} left behind: no rte_eal_cleanup", socket.display());
-    let _ = std::fs::remove_dir_all(eal_runtime_dir(prefix));
+    common::assert_runtime_folder_gone(prefix, prefix);
 }
 
 #[test]

@@ -47,8 +47,7 @@ fn exit_within(mut child: Child, name: &str, timeout: Duration) -> Output {
         thread::sleep(Duration::from_millis(20));
     }
     let output = child.wait_with_output().unwrap();
-    // The run `name`'s EAL runtime folder, left by EAL: not used again.
-    let _ = std::fs::remove_dir_all(common::eal_runtime_dir(&prefix(name)));
+    common::assert_runtime_folder_gone(&prefix(name), name);
     output
 }
 

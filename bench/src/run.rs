@@ -175,7 +175,7 @@ impl Drop for Forwarding {
     fn drop(&mut self) {
         // EAL leaves its runtime files behind; one directory per run would pile up.
         let _ = self.proc.stop();
-        let _ = std::fs::remove_dir_all(telemetry::runtime_dir(&self.prefix));
+        let _ = std::fs::remove_dir_all(dpdk::runtime_dir_of(&self.prefix));
     }
 }
 

@@ -9,19 +9,9 @@ use std::time::Duration;
 /// Replies are at most `max_output_len` (16 KiB in 22.11); a SEQPACKET read truncates, so leave room.
 const REPLY_BUF: usize = 64 * 1024;
 
-/// The socket of the DPDK process started with `--file-prefix prefix`, where EAL puts it:
-/// /var/run/dpdk for root, else $XDG_RUNTIME_DIR/dpdk or /tmp/dpdk.
-pub fn runtime_dir(prefix: &str) -> PathBuf {
-    let base = if rustix::process::getuid().is_root() {
-        PathBuf::from("/var/run")
-    } else {
-        std::env::var_os("XDG_RUNTIME_DIR").map_or_else(|| PathBuf::from("/tmp"), PathBuf::from)
-    };
-    base.join("dpdk").join(prefix)
-}
-
+/// The telemetry socket of the DPDK process started with `--file-prefix prefix`.
 pub fn socket_path(prefix: &str) -> PathBuf {
-    runtime_dir(prefix).join("dpdk_telemetry.v2")
+    dpdk::runtime_dir_of(prefix).join("dpdk_telemetry.v2")
 }
 
 pub struct Telemetry {

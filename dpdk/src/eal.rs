@@ -2,11 +2,13 @@
 
 use std::ffi::{c_char, CString};
 use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::error::{DpdkError, Result};
 use crate::port::Port;
+use crate::runtime_files::{remove_unless_shared, runtime_dir_for};
 use crate::sys;
 
 /// The initialised Environment Abstraction Layer: the proof that EAL is up,
@@ -40,6 +42,11 @@ struct EalState {
     /// Pools whose last handle went while a job could still be returning
     /// mbufs to them: freed after every lcore is waited for, at cleanup.
     deferred_pools: Mutex<Vec<DeferredPool>>,
+    /// The runtime folder this process made as the primary, removed after
+    /// cleanup: None for a secondary (the folder is its primary's) and for
+    /// a folder that was there before (another run's, perhaps alive under
+    /// `--no-shconf`, where EAL takes no lock).
+    own_runtime_dir: Option<PathBuf>,
 }
 
 /// Which pools the RX queues of this EAL have filled from. Mbufs enter the
@@ -80,7 +87,7 @@ static TEST_RUNTIME_DIR: OnceLock<std::path::PathBuf> = OnceLock::new();
 fn remove_at_exit(dir: std::path::PathBuf) {
     extern "C" fn remove() {
         if let Some(dir) = TEST_RUNTIME_DIR.get() {
-            let _ = std::fs::remove_dir_all(dir);
+            let _ = remove_unless_shared(dir);
         }
     }
     if TEST_RUNTIME_DIR.set(dir).is_ok() {
@@ -104,6 +111,8 @@ impl Eal {
         }
         argv.push(std::ptr::null_mut());
         let argc = args.len() as i32;
+        let runtime_dir = runtime_dir_for(args);
+        let runtime_dir_existed = runtime_dir.exists();
         // SAFETY: argv holds argc valid NUL-terminated strings followed by a
         // NULL, all leaked so they outlive EAL; EAL may permute the array,
         // which is ours and not read again.
@@ -115,16 +124,22 @@ impl Eal {
             // SAFETY: reads this thread's rte_errno through the shim.
             let errno = unsafe { sys::shim_errno() };
             let what = "cannot initialise EAL (see EAL's messages above)";
+            if !runtime_dir_existed {
+                leave_runtime_files(&runtime_dir);
+            }
             return Err(match errno {
                 0 => DpdkError::invalid(what, "no reason given"),
                 e => DpdkError::from_code(what, -e),
             });
         }
+        // SAFETY: EAL is up; reads its configuration.
+        let primary = unsafe { sys::rte_eal_process_type() } == sys::rte_proc_type_t_RTE_PROC_PRIMARY;
         Ok(Eal(Arc::new(EalState {
             ports_taken: AtomicBool::new(false),
             port_owner: AtomicU64::new(0),
             rx_pools: Mutex::new(RxPools::default()),
             deferred_pools: Mutex::new(Vec::new()),
+            own_runtime_dir: (primary && !runtime_dir_existed).then(started_runtime_dir),
         })))
     }
 
@@ -397,11 +412,8 @@ impl Eal {
     /// assert!(eal.runtime_dir().is_dir());
     /// # Ok::<(), dpdk::DpdkError>(())
     /// ```
-    pub fn runtime_dir(&self) -> std::path::PathBuf {
-        // SAFETY: EAL is up (we hold it); the result points to EAL's own
-        // NUL-terminated path, valid for the process's life, copied here.
-        let dir = unsafe { std::ffi::CStr::from_ptr(sys::rte_eal_get_runtime_dir()) };
-        std::path::PathBuf::from(std::ffi::OsStr::from_bytes(dir.to_bytes()))
+    pub fn runtime_dir(&self) -> PathBuf {
+        started_runtime_dir()
     }
 
     /// TSC ticks per second, as EAL measured them.
@@ -463,6 +475,29 @@ impl Drop for EalState {
         unsafe {
             sys::rte_eal_cleanup();
         }
+        if let Some(dir) = &self.own_runtime_dir {
+            leave_runtime_files(dir);
+        }
+    }
+}
+
+/// EAL's runtime folder; only called once `rte_eal_init` succeeded.
+fn started_runtime_dir() -> PathBuf {
+    // SAFETY: EAL is up (see above); the result points to EAL's own
+    // NUL-terminated path, valid for the process's life, copied here.
+    let dir = unsafe { std::ffi::CStr::from_ptr(sys::rte_eal_get_runtime_dir()) };
+    PathBuf::from(std::ffi::OsStr::from_bytes(dir.to_bytes()))
+}
+
+/// Removes what EAL left in `dir` (see [`remove_unless_shared`]), or says
+/// why it stays.
+fn leave_runtime_files(dir: &Path) {
+    if let Err(file) = remove_unless_shared(dir) {
+        log::info!(
+            "EAL runtime folder {} kept: {} is in use by another process",
+            dir.display(),
+            file.display()
+        );
     }
 }
 

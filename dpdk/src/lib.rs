@@ -113,6 +113,7 @@ mod mbuf;
 mod mempool;
 mod port;
 mod rcu;
+mod runtime_files;
 mod telemetry;
 #[cfg(test)]
 #[path = "../build/version.rs"]
@@ -177,3 +178,4 @@ pub use port::{
     QueueSlots, RxQueue, RxSlot, TxQueue, TxSlot, QUEUE_STATS,
 };
 pub use rcu::{Guard, Live, Online, Qsbr, Reader, Retired};
+pub use runtime_files::{runtime_dir_of, DEFAULT_FILE_PREFIX};

@@ -15,7 +15,6 @@
 
 use std::fs::{self, File};
 use std::io;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -308,7 +307,7 @@ impl Run {
                 .wait_timeout(EXIT_TIMEOUT)
                 .unwrap_or_else(|| panic!("{}: no exit within {EXIT_TIMEOUT:?} of a signal", scratch.describe()))
         });
-        let mut outcome = scratch.outcome(status, &outputs);
+        let mut outcome = scratch.outcome(&self.bin, status, &outputs);
         outcome.before_stop = before_stop;
         if self.stats_json {
             // Unparsable (a run that failed before writing it) is None: the
@@ -334,7 +333,7 @@ pub fn run_cli(bin: &Path, eal_args: &[&str], app_args: &[&str]) -> Outcome {
     let status = child
         .wait_timeout(EXIT_TIMEOUT)
         .unwrap_or_else(|| panic!("{}: still running after {EXIT_TIMEOUT:?}", scratch.describe()));
-    scratch.outcome(status, &[])
+    scratch.outcome(bin, status, &[])
 }
 
 /// What a forwarder did.
@@ -349,9 +348,10 @@ pub struct Outcome {
     pub before_stop: Vec<Vec<Vec<Vec<u8>>>>,
     /// What `--stats-json` wrote, with [`Run::stats_json`].
     pub stats: Option<serde_json::Value>,
-    /// Files left in EAL's runtime directory at exit (`config` shows EAL
-    /// started; `mp_socket` is removed only by `rte_eal_cleanup`).
-    pub eal_files: Vec<String>,
+    /// EAL started (it logged the CPUs it found). Whether it cleaned up
+    /// shows in its runtime folder: l3fwd-rs removes it after
+    /// `rte_eal_cleanup` only, and every run checks it is gone.
+    pub eal_started: bool,
 }
 
 impl Outcome {
@@ -430,11 +430,15 @@ impl Drop for TestDir {
 }
 
 /// EAL's arguments for virtual ports only: no hugepages (`memory_mb` of
-/// plain memory), no PCI scan, files under `prefix`; but for `-m` or
+/// plain memory) unless the test gives a `--huge-dir`, no PCI scan, files
+/// under `prefix`; but for `-m` or
 /// `--file-prefix` when the test's own EAL arguments (`given`) set them
 /// (EAL from 25.11 refuses an option given twice).
 fn virtual_eal(memory_mb: u32, prefix: &str, given: &[String]) -> Vec<String> {
-    let mut args = vec!["--no-huge".to_string(), "--no-pci".to_string()];
+    let mut args = vec!["--no-pci".to_string()];
+    if !given.iter().any(|arg| arg == "--huge-dir") {
+        args.push("--no-huge".into());
+    }
     for (option, value) in [("-m", memory_mb.to_string()), ("--file-prefix", prefix.to_string())] {
         if !given.iter().any(|arg| arg == option) {
             args.extend([option.to_string(), value]);
@@ -542,24 +546,30 @@ impl Scratch {
         outputs.iter().map(|files| files.iter().map(read).collect()).collect()
     }
 
-    /// Collects logs, TX files and what EAL left in its runtime directory.
-    fn outcome(&self, status: ExitStatus, outputs: &[Vec<PathBuf>]) -> Outcome {
-        let mut eal_files: Vec<String> = fs::read_dir(eal_runtime_dir(&self.prefix))
-            .map(|dir| {
-                dir.flatten()
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .collect()
-            })
-            .unwrap_or_default();
-        eal_files.sort();
+    /// Collects logs and TX files; checks that l3fwd-rs took its EAL
+    /// runtime folder with it (C l3fwd leaves its own: dropping the
+    /// scratch removes it).
+    fn outcome(&self, bin: &Path, status: ExitStatus, outputs: &[Vec<PathBuf>]) -> Outcome {
+        let runtime = dpdk::runtime_dir_of(&self.prefix);
+        if bin == l3fwd_rs() {
+            let left: Vec<_> =
+                fs::read_dir(&runtime).map_or(Vec::new(), |dir| dir.flatten().map(|e| e.file_name()).collect());
+            assert!(
+                !runtime.exists(),
+                "{}: left its EAL runtime folder {} ({left:?})",
+                self.describe(),
+                runtime.display()
+            );
+        }
+        let stderr = self.log("stderr");
         Outcome {
             status,
             stdout: self.log("stdout"),
-            stderr: self.log("stderr"),
+            eal_started: stderr.contains("EAL: Detected CPU lcores"),
+            stderr,
             outputs: self.read_outputs(outputs),
             before_stop: Vec::new(),
             stats: None,
-            eal_files,
         }
     }
 }
@@ -568,22 +578,23 @@ impl Drop for Scratch {
     /// Removes EAL's runtime files (several MB per prefix, never reused) and,
     /// unless the test is failing, the run directory.
     fn drop(&mut self) {
-        let _ = fs::remove_dir_all(eal_runtime_dir(&self.prefix));
+        let _ = fs::remove_dir_all(dpdk::runtime_dir_of(&self.prefix));
         if !thread::panicking() {
             let _ = fs::remove_dir_all(&self.dir);
         }
     }
 }
 
-/// Where EAL keeps a file prefix's runtime files (see eal_get_runtime_dir).
-pub fn eal_runtime_dir(prefix: &str) -> PathBuf {
-    let is_root = fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0);
-    let base = if is_root {
-        PathBuf::from("/var/run")
-    } else {
-        std::env::var_os("XDG_RUNTIME_DIR").map_or_else(|| PathBuf::from("/tmp"), PathBuf::from)
-    };
-    base.join("dpdk").join(prefix)
+/// l3fwd-rs removes the EAL runtime folder of `prefix` when it exits
+/// (also after a failed start); `context` says which run left it.
+pub fn assert_runtime_folder_gone(prefix: &str, context: &str) {
+    let folder = dpdk::runtime_dir_of(prefix);
+    let left: Vec<_> = fs::read_dir(&folder).map_or(Vec::new(), |dir| dir.flatten().map(|e| e.file_name()).collect());
+    assert!(
+        !folder.exists(),
+        "{context}: l3fwd-rs left its EAL runtime folder {} ({left:?})",
+        folder.display()
+    );
 }
 
 /// A forwarder process, killed if dropped while still running so that a

@@ -219,7 +219,7 @@ impl Drop for Running {
             let _ = proc.stop();
         }
         // EAL leaves its runtime files behind.
-        let _ = std::fs::remove_dir_all(crate::telemetry::runtime_dir(&self.prefix));
+        let _ = std::fs::remove_dir_all(dpdk::runtime_dir_of(&self.prefix));
     }
 }
 
