@@ -34,11 +34,11 @@ fn fails_with(eal: &[&str], app: &[&str], needles: &[&str]) -> Outcome {
     out
 }
 
-/// EAL had started, and was cleaned up: l3fwd-rs removes its runtime
-/// folder only after `rte_eal_cleanup`, and the test kit checks every run
-/// of it took its folder with it.
+/// EAL had started and was cleaned up (and the test kit checks every run
+/// took its runtime folder with it).
 fn assert_eal_cleaned_up(out: &Outcome) {
     assert!(out.eal_started, "EAL never started: {}", out.stderr);
+    assert!(out.eal_cleaned_up, "no rte_eal_cleanup: {}", out.stderr);
 }
 
 /// An EAL argument EAL does not know: up to 24.11 rte_eal_init returns

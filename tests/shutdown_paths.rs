@@ -56,8 +56,13 @@ fn send_signal(child: &Child, signal: &str) {
     assert!(kill.success(), "kill -{signal}");
 }
 
-/// l3fwd-rs removes its EAL runtime folder only after rte_eal_cleanup.
-fn assert_eal_cleaned_up(prefix: &str) {
+/// EAL was cleaned up (l3fwd-rs's debug line, which the test kit asks
+/// for) and the run took its runtime folder with it.
+fn assert_eal_cleaned_up(prefix: &str, stderr: &str) {
+    assert!(
+        stderr.contains("EAL cleaned up"),
+        "{prefix}: no rte_eal_cleanup\n{stderr}"
+    );
     common::assert_runtime_folder_gone(prefix, prefix);
 }
 
@@ -80,7 +85,7 @@ fn closed_stdout_does_not_crash_and_the_run_ends_cleanly() {
     assert!(stderr.contains("cannot write to stdout"), "{stderr}");
     let stats: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert!(stats["forwarded"]["tx"].as_u64().unwrap() > 0, "{stats}");
-    assert_eal_cleaned_up(&prefix);
+    assert_eal_cleaned_up(&prefix, &stderr);
 }
 
 #[test]
@@ -104,7 +109,7 @@ fn signal_during_set_up_exits_0_with_the_summary_before_forwarding() {
         // over ~0 s read as hundreds of Mpps).
         assert!(stdout.contains("(n/a / n/a Mpps)"), "SIG{signal}: {stdout}");
         assert_nothing_forwarded(&json, signal);
-        assert_eal_cleaned_up(&prefix);
+        assert_eal_cleaned_up(&prefix, &stderr);
     }
 }
 
@@ -151,6 +156,6 @@ fn every_signal_that_would_kill_it_stops_it_cleanly_while_forwarding() {
         assert!(rest.contains("l3fwd-rs summary"), "SIG{signal}: {rest}\n{stderr}");
         let stats: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
         assert!(stats["forwarded"]["tx"].as_u64().unwrap() > 0, "SIG{signal}: {stats}");
-        assert_eal_cleaned_up(&prefix);
+        assert_eal_cleaned_up(&prefix, &stderr);
     }
 }

@@ -2,7 +2,7 @@
 
 use std::ffi::{c_char, CString};
 use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -42,11 +42,6 @@ struct EalState {
     /// Pools whose last handle went while a job could still be returning
     /// mbufs to them: freed after every lcore is waited for, at cleanup.
     deferred_pools: Mutex<Vec<DeferredPool>>,
-    /// The runtime folder this process made as the primary, removed after
-    /// cleanup: None for a secondary (the folder is its primary's) and for
-    /// a folder that was there before (another run's, perhaps alive under
-    /// `--no-shconf`, where EAL takes no lock).
-    own_runtime_dir: Option<PathBuf>,
 }
 
 /// Which pools the RX queues of this EAL have filled from. Mbufs enter the
@@ -78,19 +73,29 @@ unsafe impl Send for DeferredPool {}
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SingleRxPool(());
 
-/// The runtime folder of the shared EAL of tests and benchmarks
-/// ([`Eal::init_shared`]), removed when the process exits: that EAL is
-/// never cleaned up (it lives as long as the process), so each test
-/// binary left its folder (several MB) in `/var/run/dpdk`.
-static TEST_RUNTIME_DIR: OnceLock<std::path::PathBuf> = OnceLock::new();
+/// The runtime folder this process made as EAL's primary, removed when
+/// the process exits (see [`remove_unless_shared`]): after
+/// `rte_eal_cleanup` when the last handle went, but also where EAL is never
+/// cleaned up (the shared EAL of tests, a pool kept because mbufs never
+/// came back) or did not start (a failed `rte_eal_init`). Not for a
+/// secondary (the folder is its primary's), nor for a folder that was there
+/// before (another run's, perhaps alive under `--no-shconf`, where EAL
+/// takes no lock).
+static OWN_RUNTIME_DIR: OnceLock<PathBuf> = OnceLock::new();
 
-fn remove_at_exit(dir: std::path::PathBuf) {
+fn remove_at_exit(dir: PathBuf) {
     extern "C" fn remove() {
-        if let Some(dir) = TEST_RUNTIME_DIR.get() {
-            let _ = remove_unless_shared(dir);
+        if let Some(dir) = OWN_RUNTIME_DIR.get() {
+            if let Err(file) = remove_unless_shared(dir) {
+                log::info!(
+                    "EAL runtime folder {} kept: {} is in use by another process",
+                    dir.display(),
+                    file.display()
+                );
+            }
         }
     }
-    if TEST_RUNTIME_DIR.set(dir).is_ok() {
+    if OWN_RUNTIME_DIR.set(dir).is_ok() {
         // SAFETY: `remove` is an extern "C" fn of no arguments, as atexit
         // wants; it only reads a set OnceLock and removes files.
         unsafe { sys::shim_atexit(Some(remove)) };
@@ -125,7 +130,7 @@ impl Eal {
             let errno = unsafe { sys::shim_errno() };
             let what = "cannot initialise EAL (see EAL's messages above)";
             if !runtime_dir_existed {
-                leave_runtime_files(&runtime_dir);
+                remove_at_exit(runtime_dir);
             }
             return Err(match errno {
                 0 => DpdkError::invalid(what, "no reason given"),
@@ -134,12 +139,14 @@ impl Eal {
         }
         // SAFETY: EAL is up; reads its configuration.
         let primary = unsafe { sys::rte_eal_process_type() } == sys::rte_proc_type_t_RTE_PROC_PRIMARY;
+        if primary && !runtime_dir_existed {
+            remove_at_exit(started_runtime_dir());
+        }
         Ok(Eal(Arc::new(EalState {
             ports_taken: AtomicBool::new(false),
             port_owner: AtomicU64::new(0),
             rx_pools: Mutex::new(RxPools::default()),
             deferred_pools: Mutex::new(Vec::new()),
-            own_runtime_dir: (primary && !runtime_dir_existed).then(started_runtime_dir),
         })))
     }
 
@@ -150,7 +157,6 @@ impl Eal {
     pub fn init_shared(args: &[String]) -> Result<&'static Eal> {
         static SHARED: OnceLock<Result<Eal>> = OnceLock::new();
         let eal = SHARED.get_or_init(|| Eal::init(args)).as_ref().map_err(Clone::clone)?;
-        remove_at_exit(eal.runtime_dir());
         Ok(eal)
     }
 
@@ -475,9 +481,7 @@ impl Drop for EalState {
         unsafe {
             sys::rte_eal_cleanup();
         }
-        if let Some(dir) = &self.own_runtime_dir {
-            leave_runtime_files(dir);
-        }
+        log::debug!("EAL cleaned up");
     }
 }
 
@@ -487,18 +491,6 @@ fn started_runtime_dir() -> PathBuf {
     // NUL-terminated path, valid for the process's life, copied here.
     let dir = unsafe { std::ffi::CStr::from_ptr(sys::rte_eal_get_runtime_dir()) };
     PathBuf::from(std::ffi::OsStr::from_bytes(dir.to_bytes()))
-}
-
-/// Removes what EAL left in `dir` (see [`remove_unless_shared`]), or says
-/// why it stays.
-fn leave_runtime_files(dir: &Path) {
-    if let Err(file) = remove_unless_shared(dir) {
-        log::info!(
-            "EAL runtime folder {} kept: {} is in use by another process",
-            dir.display(),
-            file.display()
-        );
-    }
 }
 
 /// The lcore the calling thread runs as (`u32::MAX` outside EAL threads).

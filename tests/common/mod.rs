@@ -248,6 +248,7 @@ impl Run {
         let mut command = Command::new(&self.bin);
         command
             .args(self.command_line(prefix, Vec::new()))
+            .env("RUST_LOG", LOG_FILTER)
             .current_dir(workspace());
         command
     }
@@ -348,10 +349,11 @@ pub struct Outcome {
     pub before_stop: Vec<Vec<Vec<Vec<u8>>>>,
     /// What `--stats-json` wrote, with [`Run::stats_json`].
     pub stats: Option<serde_json::Value>,
-    /// EAL started (it logged the CPUs it found). Whether it cleaned up
-    /// shows in its runtime folder: l3fwd-rs removes it after
-    /// `rte_eal_cleanup` only, and every run checks it is gone.
+    /// EAL started (it logged the CPUs it found).
     pub eal_started: bool,
+    /// l3fwd-rs ran `rte_eal_cleanup` (its debug line says so). Every run
+    /// of it also checks its EAL runtime folder went.
+    pub eal_cleaned_up: bool,
 }
 
 impl Outcome {
@@ -514,6 +516,7 @@ impl Scratch {
         let child = Command::new(bin)
             .args(args)
             .current_dir(workspace())
+            .env("RUST_LOG", LOG_FILTER)
             .stdin(Stdio::null())
             .stdout(log("stdout"))
             .stderr(log("stderr"))
@@ -566,6 +569,7 @@ impl Scratch {
             status,
             stdout: self.log("stdout"),
             eal_started: stderr.contains("EAL: Detected CPU lcores"),
+            eal_cleaned_up: stderr.contains("EAL cleaned up"),
             stderr,
             outputs: self.read_outputs(outputs),
             before_stop: Vec::new(),
@@ -584,6 +588,9 @@ impl Drop for Scratch {
         }
     }
 }
+
+/// l3fwd-rs's usual log lines, and its line saying EAL was cleaned up.
+const LOG_FILTER: &str = "info,dpdk::eal=debug";
 
 /// l3fwd-rs removes the EAL runtime folder of `prefix` when it exits
 /// (also after a failed start); `context` says which run left it.
