@@ -6,13 +6,15 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use dpdk::{Port, QUEUE_STATS};
+use dpdk::QUEUE_STATS;
 use serde::Serialize;
 
 use crate::counters::{DropReason, LcoreStats, Role, Totals};
 use crate::ctl::Socket;
 use crate::live::{Command, Tables, RELOAD_READ_TIMEOUT};
 use crate::outln;
+use crate::pool_watch::{PoolWatch, WATCH_PERIOD};
+use crate::setup::Dataplane;
 
 /// What the control thread watches.
 pub struct Control {
@@ -30,6 +32,8 @@ pub struct Control {
     pub reload: Arc<AtomicBool>,
     /// `l3fwd-ctl`'s socket.
     pub socket: Socket,
+    /// Ports whose pools ran empty.
+    pub pools: PoolWatch,
 }
 
 /// Packets received from and sent to one port: `(rx, tx)`.
@@ -78,6 +82,7 @@ impl Control {
     pub fn run(mut self) {
         let start = Instant::now();
         let mut last = (start, snapshot(&self.ports, &self.lcores), self.lcore_totals());
+        let mut last_watch = start;
         // Shorter while clients send commands.
         let (idle_tick, busy_tick) = (Duration::from_millis(20), Duration::from_millis(1));
         let mut tick = idle_tick;
@@ -115,6 +120,10 @@ impl Control {
                 self.quit.store(true, Relaxed);
                 break;
             }
+            if now - last_watch >= WATCH_PERIOD {
+                self.pools.sample(|port| port_packets(port, &self.lcores).0);
+                last_watch = now;
+            }
             if let Some(iv) = self.interval {
                 if now - last.0 >= iv {
                     let (stats, lcores) = (snapshot(&self.ports, &self.lcores), self.lcore_totals());
@@ -140,8 +149,9 @@ impl Control {
         for ((p, b), a) in self.ports.iter().zip(before).zip(after) {
             let (rx, tx) = (a.0 - b.0, a.1 - b.1);
             tx_all += tx;
+            let empty = if self.pools.is_starved(*p) { " pool empty" } else { "" };
             line += &format!(
-                "port {p}: rx {} tx {} Mpps | ",
+                "port {p}: rx {} tx {} Mpps{empty} | ",
                 shown(mpps(rx, secs), 7),
                 shown(mpps(tx, secs), 7)
             );
@@ -169,6 +179,9 @@ pub struct PortSummary {
     pub rx_missed: u64,
     pub rx_nombuf: u64,
     pub tx_errors: u64,
+    /// Seconds the pools its RX queues fill from were empty while it
+    /// received nothing: starved, not idle.
+    pub pool_empty_seconds: u64,
     /// Packets received per RX queue (the first 16 queues), as the driver
     /// reports them (net_memif: zero once its peer has gone).
     pub rx_queue_packets: Vec<u64>,
@@ -195,8 +208,9 @@ pub struct Summary {
 impl Summary {
     /// Reads the port and lcore counters now; `secs` is how long
     /// forwarding ran.
-    pub fn collect(ports: &[Port], lcores: &[Arc<LcoreStats>], secs: f64) -> Summary {
-        let ports: Vec<PortSummary> = ports
+    pub fn collect(dataplane: &Dataplane, lcores: &[Arc<LcoreStats>], secs: f64) -> Summary {
+        let ports: Vec<PortSummary> = dataplane
+            .ports
             .iter()
             .map(|port| {
                 let s = port.stats().unwrap_or_default();
@@ -212,6 +226,7 @@ impl Summary {
                     rx_missed: s.rx_missed,
                     rx_nombuf: s.rx_nombuf,
                     tx_errors: s.tx_errors,
+                    pool_empty_seconds: dataplane.pool_empty.seconds(port.id()),
                     rx_queue_packets: s.rx_queue_packets[..rxq.min(QUEUE_STATS)].to_vec(),
                     tx_queue_packets: s.tx_queue_packets[..txq.min(QUEUE_STATS)].to_vec(),
                 }
@@ -244,6 +259,13 @@ impl Summary {
                 p.tx_errors,
                 per_queue(" | rx per queue", &p.rx_queue_packets)
             );
+            if p.pool_empty_seconds > 0 {
+                outln!(
+                    "port {}: its pool was empty for {} s while it received nothing: give --num-mbufs more",
+                    p.port,
+                    p.pool_empty_seconds
+                );
+            }
         }
         // With one lcore its line would repeat the total.
         if self.lcores.len() > 1 {

@@ -205,7 +205,7 @@ pub fn serve<L: Lookup>(
             })
         })
         .collect::<dpdk::Result<Vec<_>>>()?;
-    let secs = poll::forward(eal, &dataplane.ports, tasks, &stats, args, quit, lookup.changes)?;
+    let secs = poll::forward(eal, &dataplane, tasks, &stats, args, quit, lookup.changes)?;
 
     let freed = scheduler.stop()?;
     if freed > 0 {
@@ -217,7 +217,7 @@ pub fn serve<L: Lookup>(
     }
     let mut stats = stats;
     stats.extend(dropped_at_stop(drain.rx.as_ref(), scheduler.rx_lcore));
-    let mut summary = Summary::collect(&dataplane.ports, &stats, secs);
+    let mut summary = Summary::collect(&dataplane, &stats, secs);
     for p in &mut dataplane.ports {
         p.stop()?;
     }

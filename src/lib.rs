@@ -19,6 +19,7 @@ pub mod output;
 pub mod packet;
 pub mod plan;
 pub mod poll;
+pub mod pool_watch;
 pub mod portmask;
 pub mod rule_files;
 pub mod setup;

@@ -20,6 +20,7 @@ use crate::forward::{idle_flush, Lcore, LcoreQueues};
 use crate::live::Tables;
 use crate::lookup::Lookup;
 use crate::plan::Plan;
+use crate::pool_watch::PoolWatch;
 use crate::setup::{self, Dataplane};
 
 /// What the lcores read and the control thread changes: the live lookup,
@@ -67,9 +68,9 @@ pub fn serve<L: Lookup>(
         .map(|p| Ok((p.id(), p.info()?.driver)))
         .collect::<dpdk::Result<HashMap<u16, String>>>()?;
     let (tasks, stats) = lcore_tasks(eal, args, lcores, &drivers, &lookup.live, quit)?;
-    let secs = forward(eal, &dataplane.ports, tasks, &stats, args, quit, lookup.changes)?;
+    let secs = forward(eal, &dataplane, tasks, &stats, args, quit, lookup.changes)?;
 
-    let mut summary = Summary::collect(&dataplane.ports, &stats, secs);
+    let mut summary = Summary::collect(&dataplane, &stats, secs);
     summary.mbufs_in_use = [mbufs_before, stop(&mut dataplane)?];
     close_and_report(std::mem::take(&mut dataplane.ports), &summary, args)
 }
@@ -202,7 +203,7 @@ impl<L: Lookup> LcoreJob for Lcore<L> {
 /// and flushed.
 pub fn forward<J: LcoreJob>(
     eal: &Eal,
-    ports: &[Port],
+    dataplane: &Dataplane,
     tasks: Vec<J>,
     stats: &[Arc<LcoreStats>],
     args: &Args,
@@ -212,9 +213,10 @@ pub fn forward<J: LcoreJob>(
     // Telemetry and the control thread start before any lcore forwards, so
     // that their failure leaves nothing to stop.
     let telemetry_view = stats.to_vec();
+    let pool_empty = dataplane.pool_empty.clone();
     eal.register_telemetry(
         "/l3fwd/stats",
-        "l3fwd-rs forwarding counters, summed over lcores, then each lcore's load counters",
+        "l3fwd-rs counters summed over lcores, each lcore's load, each port's seconds with an empty pool",
         move || {
             let mut pairs = LcoreCounters::named(&control::totals(&telemetry_view));
             for l in &telemetry_view {
@@ -227,13 +229,18 @@ pub fn forward<J: LcoreJob>(
                 ];
                 pairs.extend(per_lcore.map(|(k, v)| (format!("lcore{}_{k}", l.lcore), v)));
             }
+            pairs.extend(
+                pool_empty
+                    .all()
+                    .map(|(port, secs)| (format!("port{port}_pool_empty_seconds"), secs)),
+            );
             pairs
         },
     )?;
     let socket = Socket::bind(&eal.runtime_dir())?;
     log::info!("l3fwd-ctl socket: {}", socket.path().display());
     let control = Control {
-        ports: ports.iter().map(Port::id).collect(),
+        ports: dataplane.ports.iter().map(Port::id).collect(),
         lcores: stats.to_vec(),
         quit: Arc::clone(quit),
         interval: (args.stats_interval > 0).then(|| Duration::from_secs(args.stats_interval)),
@@ -241,6 +248,11 @@ pub fn forward<J: LcoreJob>(
         tables: changes.tables,
         reload: changes.hangup.reloads_from_now()?,
         socket,
+        pools: PoolWatch::new(
+            dataplane.port_pools.clone(),
+            dataplane.pool_empty.clone(),
+            args.rx_burst,
+        ),
     };
     let control_thread = eal.spawn_control_thread("l3fwd-ctrl", move || control.run())?;
     let started = Instant::now();

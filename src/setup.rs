@@ -11,6 +11,7 @@ use crate::cli::Args;
 use crate::forward::{LcoreQueues, TxPort, TxPorts};
 use crate::packet::{default_dest_mac, eth_rewrite};
 use crate::plan::Plan;
+use crate::pool_watch::PoolEmpty;
 
 /// Per-lcore mbuf cache the C sample's NB_MBUF counts (MEMPOOL_CACHE_SIZE
 /// of its release; later C counts it even when `--mbcache` sets another
@@ -29,6 +30,10 @@ pub struct Dataplane {
     /// One per lcore of the plan, in its order.
     pub lcores: Vec<LcoreQueues>,
     pub pools: Vec<Mempool>,
+    /// Per enabled port, the pools its RX queues fill from.
+    pub port_pools: Vec<(u16, Vec<Mempool>)>,
+    /// The seconds each port's pools were empty, counted while forwarding.
+    pub pool_empty: PoolEmpty,
 }
 
 impl Dataplane {
@@ -318,10 +323,22 @@ pub fn build(
             .sort_by_key(|q| l.rx_queues.iter().position(|&pq| pq == (q.port(), q.queue())));
     }
 
+    let port_pools: Vec<(u16, Vec<Mempool>)> = plan
+        .ports
+        .iter()
+        .map(|pp| {
+            let key_port = if opts.per_port_pool { pp.port } else { 0 };
+            let of_port = pools.iter().filter(|((k, _), _)| *k == key_port);
+            (pp.port, of_port.map(|(_, pool)| pool.clone()).collect())
+        })
+        .collect();
+    let enabled: Vec<u16> = plan.ports.iter().map(|pp| pp.port).collect();
     Ok(Dataplane {
         ports: configured,
         lcores,
         pools: pools.into_values().collect(),
+        port_pools,
+        pool_empty: PoolEmpty::for_ports(&enabled),
     })
 }
 

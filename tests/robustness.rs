@@ -425,8 +425,9 @@ fn two_lcores_two_rx_queues_per_port_forward_and_count_per_queue() {
 /// Ports whose drivers take the whole pool at start: two pcap ports
 /// replaying 4096 frames each keep 8192 mbufs, the default pool's size.
 /// l3fwd-rs then says so before forwarding, with the `--num-mbufs` that
-/// leaves room, rather than forwarding nothing in silence; given that
-/// size, the same run forwards.
+/// leaves room, rather than forwarding nothing in silence, and marks the
+/// starved ports while forwarding (rate lines, `--stats-json`); given that
+/// size, the same run forwards, unmarked.
 #[test]
 fn a_pool_the_ports_fill_at_start_is_named_with_the_size_that_fits() {
     let frames = |seed: u8| -> Vec<Vec<u8>> {
@@ -446,8 +447,9 @@ fn a_pool_the_ports_fill_at_start_is_named_with_the_size_that_fits() {
             .port(frames(1))
             .port(frames(2))
             .infinite_rx()
-            .stop_with("INT", Duration::from_millis(400))
+            .stop_with("INT", Duration::from_millis(1500))
             .two_ports()
+            .args(&["--stats-interval", "1"])
             .args(extra)
             .stats_json()
             .run()
@@ -465,6 +467,24 @@ fn a_pool_the_ports_fill_at_start_is_named_with_the_size_that_fits() {
         .nth(1)
         .and_then(|rest| rest.split_whitespace().next())
         .unwrap_or_else(|| panic!("no size in: {warning}"));
+    // While forwarding, the rate line and the JSON say which ports starve.
+    let empty_seconds = |out: &Outcome| -> Vec<u64> {
+        let ports = stats(out)["ports"].as_array().expect("ports").clone();
+        ports.iter().map(|p| num(&p["pool_empty_seconds"])).collect()
+    };
+    let rate_line = starved
+        .stdout
+        .lines()
+        .find(|l| l.contains("Mpps |"))
+        .unwrap_or_else(|| panic!("no rate line: {}", starved.stdout));
+    assert_eq!(rate_line.matches("Mpps pool empty |").count(), 2, "{rate_line}");
+    assert!(empty_seconds(&starved).iter().all(|&s| s >= 1), "{:?}", stats(&starved));
+    assert!(
+        starved.stdout.contains("port 0: its pool was empty for"),
+        "{}",
+        starved.stdout
+    );
+
     let fed = run(&["--num-mbufs", size]);
     assert!(
         tx(&fed) > 0,
@@ -472,4 +492,6 @@ fn a_pool_the_ports_fill_at_start_is_named_with_the_size_that_fits() {
         fed.stderr
     );
     assert!(!fed.stderr.contains("drivers hold"), "{}", fed.stderr);
+    assert!(!fed.stdout.contains("pool empty"), "{}", fed.stdout);
+    assert_eq!(empty_seconds(&fed), [0, 0]);
 }
