@@ -217,6 +217,8 @@ lint: deps
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps --quiet
+	@# The fuzz crate's tracked lock is current: make fuzz would rewrite it.
+	$(CARGO) metadata --locked --format-version 1 --manifest-path fuzz/Cargo.toml >/dev/null
 
 clean:
 	$(CARGO) clean
