@@ -164,7 +164,9 @@ bench-scale: deps
 # 1M flows while l3fwd-ctl sends changes at 0, 1K, 10K, 100K/s and as fast
 # as it can; the changes applied per second; reload time beside C's restart
 # (EM; C's LPM holds 1024 rules). Table, target/bench/update/update.json and
-# update.png. A quiet machine, ~8 GB RAM; UPDATE_ARGS=--quick for a smoke test.
+# update.png. A quiet machine, ~8 GB RAM; UPDATE_ARGS=--quick for a smoke test
+# (~3.7 GB of hugepages: C keeps the pool of SCALE_MBUFS it is built with).
+# Exits 1, naming the forwarder and its log, if l3fwd-rs or C fails.
 UPDATE_ARGS ?=
 bench-update: deps
 	C_L3FWD_MIN_MBUFS=$(SCALE_MBUFS) scripts/build-c-l3fwd.sh target/c-l3fwd-scale

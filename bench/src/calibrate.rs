@@ -63,12 +63,26 @@ pub fn calibrate(args: CalibrateArgs) -> Result<ExitCode, String> {
     let selected = configs::select(&args.bench.only)?;
     let tolerance = args.bench.common.tolerance;
     let rs_bin = &args.bench.common.rs_bin;
-    println!("calibration 1/3: l3fwd-rs ({})", rs_bin.display());
-    let first = crate::measure(&args.bench, rs_bin, &selected)?;
-    println!("\ncalibration 2/3: the same l3fwd-rs again");
-    let again = crate::measure(&args.bench, rs_bin, &selected)?;
-    println!("\ncalibration 3/3: l3fwd-rs 5% slower ({})", args.slow_bin.display());
-    let slowed = crate::measure(&args.bench, &args.slow_bin, &selected)?;
+    let steps = [
+        (format!("calibration 1/3: l3fwd-rs ({})", rs_bin.display()), rs_bin),
+        ("\ncalibration 2/3: the same l3fwd-rs again".to_string(), rs_bin),
+        (
+            format!("\ncalibration 3/3: l3fwd-rs 5% slower ({})", args.slow_bin.display()),
+            &args.slow_bin,
+        ),
+    ];
+    let mut reports = Vec::with_capacity(steps.len());
+    for (step, bin) in steps {
+        println!("{step}");
+        let (report, failures) = crate::measure(&args.bench, bin, &selected)?;
+        // A failed run leaves its ratios out, and no verdict stands on what is left.
+        if failures.any() {
+            println!("\ncalibration stopped: a forwarder failed, so there is no verdict");
+            return Ok(failures.finish(ExitCode::SUCCESS));
+        }
+        reports.push(report);
+    }
+    let [first, again, slowed]: [Report; 3] = reports.try_into().expect("three measurements");
 
     let same = baseline::compare(&first.runs, &again.runs, &selected, tolerance);
     let slow = baseline::compare(&first.runs, &slowed.runs, &selected, tolerance);

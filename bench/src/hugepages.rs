@@ -56,6 +56,11 @@ impl Memory {
         }
     }
 
+    /// Whether the runs get 2 MB pages.
+    pub fn is_huge(&self) -> bool {
+        matches!(self, Memory::Huge(_))
+    }
+
     /// For the report: `hugepages 2MB x N`, or `no-huge (why)`.
     pub fn describe(&self) -> String {
         match self {

@@ -13,6 +13,7 @@ mod calibrate;
 mod callgrind;
 mod command;
 mod configs;
+mod failures;
 mod hugepages;
 mod interrupt;
 mod latency;
@@ -33,6 +34,7 @@ mod versions;
 use clap::{Parser, Subcommand};
 use command::{Pool, Tools};
 use configs::{Config, Forwarder};
+use failures::Failures;
 use report::{Report, Run, ScaleSettings, Settings};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -215,7 +217,7 @@ fn bench(args: Args) -> Result<ExitCode, String> {
     let selected = versions::on_releases(configs::select(&args.only)?, &args.dpdk)?;
     // Read the baseline first: a bad path should not cost minutes of runs.
     let baseline: Option<Report> = args.common.baseline.as_deref().map(read_json).transpose()?;
-    let report = measure(&args, &args.common.rs_bin, &selected)?;
+    let (report, failures) = measure(&args, &args.common.rs_bin, &selected)?;
     write_json(&args.json, &report)?;
     println!("\nwrote {}", args.json.display());
     if args.dpdk.len() > 1 {
@@ -223,7 +225,7 @@ fn bench(args: Args) -> Result<ExitCode, String> {
     }
 
     let Some(old) = baseline else {
-        return Ok(ExitCode::SUCCESS);
+        return Ok(failures.finish(ExitCode::SUCCESS));
     };
     println!(
         "\nagainst baseline {} ({}):",
@@ -236,16 +238,17 @@ fn bench(args: Args) -> Result<ExitCode, String> {
     }
     baseline::print(&comparisons, args.common.tolerance);
     let regressed = comparisons.iter().any(|c| c.verdict.is_regression());
-    Ok(if regressed {
+    Ok(failures.finish(if regressed {
         ExitCode::from(2)
     } else {
         ExitCode::SUCCESS
-    })
+    }))
 }
 
 /// Runs the `selected` configurations (l3fwd-rs from `rs_bin`) round by
-/// round, prints the table and returns the report.
-pub fn measure(args: &Args, rs_bin: &Path, selected: &[Config]) -> Result<Report, String> {
+/// round, prints the table and returns the report, and the runs that
+/// failed: a failed run does not stop the others, but fails the command.
+pub fn measure(args: &Args, rs_bin: &Path, selected: &[Config]) -> Result<(Report, Failures), String> {
     let tools = Tools {
         rs_bin: rs_bin.to_owned(),
         c_bin: args.c_bin.clone(),
@@ -333,6 +336,7 @@ pub fn measure(args: &Args, rs_bin: &Path, selected: &[Config]) -> Result<Report
     let memory = hugepages::Memory::for_runs(largest, Path::new(HUGEPAGES_DIR), args.common.no_huge);
     command::use_memory(memory.eal_args());
     let mut runs = Vec::with_capacity(total);
+    let mut failures = Failures::new();
     let mut progress = progress::Progress::new(total);
     for round in 1..=args.common.rounds {
         for &config in selected {
@@ -366,6 +370,7 @@ pub fn measure(args: &Args, rs_bin: &Path, selected: &[Config]) -> Result<Report
                 ),
                 Err(e) => format!("FAILED: {e} (log: {})", log.display()),
             });
+            failures.count(format!("{} round {round}", config.id()), &log, &result);
             runs.push(Run { config, round, result });
         }
     }
@@ -394,7 +399,7 @@ pub fn measure(args: &Args, rs_bin: &Path, selected: &[Config]) -> Result<Report
         &runs,
     );
     report::print_table(&report);
-    Ok(report)
+    Ok((report, failures))
 }
 
 /// A C binary for scale runs must have the pool the l3fwd-rs runs get, and

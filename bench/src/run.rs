@@ -81,8 +81,21 @@ pub struct Forwarding {
 
 impl Forwarding {
     /// Starts `cmd` (EAL file prefix `prefix`, output into `log`) and waits
-    /// until it forwards, at most `timeout`.
+    /// until it forwards, at most `timeout`. A process that does not is
+    /// stopped and its EAL runtime directory removed (C l3fwd leaves it).
     pub fn start(cmd: Command, stop: Stop, prefix: &str, log: &Path, timeout: Duration) -> Result<Forwarding, String> {
+        Self::wait_forwarding(cmd, stop, prefix, log, timeout).inspect_err(|_| {
+            let _ = std::fs::remove_dir_all(dpdk::runtime_dir_of(prefix));
+        })
+    }
+
+    fn wait_forwarding(
+        cmd: Command,
+        stop: Stop,
+        prefix: &str,
+        log: &Path,
+        timeout: Duration,
+    ) -> Result<Forwarding, String> {
         let started = Instant::now();
         let mut proc = Proc::spawn(cmd, stop, log)?;
         let wait_until = |what: &str| {
@@ -165,9 +178,19 @@ impl Forwarding {
         }
     }
 
-    /// Stops the process ([`Proc::stop`]).
+    /// Stops the process ([`Proc::stop_cleanly`]).
     pub fn stop(&mut self) -> Result<ExitStatus, String> {
-        self.proc.stop()
+        self.proc.stop_cleanly()
+    }
+
+    /// [`Self::stop`] for a process whose exit may be slow (under
+    /// valgrind): killed for not stopping in time is no failure, only a
+    /// note (`Some`); exiting with an error still is one.
+    pub fn stop_slowly(&mut self) -> Result<Option<String>, String> {
+        match self.proc.stop() {
+            Ok(status) => self.proc.ended_well(status).map(|_| None),
+            Err(killed) => Ok(Some(killed)),
+        }
     }
 }
 
@@ -224,6 +247,25 @@ impl Proc {
             Ok(None) => Ok(()),
             Ok(Some(status)) => Err(format!("exited early ({status}): {}", exit_reason(&self.log))),
             Err(e) => Err(e.to_string()),
+        }
+    }
+
+    /// [`Self::stop`], and an exit with an error is a failure too: a
+    /// forwarder that crashed at exit or found a leak failed.
+    pub fn stop_cleanly(&mut self) -> Result<ExitStatus, String> {
+        let status = self.stop()?;
+        self.ended_well(status)
+    }
+
+    /// `status` if it is a clean exit; else how it ended, with its last words.
+    fn ended_well(&self, status: ExitStatus) -> Result<ExitStatus, String> {
+        if status.success() {
+            Ok(status)
+        } else {
+            Err(format!(
+                "asked to stop, it exited with an error ({status}): {}",
+                exit_reason(&self.log)
+            ))
         }
     }
 

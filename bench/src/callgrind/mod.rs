@@ -32,6 +32,7 @@ mod top;
 mod window;
 
 use crate::command;
+use crate::failures::Failure;
 use crate::interrupt;
 use crate::machine;
 use report::{Count, Report, TrafficSettings};
@@ -192,7 +193,7 @@ pub fn callgrind(args: CallgrindArgs) -> Result<ExitCode, String> {
         let log = work.0.join(format!("{id}.log"));
         let counted = window::count(valgrind.wrap(&cmd, &out), stop, &prefix, &log, &out, &timing);
         let count = counted.and_then(|(reads, totals)| Count::new(&reads, &totals));
-        let count = count.map_err(|e| format!("{id}: {e}\n---- last lines of its output ----\n{}", tail(&log)))?;
+        let count = count.map_err(|e| Failure::new(&id, e, &keep_log(&log, &args.out_dir, &id)))?;
         let dump = window::numbered(&out, 1);
         if keep {
             let kept = args.out_dir.join(format!("{id}.out"));
@@ -286,11 +287,14 @@ fn which(tool: &str) -> Result<(), String> {
     }
 }
 
-/// The last lines of a failed program's output.
-fn tail(log: &Path) -> String {
-    let text = std::fs::read_to_string(log).unwrap_or_default();
-    let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(25)..].join("\n")
+/// A failed run's `log`, copied out of the work directory (removed at
+/// the end) to OUT_DIR/ID.log; where it is, or `log` if it cannot be kept.
+fn keep_log(log: &Path, out_dir: &Path, id: &str) -> PathBuf {
+    let kept = out_dir.join(format!("{id}.log"));
+    match std::fs::copy(log, &kept) {
+        Ok(_) => kept,
+        Err(_) => log.to_path_buf(),
+    }
 }
 
 #[cfg(test)]

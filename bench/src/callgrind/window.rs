@@ -104,9 +104,10 @@ pub fn count(
     monitor(pid, &["instrumentation", "off"])?;
     // The dump is OUT.1; OUT itself is the (empty) final dump at exit.
     let totals = wait_for_totals(&numbered(out, 1))?;
-    // The counts are in; a slow exit under valgrind does not spoil them.
-    if let Err(e) = run.stop() {
-        eprintln!("  note: {e}");
+    // The counts are in; a slow exit under valgrind does not spoil them,
+    // an exit with an error does.
+    if let Some(note) = run.stop_slowly()? {
+        eprintln!("  note: {note}");
     }
     Ok((Reads { zero, dump }, totals))
 }

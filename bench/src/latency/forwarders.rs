@@ -207,7 +207,7 @@ impl Running {
     /// Stops the forwarder; reports how, so that a crash at exit is seen.
     pub fn stop(mut self) -> Result<(), String> {
         match self.proc.take() {
-            Some(mut proc) => proc.stop().map(|_| ()),
+            Some(mut proc) => proc.stop_cleanly().map(|_| ()),
             None => Ok(()),
         }
     }

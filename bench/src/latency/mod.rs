@@ -15,6 +15,7 @@ mod plot;
 mod results;
 mod sockperf;
 
+use crate::failures::Failures;
 use crate::{machine, require};
 use forwarders::{Forwarder, Pmd, Programs, Running};
 use results::{LatencyReport, LatencySettings, Point, ThroughputPoint};
@@ -181,9 +182,10 @@ pub fn latency(args: LatencyArgs) -> Result<ExitCode, String> {
         throughput: Vec::new(),
     };
     let json = args.out_dir.join("latency.json");
+    let mut failures = Failures::new();
     for &forwarder in &forwarders {
         println!("{}:", forwarder.label());
-        let (results, throughput) = through(forwarder, &programs, &args, &modes, &logs);
+        let (results, throughput) = through(forwarder, &programs, &args, &modes, &logs, &mut failures);
         let points = modes
             .iter()
             .zip(results)
@@ -202,23 +204,26 @@ pub fn latency(args: LatencyArgs) -> Result<ExitCode, String> {
     let plots = plot::draw(&report, &args.out_dir)?;
     let names: Vec<String> = plots.iter().map(|p| p.display().to_string()).collect();
     println!("\nwrote {} and {}", json.display(), names.join(", "));
-    let failed =
-        report.points.iter().any(|p| p.latency.is_none()) || report.throughput.iter().any(|t| !t.errors.is_empty());
-    Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+    Ok(failures.finish(ExitCode::SUCCESS))
 }
 
 /// Every mode's result through `forwarder`, in order, and its iperf3
 /// runs (none with `--throughput-secs 0`); the set-up is made for it and
-/// removed after.
+/// removed after. Each failure goes into `failures` as well: a failed
+/// start once, then each failed run, and a forwarder that did not stop
+/// cleanly.
 fn through(
     forwarder: Forwarder,
     programs: &Programs,
     args: &LatencyArgs,
     modes: &[Mode],
     logs: &Path,
+    failures: &mut Failures,
 ) -> (Vec<Result<sockperf::Latency, String>>, Option<ThroughputPoint>) {
     let log = logs.join(format!("{}.log", forwarder.id()));
-    let mut running = match Running::start(forwarder, programs, &args.netns_script, &log) {
+    let started = Running::start(forwarder, programs, &args.netns_script, &log);
+    failures.count(format!("{} start", forwarder.id()), &log, &started);
+    let mut running = match started {
         Ok(r) => r,
         Err(e) => {
             println!("  FAILED to start: {e} (log: {})", log.display());
@@ -229,17 +234,44 @@ fn through(
         }
     };
     let latencies = latencies(forwarder, &mut running, args, modes, logs);
+    for (mode, result) in modes.iter().zip(&latencies) {
+        failures.count(format!("{} {}", forwarder.id(), mode_name(*mode)), &log, result);
+    }
     let throughput = (args.throughput_secs > 0).then(|| {
-        let [tcp, udp] = [iperf::Stream::Tcp, iperf::Stream::UdpFlood]
-            .map(|stream| iperf_run(stream, forwarder, args, logs).and_then(|t| running.check_alive().map(|()| t)));
+        let [tcp, udp] = [iperf::Stream::Tcp, iperf::Stream::UdpFlood].map(|stream| {
+            let result = iperf_run(stream, forwarder, args, logs).and_then(|t| running.check_alive().map(|()| t));
+            failures.count(
+                format!("{} iperf3 {}", forwarder.id(), stream_name(stream)),
+                &log,
+                &result,
+            );
+            result
+        });
         let point = ThroughputPoint::new(forwarder, tcp, udp);
         print_throughput(&point);
         point
     });
-    if let Err(e) = running.stop() {
+    let stopped = running.stop();
+    if let Err(e) = &stopped {
         println!("  stopping it: {e} (log: {})", log.display());
     }
+    failures.count(format!("{} stop", forwarder.id()), &log, &stopped);
     (latencies, throughput)
+}
+
+/// A mode's name in file names and failures: `ping-pong`, `under-load-MPS`.
+fn mode_name(mode: Mode) -> String {
+    match mode {
+        Mode::PingPong => "ping-pong".to_string(),
+        Mode::UnderLoad { mps, .. } => format!("under-load-{mps}"),
+    }
+}
+
+fn stream_name(stream: iperf::Stream) -> &'static str {
+    match stream {
+        iperf::Stream::Tcp => "tcp",
+        iperf::Stream::UdpFlood => "udp",
+    }
 }
 
 /// The sockperf runs through a running forwarder, one per mode.
@@ -294,10 +326,7 @@ fn iperf_run(
     if crate::interrupt::interrupted() {
         return Err("interrupted".into());
     }
-    let name = match stream {
-        iperf::Stream::Tcp => "tcp",
-        iperf::Stream::UdpFlood => "udp",
-    };
+    let name = stream_name(stream);
     let server = netns::Netns::exec(&netns::site(1), iperf::server(netns::SITE_ADDR[1], args.sockperf_cpu));
     let server_log = logs.join(format!("{}-iperf3-{name}-server.log", forwarder.id()));
     let mut server = crate::run::Proc::spawn(server, crate::run::Stop::Sigint, &server_log)?;
@@ -331,11 +360,7 @@ fn client_run(mode: Mode, forwarder: Forwarder, args: &LatencyArgs, logs: &Path)
     let out = netns::Netns::exec(&netns::site(0), client)
         .output()
         .map_err(|e| format!("cannot run sockperf: {e}"))?;
-    let name = match mode {
-        Mode::PingPong => "ping-pong".to_string(),
-        Mode::UnderLoad { mps, .. } => format!("under-load-{mps}"),
-    };
-    let path = logs.join(format!("{}-{name}.txt", forwarder.id()));
+    let path = logs.join(format!("{}-{}.txt", forwarder.id(), mode_name(mode)));
     let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     let _ = std::fs::write(&path, &text);
     sockperf::parse(&text).map_err(|e| format!("{e} (output: {})", path.display()))

@@ -12,6 +12,7 @@ mod results;
 mod resume;
 pub(crate) mod traffic;
 
+use crate::failures::Failures;
 use crate::{command, hugepages, interrupt, machine, require, run, Common, HUGEPAGES_DIR, START_TIMEOUT};
 use forwarders::{CBuilds, Forwarder};
 use grid::{Cell, Grid, Mode};
@@ -45,7 +46,7 @@ pub struct SweepArgs {
     #[arg(long, value_delimiter = ',', value_parser = grid::parse_count, default_value = "16,1K,64K,1M")]
     flows: Vec<usize>,
     /// Lookup modes: lpm, em (an EM table holds one rule per flow), fib (on the
-    /// LPM tables; C's FIB holds 65536 IPv4 routes, so its 1M cells are C n/a),
+    /// LPM tables; C's FIB holds 65536 IPv4 routes, so its 1M cells are C n/a and fail the sweep),
     /// acl (the LPM tables of up to 64K routes as ACL routes, behind 256 deny rules)
     #[arg(long, value_delimiter = ',', value_parser = Mode::parse, default_value = "lpm,em")]
     modes: Vec<Mode>,
@@ -57,7 +58,8 @@ pub struct SweepArgs {
     out_dir: PathBuf,
     /// Go on with the sweep in --out-dir: the cells its sweep.json holds
     /// every run of are kept as measured, and only the others run (the same
-    /// rounds, warm-up, window, kind of memory and CPU, or it refuses)
+    /// rounds, warm-up, window, kind of memory and CPU, or it refuses); a
+    /// failed run kept so still fails the sweep
     #[arg(long)]
     resume: bool,
     /// Skip testpmd io, which otherwise runs in every cell (the same ports
@@ -137,6 +139,7 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
         resumed_from: Vec::new(),
     };
     let mut carried: Vec<Option<Vec<CellRun>>> = cells.iter().map(|_| None).collect();
+    let mut earlier_sweep = None;
     if args.resume {
         let path = args.out_dir.join("sweep.json");
         let earlier = resume::check(crate::read_json(&path)?, &settings, &machine::Machine::current())?;
@@ -151,7 +154,8 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
             cells.len()
         );
         settings.resumed_from = earlier.settings.resumed_from;
-        settings.resumed_from.push(earlier.timestamp);
+        settings.resumed_from.push(earlier.timestamp.clone());
+        earlier_sweep = Some(earlier.timestamp);
     }
     let labels: Vec<&str> = forwarders.iter().map(|f| f.label()).collect();
     let to_run = carried.iter().filter(|c| c.is_none()).count();
@@ -162,9 +166,15 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
         args.common.warmup + args.common.window + 1.0
     );
     let mut runs = Vec::with_capacity(cells.len() * rounds as usize * forwarders.len());
+    let mut failures = Failures::new();
     let mut progress = crate::progress::Progress::new(total);
     for ((done, cell), carried) in cells.iter().enumerate().zip(carried) {
         if let Some(carried) = carried {
+            let from = earlier_sweep.as_deref().unwrap_or_default();
+            for run in &carried {
+                let who = format!("{} round {} (kept from the sweep of {from})", run.who(), run.round);
+                failures.count(who, &run.log(&logs), &run.result);
+            }
             runs.extend(carried);
             continue;
         }
@@ -187,16 +197,9 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
                     Forwarder::Io => Ok(args.testpmd.clone()),
                 };
                 let resumed = kept.is_some();
-                let log = kept.as_ref().map_or_else(
-                    || {
-                        logs.join(format!(
-                            "{}-{}-r{round}.log",
-                            cell.key().replace('/', "-"),
-                            forwarder.id()
-                        ))
-                    },
-                    |(_, log)| log.clone(),
-                );
+                let log = kept
+                    .as_ref()
+                    .map_or_else(|| run_log(&logs, cell, forwarder, round), |(_, log)| log.clone());
                 let may_keep = keep_slow && !another_kept && round < rounds && cell.rules() > SLOW_START_RULES;
                 let result = match (&files, program) {
                     (Err(e), _) => Err(format!("no traffic: {e}")),
@@ -229,12 +232,14 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
                     }
                     Err(e) => format!("FAILED: {e} (log: {})", log.display()),
                 });
-                runs.push(CellRun {
+                let run = CellRun {
                     cell: *cell,
                     forwarder,
                     round,
                     result,
-                });
+                };
+                failures.count(format!("{} round {round}", run.who()), &log, &run.result);
+                runs.push(run);
             }
         }
         drop(files);
@@ -266,7 +271,7 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
     );
 
     let Some(old) = baseline else {
-        return Ok(ExitCode::SUCCESS);
+        return Ok(failures.finish(ExitCode::SUCCESS));
     };
     let path = args.common.baseline.unwrap_or_default();
     println!("\nagainst baseline {} ({}):", path.display(), old.timestamp);
@@ -276,11 +281,32 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
     }
     crate::baseline::print(&comparisons, args.common.tolerance);
     let regressed = comparisons.iter().any(|c| c.verdict.is_regression());
-    Ok(if regressed {
+    Ok(failures.finish(if regressed {
         ExitCode::from(2)
     } else {
         ExitCode::SUCCESS
-    })
+    }))
+}
+
+/// The log of `forwarder`'s run in `cell`, round `round` (kept over a
+/// resume: a cell carried keeps the logs of its runs).
+fn run_log(logs: &Path, cell: &Cell, forwarder: Forwarder, round: u32) -> PathBuf {
+    logs.join(format!(
+        "{}-{}-r{round}.log",
+        cell.key().replace('/', "-"),
+        forwarder.id()
+    ))
+}
+
+impl CellRun {
+    /// `CELL FORWARDER`, e.g. `lpm-10K/64B/1K c`: the run's name in a failure.
+    fn who(&self) -> String {
+        format!("{} {}", self.cell.key(), self.forwarder.id())
+    }
+
+    fn log(&self, logs: &Path) -> PathBuf {
+        run_log(logs, &self.cell, self.forwarder, self.round)
+    }
 }
 
 /// One run of a forwarder on a cell.
@@ -348,7 +374,7 @@ fn memory_for(cells: &[Cell], rounds: u32, no_huge: bool) -> (hugepages::Memory,
         }
     }
     let memory = hugepages::Memory::for_runs(one, dir, no_huge);
-    let keep = two.is_none() && matches!(memory, hugepages::Memory::Huge(_));
+    let keep = two.is_none() && memory.is_huge();
     (memory, keep)
 }
 

@@ -9,6 +9,7 @@ mod plot;
 
 use crate::command::{self, Pool};
 use crate::configs::{Config, Forwarder, Variant};
+use crate::failures::Failures;
 use crate::mode::Mode;
 use crate::run::{Forwarding, Timing};
 use crate::{hugepages, interrupt, machine, traffic, Common, HUGEPAGES_DIR, SCALE_START_TIMEOUT};
@@ -38,8 +39,9 @@ pub struct UpdateArgs {
         default_value = "lpm-v4,lpm-v6,fib-v4,fib-v6,em"
     )]
     targets: Vec<Target>,
-    /// Small tables (10K IPv4 routes, 2K IPv6, 10K flows) and rates 0, 1K, max: a smoke test
-    /// for a shared machine; the real run needs a quiet one
+    /// Small tables (10K IPv4 routes, 2K IPv6, 10K flows), l3fwd-rs's pool of 32K mbufs and rates
+    /// 0, 1K, max: a smoke test for a shared machine; the real run needs a quiet one. C l3fwd keeps
+    /// the pool it was built with (--mbufs), and the hugepages are reserved for it
     #[arg(long)]
     quick: bool,
     /// IPv4 exact-match rules
@@ -57,7 +59,8 @@ pub struct UpdateArgs {
     /// Entries each run adds beyond its table and deletes again, over and over
     #[arg(long, default_value_t = 10_000)]
     span: u32,
-    /// mbufs per pool (the C binary must be built with C_L3FWD_MIN_MBUFS set to it)
+    /// mbufs per pool (the C binary must be built with C_L3FWD_MIN_MBUFS set to it; --quick
+    /// gives l3fwd-rs fewer)
     #[arg(long, default_value_t = 1 << 20)]
     mbufs: u32,
     /// EAL memory (-m) in MB: a shadow-swap change holds two tables for a moment
@@ -65,7 +68,7 @@ pub struct UpdateArgs {
     memory: u32,
     #[arg(long, default_value = "target/release/l3fwd-ctl")]
     ctl_bin: PathBuf,
-    /// C l3fwd for the restart time; skipped if it is not built
+    /// C l3fwd for the restart time; skipped if it is not built (a C that fails to start fails the run)
     #[arg(long, default_value = "target/c-l3fwd-scale/dpdk-l3fwd")]
     c_scale_bin: PathBuf,
     #[arg(long, default_value = "target/release/l3fwd-gen")]
@@ -98,6 +101,9 @@ pub struct Reload {
     pub reload_secs: f64,
     /// C l3fwd from its start to its first packet sent on the same table, s.
     pub c_restart_secs: Option<f64>,
+    /// Why C l3fwd did not forward, if it was run and failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub c_restart_error: Option<String>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -110,7 +116,33 @@ pub struct UpdateReport {
     pub reloads: Vec<Reload>,
 }
 
+/// EAL memory of a forwarder besides its pool: make bench's 1024 MB
+/// (tables, ports, EAL)...
+const POOL_BASE_MB: u32 = 1024;
+/// ...plus this much per mbuf on 2 MB pages, bytes: a 2176-byte buffer and
+/// its headers take 2368, a ring slot 16 more (measured: C l3fwd built for
+/// 1M mbufs, on the --quick tables, fills its pool within -m 3564, and
+/// forwards in -m 3584 on 1856 hugepages; on the 576 reserved for
+/// l3fwd-rs's --memory alone it could not make its pool). On 4 KB pages
+/// (--no-huge) an mbuf takes a page of its own: the sweep's measured
+/// figure ([`crate::sweep::forwarders::memory_mb`]).
+const HUGE_MBUF_BYTES: u64 = 2560;
+
+/// EAL memory (-m, MB) for a forwarder whose pool holds `mbufs`, on 2 MB
+/// pages if `huge`, else 4 KB ones.
+fn pool_memory_mb(mbufs: u32, huge: bool) -> u32 {
+    let mb = if huge {
+        u64::from(POOL_BASE_MB) + (u64::from(mbufs) * HUGE_MBUF_BYTES).div_ceil(1 << 20)
+    } else {
+        crate::sweep::forwarders::memory_mb(mbufs as usize) as u64
+    };
+    u32::try_from(mb).unwrap_or(u32::MAX)
+}
+
 pub fn update(mut args: UpdateArgs) -> Result<ExitCode, String> {
+    // C's pool is the one it was built with (make bench-update builds it
+    // for --mbufs); --quick shrinks l3fwd-rs's alone.
+    let c_mbufs = args.mbufs;
     if args.quick {
         (args.v4_routes, args.v6_routes, args.em_rules, args.frames) = (10_000, 2_000, 10_000, 8192);
         (args.mbufs, args.memory, args.span) = (32_768, 1024, 1000);
@@ -123,6 +155,13 @@ pub fn update(mut args: UpdateArgs) -> Result<ExitCode, String> {
     ] {
         crate::require(bin, hint)?;
     }
+    // C restarts on the EM table only: its LPM holds 1024 rules.
+    let c_runs = args.targets.iter().any(|t| t.mode() == "em") && args.c_scale_bin.is_file();
+    if c_runs {
+        crate::check_c_variant(&args.c_scale_bin, c_mbufs, false)?;
+    } else if args.targets.iter().any(|t| t.mode() == "em") {
+        println!("{} not built: no C restart time", args.c_scale_bin.display());
+    }
     let logs = args.out_dir.join("logs");
     std::fs::create_dir_all(&logs).map_err(|e| format!("{}: {e}", logs.display()))?;
     let generators = args.common.generators(&args.gen_bin);
@@ -134,11 +173,21 @@ pub fn update(mut args: UpdateArgs) -> Result<ExitCode, String> {
     };
     let traffic = traffic::generate(&generators, &args.out_dir, 1, &sizes, |scale, _| scale)?;
     interrupt::catch_signals()?;
-    let memory = hugepages::Memory::for_runs(args.memory, Path::new(HUGEPAGES_DIR), args.common.no_huge);
+    // Hugepages for the largest forwarder, one at a time: l3fwd-rs's
+    // --memory, or C's pool.
+    let largest = match c_runs {
+        true => args.memory.max(pool_memory_mb(c_mbufs, true)),
+        false => args.memory,
+    };
+    let memory = hugepages::Memory::for_runs(largest, Path::new(HUGEPAGES_DIR), args.common.no_huge);
     command::use_memory(memory.eal_args());
     let pool = Pool {
         mbufs: Some(args.mbufs),
         memory_mb: args.memory,
+    };
+    let c_pool = Pool {
+        mbufs: Some(c_mbufs),
+        memory_mb: args.memory.max(pool_memory_mb(c_mbufs, memory.is_huge())),
     };
     let timing = args.common.timing(SCALE_START_TIMEOUT);
     let mut report = UpdateReport {
@@ -149,6 +198,7 @@ pub fn update(mut args: UpdateArgs) -> Result<ExitCode, String> {
         points: Vec::new(),
         reloads: Vec::new(),
     };
+    let mut failures = Failures::new();
     for mode in ["lpm", "fib", "em"] {
         let targets: Vec<Target> = args.targets.iter().copied().filter(|t| t.mode() == mode).collect();
         if targets.is_empty() {
@@ -156,17 +206,80 @@ pub fn update(mut args: UpdateArgs) -> Result<ExitCode, String> {
         }
         let config = Config::new(Forwarder::Rs, Mode::parse(mode)?, Variant::Default, true);
         let files = traffic.files(config);
-        let prefix = format!("l3fwd-bench-update-{}-{mode}", std::process::id());
-        let (cmd, stop) = command::command(config, &args.common.rs_bin, files, &pool, &prefix);
         let log = logs.join(format!("rs-{mode}.log"));
-        let mut run = Forwarding::start(cmd, stop, &prefix, &log, timing.start_timeout)
-            .map_err(|e| format!("l3fwd-rs {mode}: {e} (log: {})", log.display()))?;
-        for &target in &targets {
+        let run = Changing {
+            config,
+            files,
+            pool: &pool,
+            log: &log,
+        };
+        let reload_secs = run.measure(&args, &targets, &timing, &mut report.points);
+        if interrupt::interrupted() {
+            return Err("interrupted".into());
+        }
+        failures.count(format!("l3fwd-rs {mode}"), &log, &reload_secs);
+        let Ok(reload_secs) = reload_secs else {
+            continue;
+        };
+        let c_log = logs.join("c-em.log");
+        let c_restart = (mode == "em" && c_runs).then(|| c_restart(&args, &c_pool, files, &c_log, &timing));
+        if let Some(result) = &c_restart {
+            failures.count("C l3fwd em", &c_log, result);
+            if let Err(e) = result {
+                println!("C l3fwd em: FAILED: {e} (log: {})", c_log.display());
+            }
+        }
+        let entries = if mode == "em" {
+            args.em_rules
+        } else {
+            args.v4_routes + args.v6_routes
+        };
+        report.reloads.push(Reload {
+            mode: mode.into(),
+            entries,
+            reload_secs,
+            c_restart_secs: c_restart.as_ref().and_then(|r| r.as_ref().ok().copied()),
+            c_restart_error: c_restart.and_then(Result::err),
+        });
+    }
+    print_table(&report);
+    let json = args.out_dir.join("update.json");
+    crate::write_json(&json, &report)?;
+    println!("\nwrote {}", json.display());
+    for path in plot::draw(&report, &args.out_dir)? {
+        println!("wrote {}", path.display());
+    }
+    Ok(failures.finish(ExitCode::SUCCESS))
+}
+
+/// l3fwd-rs on `config`'s tables while they change.
+struct Changing<'a> {
+    config: Config,
+    files: &'a command::Files,
+    pool: &'a Pool,
+    /// Its output.
+    log: &'a Path,
+}
+
+impl Changing<'_> {
+    /// Forwards while each of `targets` changes at each of `args.rates` (a
+    /// point each into `points`), then reloads the whole table: its seconds.
+    fn measure(
+        &self,
+        args: &UpdateArgs,
+        targets: &[Target],
+        timing: &Timing,
+        points: &mut Vec<RatePoint>,
+    ) -> Result<f64, String> {
+        let prefix = format!("l3fwd-bench-update-{}-{}", std::process::id(), self.config.mode.id());
+        let (cmd, stop) = command::command(self.config, &args.common.rs_bin, self.files, self.pool, &prefix);
+        let mut run = Forwarding::start(cmd, stop, &prefix, self.log, timing.start_timeout)?;
+        for &target in targets {
             for &rate in &args.rates {
                 if interrupt::interrupted() {
                     return Err("interrupted".into());
                 }
-                let point = measure_rate(&mut run, &args.ctl_bin, &prefix, target, rate, args.span, &timing)?;
+                let point = measure_rate(&mut run, &args.ctl_bin, &prefix, target, rate, args.span, timing)?;
                 println!(
                     "{:<16} {:>7}/s: {:7.3} Mpps, {:9.0} changes/s applied{}",
                     target.label(),
@@ -179,59 +292,30 @@ pub fn update(mut args: UpdateArgs) -> Result<ExitCode, String> {
                         String::new()
                     }
                 );
-                report.points.push(point);
+                points.push(point);
             }
         }
         let reload_secs = reload(&args.ctl_bin, &prefix)?;
-        run.stop().map_err(|e| format!("l3fwd-rs {mode}: {e}"))?;
-        drop(run);
-        let c_restart_secs = match mode {
-            "em" if args.c_scale_bin.is_file() => c_restart(&args, &pool, files, &logs, &timing),
-            "em" => {
-                println!("{} not built: no C restart time", args.c_scale_bin.display());
-                None
-            }
-            _ => None, // C's LPM holds 1024 rules
-        };
-        let entries = if mode == "em" {
-            args.em_rules
-        } else {
-            args.v4_routes + args.v6_routes
-        };
-        report.reloads.push(Reload {
-            mode: mode.into(),
-            entries,
-            reload_secs,
-            c_restart_secs,
-        });
+        run.stop()?;
+        Ok(reload_secs)
     }
-    print_table(&report);
-    let json = args.out_dir.join("update.json");
-    crate::write_json(&json, &report)?;
-    println!("\nwrote {}", json.display());
-    for path in plot::draw(&report, &args.out_dir)? {
-        println!("wrote {}", path.display());
-    }
-    Ok(ExitCode::SUCCESS)
 }
 
-/// C l3fwd's time from its start to its first packet on the EM table;
-/// None (and why, printed) if it does not forward.
-fn c_restart(args: &UpdateArgs, pool: &Pool, files: &command::Files, logs: &Path, timing: &Timing) -> Option<f64> {
-    let c = Config::new(Forwarder::C, Mode::parse("em").ok()?, Variant::Default, true);
+/// C l3fwd's time from its start to its first packet on the EM table
+/// (`files`), with the pool it was built with (`pool`), output into `log`.
+fn c_restart(
+    args: &UpdateArgs,
+    pool: &Pool,
+    files: &command::Files,
+    log: &Path,
+    timing: &Timing,
+) -> Result<f64, String> {
+    let c = Config::new(Forwarder::C, Mode::parse("em")?, Variant::Default, true);
     let prefix = format!("l3fwd-bench-update-c-{}", std::process::id());
     let (cmd, stop) = command::command(c, &args.c_scale_bin, files, pool, &prefix);
-    let log = logs.join("c-em.log");
-    match Forwarding::start(cmd, stop, &prefix, &log, timing.start_timeout) {
-        Ok(mut run) => {
-            let _ = run.stop();
-            Some(run.first_tx_secs)
-        }
-        Err(e) => {
-            println!("C l3fwd em: {e} (log: {})", log.display());
-            None
-        }
-    }
+    let mut run = Forwarding::start(cmd, stop, &prefix, log, timing.start_timeout)?;
+    run.stop()?;
+    Ok(run.first_tx_secs)
 }
 
 /// Forwards while `l3fwd-ctl -` sends `target`'s changes at `rate`:
@@ -382,7 +466,27 @@ fn print_table(report: &UpdateReport) {
         "mode", "entries", "reload, s", "C restart, s"
     );
     for r in &report.reloads {
-        let c = r.c_restart_secs.map_or("n/a".into(), |s| format!("{s:.2}"));
+        let c = match (r.c_restart_secs, &r.c_restart_error) {
+            (Some(s), _) => format!("{s:.2}"),
+            (None, Some(_)) => "FAILED".into(),
+            (None, None) => "n/a".into(),
+        };
         println!("{:<6} {:>10} {:>12.3} {:>16}", r.mode, r.entries, r.reload_secs, c);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_for_a_pool_follows_the_page_size() {
+        // make bench-update's C (1M mbufs, 2368 MiB) on 2 MB pages: 1856 pages
+        // with hugepages::Memory's 64 spare, not the 576 that --quick's
+        // l3fwd-rs alone would take.
+        assert_eq!(pool_memory_mb(1 << 20, true), 1024 + 2560);
+        assert_eq!(pool_memory_mb(32_768, true), 1024 + 80);
+        // On 4 KB pages an mbuf takes a page: the sweep's figure.
+        assert_eq!(pool_memory_mb(1 << 20, false), 1024 + 6096);
     }
 }

@@ -1,0 +1,244 @@
+//! Forwarders that failed. Every subcommand ends non-zero when a forwarder
+//! it was asked to run (l3fwd-rs, C l3fwd, testpmd) did not start, exited
+//! early or did not stop cleanly, with one line per failed run:
+//! `l3fwd-bench: WHO: ERROR (log: PATH)`. A command that goes on past a
+//! failure, so that the other runs are still measured and reported,
+//! prints that its result is partial before those lines.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// One forwarder run that failed: which, why, and where its output is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Failure {
+    who: String,
+    error: String,
+    /// The run's output, if it wrote one.
+    log: Option<PathBuf>,
+}
+
+impl Failure {
+    /// The run `who` (a configuration id, a forwarder and its mode) failed
+    /// with `error`; its output went to `log` (named only if it exists: a
+    /// forwarder that could not be built or started wrote none).
+    pub fn new(who: impl fmt::Display, error: impl Into<String>, log: &Path) -> Failure {
+        Failure {
+            who: who.to_string(),
+            error: error.into(),
+            log: log.is_file().then(|| log.to_path_buf()),
+        }
+    }
+}
+
+/// `WHO: ERROR (log: PATH)`: main prints it after `l3fwd-bench: ` when a
+/// command ends on it at once.
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "{}: {}", self.who, self.error)?;
+        match &self.log {
+            Some(log) => write!(f, " (log: {})", log.display()),
+            None => Ok(()),
+        }
+    }
+}
+
+impl From<Failure> for String {
+    fn from(failure: Failure) -> String {
+        failure.to_string()
+    }
+}
+
+/// The forwarder runs of a command that goes on past failures, and those
+/// that failed.
+#[derive(Debug, Default)]
+pub struct Failures {
+    runs: usize,
+    failed: Vec<Failure>,
+}
+
+impl Failures {
+    pub fn new() -> Failures {
+        Failures::default()
+    }
+
+    /// Counts the run `who` (output in `log`), and remembers it if `result`
+    /// is a failure.
+    pub fn count<T>(&mut self, who: impl fmt::Display, log: &Path, result: &Result<T, String>) {
+        self.runs += 1;
+        if let Err(e) = result {
+            self.failed.push(Failure::new(who, e.as_str(), log));
+        }
+    }
+
+    pub fn any(&self) -> bool {
+        !self.failed.is_empty()
+    }
+
+    /// What [`Self::finish`] prints: nothing if every run went well; else
+    /// that the result is partial, then one line per failed run.
+    pub fn lines(&self) -> Vec<String> {
+        if self.failed.is_empty() {
+            return Vec::new();
+        }
+        let partial = if self.failed.len() < self.runs {
+            format!(
+                "l3fwd-bench: partial result: {} of {} runs failed (what did run is reported above)",
+                self.failed.len(),
+                self.runs
+            )
+        } else {
+            format!("l3fwd-bench: no result: all {} runs failed", self.runs)
+        };
+        let each = self.failed.iter().map(|f| format!("l3fwd-bench: {f}"));
+        std::iter::once(partial).chain(each).collect()
+    }
+
+    /// The command's exit code: `code` if no forwarder failed; else the
+    /// failures, printed on stderr, and 1 (a regression verdict's 2
+    /// included: a rate beside a failed run is no verdict).
+    pub fn finish(self, code: ExitCode) -> ExitCode {
+        let lines = self.lines();
+        if lines.is_empty() {
+            return code;
+        }
+        for line in lines {
+            eprintln!("{line}");
+        }
+        ExitCode::FAILURE
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::command::{self, Files, Pool};
+    use crate::configs::tests::config;
+    use crate::run;
+    use std::time::Duration;
+
+    /// The workspace root: the bench crate is one level down.
+    fn workspace() -> &'static Path {
+        Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root")
+    }
+
+    /// The l3fwd-rs binary of this build's profile (`cargo test --workspace`
+    /// builds it; a narrower run such as `cargo test -p l3fwd-bench` builds
+    /// it here), as tests/examples.rs finds l3fwd-gen.
+    fn l3fwd_rs() -> PathBuf {
+        let exe = std::env::current_exe().expect("test binary path");
+        let bin = exe
+            .parent()
+            .and_then(|deps| deps.parent())
+            .expect("target/PROFILE")
+            .join("l3fwd-rs");
+        if !bin.exists() {
+            let status = std::process::Command::new(env!("CARGO"))
+                .args(["build", "-p", "l3fwd-rs", "--bin", "l3fwd-rs"])
+                .current_dir(workspace())
+                .status()
+                .expect("run cargo");
+            assert!(status.success(), "cargo build -p l3fwd-rs: {status}");
+        }
+        bin
+    }
+
+    /// A pcap file of one 60-byte frame.
+    fn one_frame_pcap(path: &Path) {
+        let mut pcap = Vec::new();
+        for field in [0xa1b2_c3d4u32, 0x0004_0002, 0, 0, 65535, 1] {
+            pcap.extend_from_slice(&field.to_le_bytes());
+        }
+        for field in [0u32, 0, 60, 60] {
+            pcap.extend_from_slice(&field.to_le_bytes());
+        }
+        pcap.extend_from_slice(&[0; 60]);
+        std::fs::write(path, pcap).expect("write pcap");
+    }
+
+    #[test]
+    fn lines_name_each_failed_run_after_saying_the_result_is_partial() {
+        let dir = std::env::temp_dir().join(format!("l3fwd-bench-failures-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let log = dir.join("c-em-r1.log");
+        std::fs::write(&log, "Cause: Cannot init mbuf pool on socket 0\n").unwrap();
+        let mut failures = Failures::new();
+        failures.count("rs-em round 1", &dir.join("rs-em-r1.log"), &Ok::<(), String>(()));
+        assert!(!failures.any());
+        assert!(failures.lines().is_empty(), "nothing to say when every run went well");
+        failures.count("c-em round 1", &log, &Err::<(), _>("exited early".to_string()));
+        failures.count(
+            "c-em round 2",
+            &dir.join("absent.log"),
+            &Err::<(), _>("C n/a".to_string()),
+        );
+        assert_eq!(
+            failures.lines(),
+            [
+                "l3fwd-bench: partial result: 2 of 3 runs failed (what did run is reported above)".to_string(),
+                format!("l3fwd-bench: c-em round 1: exited early (log: {})", log.display()),
+                "l3fwd-bench: c-em round 2: C n/a".to_string(),
+            ]
+        );
+        assert_eq!(failures.finish(ExitCode::SUCCESS), ExitCode::FAILURE);
+        let failure = Failure::new("C l3fwd em", "exited early", &log);
+        assert_eq!(
+            String::from(failure),
+            format!("C l3fwd em: exited early (log: {})", log.display())
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// The real l3fwd-rs, on make bench's command line for rs-lpm with a
+    /// pool far larger than its EAL memory (--no-huge: -m is all it has),
+    /// run as `make bench` runs it: it exits at start, and the command's
+    /// end is non-zero with a line naming the configuration, its error and
+    /// its log.
+    #[test]
+    fn a_forwarder_short_of_memory_for_its_pool_makes_the_command_fail() {
+        let dir = std::env::temp_dir().join(format!("l3fwd-bench-short-pool-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let pcaps = ["p0.pcap", "p1.pcap"].map(|name| dir.join(name));
+        for pcap in &pcaps {
+            one_frame_pcap(pcap);
+        }
+        let rules = ["v4", "v6"].map(|family| workspace().join(format!("configs/lpm_{family}.cfg")));
+        let files = Files { rules, pcaps };
+        // 1M mbufs take about 2.3 GB; 256 MB hold the tables, not the pool.
+        let pool = Pool {
+            mbufs: Some(1 << 20),
+            memory_mb: 256,
+        };
+        let rs = config("rs-lpm");
+        let prefix = format!("l3fwd-bench-short-pool-{}", std::process::id());
+        let (cmd, stop) = command::command(rs, &l3fwd_rs(), &files, &pool, &prefix);
+        let log = dir.join("rs-lpm-r1.log");
+        let timing = run::Timing {
+            start_timeout: Duration::from_secs(30),
+            warmup: Duration::from_millis(100),
+            window: Duration::from_millis(100),
+        };
+        let result = run::measure(cmd, stop, &prefix, &log, &timing);
+
+        let mut failures = Failures::new();
+        failures.count(format!("{} round 1", rs.id()), &log, &result);
+        let lines = failures.lines();
+        let line = lines.last().expect("the run failed");
+        assert!(
+            line.starts_with("l3fwd-bench: rs-lpm round 1: exited early (exit status: 1): "),
+            "{line}"
+        );
+        assert!(
+            line.contains("mbufs") && line.contains("Cannot allocate memory"),
+            "{line}"
+        );
+        assert!(line.ends_with(&format!("(log: {})", log.display())), "{line}");
+        assert_eq!(lines[0], "l3fwd-bench: no result: all 1 runs failed");
+        assert_eq!(failures.finish(ExitCode::SUCCESS), ExitCode::FAILURE);
+        assert!(
+            !dpdk::runtime_dir_of(&prefix).exists(),
+            "a failed start leaves no runtime folder"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
