@@ -203,6 +203,10 @@ pub struct Summary {
     /// stopped: equal unless something leaked (or a port's peer, such as a
     /// net_ring, still holds what was sent to it).
     pub mbufs_in_use: [u64; 2],
+    /// Mbufs still taken once the ports closed: a driver that never gives
+    /// its rings' back (af_xdp's fill rings), or a leak. Their pool is
+    /// kept rather than freed under them.
+    pub mbufs_after_close: u64,
 }
 
 impl Summary {
@@ -240,6 +244,7 @@ impl Summary {
             forwarded: totals(lcores),
             lcores: lcores.to_vec(),
             mbufs_in_use: [0; 2],
+            mbufs_after_close: 0,
         }
     }
 
@@ -292,7 +297,7 @@ impl Summary {
         let [before, after] = self.mbufs_in_use;
         outln!(
             "mbufs in use: {before} before start, {after} after shutdown{}",
-            mbufs_note(before, after)
+            mbufs_note(before, after, self.mbufs_after_close)
         );
     }
 
@@ -303,12 +308,19 @@ impl Summary {
     }
 }
 
-/// What the mbuf counts mean: the drivers' own (RX rings, af_xdp fill
-/// rings: taken at queue setup, kept until the pool goes) when they are
-/// the same before and after; mbufs not returned when more are out after.
-fn mbufs_note(before: u64, after: u64) -> String {
+/// What the mbuf counts mean: the drivers' own (RX rings, fill rings:
+/// taken at queue setup) when they are the same before and after, and
+/// whether the drivers gave them back when their ports closed; mbufs not
+/// returned when more are out after.
+fn mbufs_note(before: u64, after: u64, after_close: u64) -> String {
     match after.checked_sub(before) {
-        Some(0) if before > 0 => " (held by the drivers' RX and fill rings: none leaked)".into(),
+        Some(0) if before > 0 && after_close == 0 => {
+            " (held by the drivers' RX and fill rings, given back when the ports closed: none leaked)".into()
+        }
+        Some(0) if before > 0 => format!(
+            " (held by the drivers' RX and fill rings; {after_close} still held after the ports closed: \
+             a driver keeps them (af_xdp its fill rings'), so their pool is kept, not freed)"
+        ),
         Some(0) | None => String::new(),
         Some(more) => format!(" ({more} not returned: leaked, or still held by a port's peer)"),
     }
@@ -332,4 +344,19 @@ fn per_queue(label: &str, packets: &[u64]) -> String {
         return String::new();
     }
     packets.iter().fold(label.to_owned(), |s, n| format!("{s} {n}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_mbuf_line_says_what_the_drivers_kept_once_the_ports_closed() {
+        assert!(mbufs_note(4096, 4096, 0).contains("given back when the ports closed: none leaked"));
+        let kept = mbufs_note(4096, 4096, 4096);
+        assert!(kept.contains("4096 still held after the ports closed"), "{kept}");
+        assert!(!kept.contains("none leaked"), "{kept}");
+        assert!(mbufs_note(0, 5, 5).contains("5 not returned"));
+        assert_eq!(mbufs_note(0, 0, 0), "");
+    }
 }

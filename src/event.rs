@@ -222,7 +222,7 @@ pub fn serve<L: Lookup>(
         p.stop()?;
     }
     summary.mbufs_in_use = [mbufs_before, dataplane.mbufs_in_use()];
-    poll::close_and_report(std::mem::take(&mut dataplane.ports), &summary, args)
+    poll::close_and_report(&mut dataplane, summary, args)
 }
 
 /// What the RX adapter freed on arrival after the stop, counted as

@@ -72,15 +72,17 @@ pub fn serve<L: Lookup>(
 
     let mut summary = Summary::collect(&dataplane, &stats, secs);
     summary.mbufs_in_use = [mbufs_before, stop(&mut dataplane)?];
-    close_and_report(std::mem::take(&mut dataplane.ports), &summary, args)
+    close_and_report(&mut dataplane, summary, args)
 }
 
-/// Closes the stopped `ports` (a pcap port completes its files), then
+/// Closes the stopped ports (a pcap port completes its files, and drivers
+/// give back what their rings held), counts the mbufs still out, then
 /// prints the summary and writes `--stats-json`.
-pub fn close_and_report(ports: Vec<Port>, summary: &Summary, args: &Args) -> Result<(), Box<dyn Error>> {
-    for p in ports {
+pub fn close_and_report(dataplane: &mut Dataplane, mut summary: Summary, args: &Args) -> Result<(), Box<dyn Error>> {
+    for p in std::mem::take(&mut dataplane.ports) {
         p.close()?;
     }
+    summary.mbufs_after_close = dataplane.mbufs_in_use();
     summary.print();
     if let Some(path) = &args.stats_json {
         summary

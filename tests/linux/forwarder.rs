@@ -244,5 +244,22 @@ impl Summary {
             self.mbufs_line(),
             self.stdout
         );
+        // What a driver keeps after its port closed (af_xdp's fill rings)
+        // keeps its pool: the summary says so, as the pool's warning does.
+        let kept = self.json["mbufs_after_close"].as_u64().expect("mbufs_after_close");
+        let warned = self.stderr.contains("mbufs never came back");
+        assert_eq!(
+            kept > 0,
+            warned,
+            "the summary and the pool's warning disagree: {}\n{}",
+            self.mbufs_line(),
+            self.stderr
+        );
+        assert_eq!(
+            self.mbufs_line().contains("none leaked"),
+            in_use[0].as_u64() > Some(0) && kept == 0,
+            "{}",
+            self.mbufs_line()
+        );
     }
 }
