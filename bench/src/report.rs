@@ -157,15 +157,21 @@ pub fn build(settings: Settings, machine: Machine, timestamp: String, selected: 
 
 pub fn print_table(report: &Report) {
     println!("\nmemory: {}", report.settings.memory);
+    // As wide as the longest label, so that no name shifts its row.
+    let w = report
+        .configs
+        .iter()
+        .map(|c| c.label.len())
+        .fold("configuration".len(), usize::max);
     println!(
-        "{:<21} {:>11} {:>15} {:>5} {:>7} {:>7} {:>10} {:>7} {:>8}",
+        "{:<w$} {:>11} {:>15} {:>5} {:>7} {:>7} {:>10} {:>7} {:>8}",
         "configuration", "median Mpps", "min..max", "runs", "vs C", "of I/O", "first TX s", "RSS MB", "cyc/pkt"
     );
     for c in &report.configs {
         let runs = format!("{}/{}", c.ok_runs, c.runs);
         let (Some(median), Some(min), Some(max)) = (c.median_mpps, c.min_mpps, c.max_mpps) else {
             let why = c.error.as_deref().unwrap_or("");
-            println!("{:<21} {:>11} {:>15} {:>5}   {why}", c.label, "failed", "", runs);
+            println!("{:<w$} {:>11} {:>15} {:>5}   {why}", c.label, "failed", "", runs);
             continue;
         };
         let vs_c = c.vs_c.map_or("-".into(), |r| format!("{r:.3}"));
@@ -175,11 +181,11 @@ pub fn print_table(report: &Report) {
         let cycles = c.cycles_per_packet.map_or("-".into(), |n| format!("{n:.1}"));
         let range = format!("{min:.2}..{max:.2}");
         println!(
-            "{:<21} {median:>11.2} {range:>15} {runs:>5} {vs_c:>7} {of_io:>7} {first_tx:>10} {rss:>7} {cycles:>8}",
+            "{:<w$} {median:>11.2} {range:>15} {runs:>5} {vs_c:>7} {of_io:>7} {first_tx:>10} {rss:>7} {cycles:>8}",
             c.label
         );
         if let (true, Some(e)) = (c.ok_runs < c.runs, &c.error) {
-            println!("{:<21} some runs failed: {e}", "");
+            println!("{:<w$} some runs failed: {e}", "");
         }
     }
     println!();
@@ -188,17 +194,29 @@ pub fn print_table(report: &Report) {
     println!("cyc/pkt: l3fwd-rs's busy TSC cycles per packet on its forwarding lcores (eventdev: the");
     println!("workers'; the scheduler's service core is not in it), over the whole run.");
     println!();
-    println!("key ratios (of medians):");
-    if report.ratios.is_empty() {
-        println!("  none: every ratio needs both of its configurations measured");
-    }
-    let measured = report.configs.iter().filter_map(|c| Config::parse(&c.config));
-    for (num, den) in stats::ratio_pairs_on(measured) {
-        if let Some(r) = report.ratios.get(&stats::ratio_key(num, den)) {
-            let name = format!("{} / {}", num.label(), den.label());
-            println!("  {name:<36} {r:.3}  ({:+.1}%)", (r - 1.0) * 100.0);
+    let lines = ratio_lines(report);
+    if !lines.is_empty() {
+        println!("key ratios (of medians):");
+        for line in lines {
+            println!("  {line}");
         }
     }
+}
+
+/// `NAME  RATIO  (+N.N%)` for each key ratio both of whose configurations
+/// were measured.
+fn ratio_lines(report: &Report) -> Vec<String> {
+    let measured = report.configs.iter().filter_map(|c| Config::parse(&c.config));
+    let ratios = stats::ratio_pairs_on(measured).into_iter().filter_map(|(num, den)| {
+        let r = report.ratios.get(&stats::ratio_key(num, den))?;
+        Some((format!("{} / {}", num.label(), den.label()), *r))
+    });
+    let ratios: Vec<(String, f64)> = ratios.collect();
+    let w = ratios.iter().map(|(name, _)| name.len()).max().unwrap_or(0);
+    ratios
+        .iter()
+        .map(|(name, r)| format!("{name:<w$} {r:.3}  ({:+.1}%)", (r - 1.0) * 100.0))
+        .collect()
 }
 
 #[cfg(test)]
@@ -271,6 +289,16 @@ mod tests {
             (Some(2.5), Some(100.0))
         );
         assert_eq!(r.configs[3].of_io, None);
+    }
+
+    #[test]
+    fn key_ratios_are_the_measured_pairs_only() {
+        let lines = ratio_lines(&sample());
+        assert!(lines.iter().any(|l| l.contains("1.250  (+25.0%)")), "{lines:?}");
+        let mut only_em = sample();
+        only_em.configs.retain(|c| c.config == "rs-em");
+        only_em.ratios.clear();
+        assert!(ratio_lines(&only_em).is_empty(), "a heading with nothing under it");
     }
 
     #[test]

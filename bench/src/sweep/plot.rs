@@ -108,7 +108,10 @@ pub fn draw_all(report: &SweepReport, dir: &Path) -> Result<Vec<PathBuf>, String
 struct HeatMap {
     /// The files' suffix: `lpm-16-ratio.png`.
     name: &'static str,
-    caption: &'static str,
+    /// The title after the table's name, and the line under it that says
+    /// how to read the cells (one line of both would not fit the width).
+    title: &'static str,
+    legend: &'static str,
     value: fn(&CellSummary) -> Option<f64>,
     /// Said in a cell without a value, when both forwarders have rates.
     missing: fn(&CellSummary) -> &'static str,
@@ -117,13 +120,15 @@ struct HeatMap {
 impl HeatMap {
     const RATE: HeatMap = HeatMap {
         name: "ratio",
-        caption: "l3fwd-rs / C l3fwd (median Mpps; green: l3fwd-rs faster)",
+        title: "l3fwd-rs / C l3fwd",
+        legend: "median Mpps; green: l3fwd-rs faster",
         value: |c| c.ratio,
         missing: |_| "n/a",
     };
     const WORK: HeatMap = HeatMap {
         name: "work",
-        caption: "C / l3fwd-rs work above testpmd io (cycles per packet; green: l3fwd-rs does less)",
+        title: "C / l3fwd-rs work above testpmd io",
+        legend: "cycles per packet; green: l3fwd-rs does less",
         value: |c| c.above_io.map(|a| a.c_over_rs),
         // A forwarder measured at the floor has no work to compare.
         missing: |c| match c.io.as_ref().and_then(|io| io.median_mpps) {
@@ -276,8 +281,12 @@ fn draw_heat_map<DB: DrawingBackend>(
     let (columns, rows) = (table.sizes.len(), table.flows.len());
     let centres = |n: usize| (0..n as i32).map(|i| 2 * i + 1).collect::<Vec<i32>>();
     let index = |v: i32, n: usize| ((v.max(0) / 2) as usize).min(n - 1);
+    let root = root
+        .titled(&format!("{}: {}", table.label, map.title), (FONT, 24))
+        .map_err(failed)?
+        .titled(map.legend, (FONT, 16))
+        .map_err(failed)?;
     let mut chart = ChartBuilder::on(&root)
-        .caption(format!("{}: {}", table.label, map.caption), (FONT, 24))
         .margin(16)
         .x_label_area_size(50)
         .y_label_area_size(80)
@@ -400,6 +409,20 @@ pub(crate) mod tests {
             work.iter().any(|t| t == "at floor"),
             "a cell at the floor says so: {work:?}"
         );
+    }
+
+    /// A heat map's title and legend fit the image's width (the title of
+    /// the longest table name), rather than being cut at both edges.
+    #[test]
+    fn heat_map_titles_fit_the_width() {
+        use plotters::style::IntoFont;
+        load_font().unwrap();
+        for map in [HeatMap::RATE, HeatMap::WORK] {
+            for (text, size) in [(format!("lpm-1M: {}", map.title), 24.0), (map.legend.to_string(), 16.0)] {
+                let (width, _) = (FONT, size).into_font().box_size(&text).unwrap();
+                assert!(width < PIXELS.0 - 40, "{text:?}: {width} px of {}", PIXELS.0);
+            }
+        }
     }
 
     /// The text of every `<text>` element.
