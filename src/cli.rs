@@ -251,11 +251,11 @@ pub struct Args {
     pub c_drain: bool,
 
     /// l3fwd-rs: after a short poll round, flush only once US microseconds
-    /// have passed since the last flush (default: 10 on lcores that send on
-    /// af_xdp, af_packet or tap ports, where each flush is a system call; 0
-    /// elsewhere)
-    #[arg(long, value_name = "US", value_parser = clap::value_parser!(u64).range(0..=1_000_000), conflicts_with = "c_drain")]
-    pub idle_flush_gap: Option<u64>,
+    /// have passed since the last flush (default 0: at once). On af_xdp,
+    /// af_packet and tap each flush is a system call; a gap bounds them
+    /// under a trickle of packets, and delays a lone packet by up to US
+    #[arg(long, value_name = "US", default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=1_000_000), conflicts_with = "c_drain")]
+    pub idle_flush_gap: u64,
 
     /// l3fwd-rs: print port statistics every SECS seconds (0 = never)
     #[arg(long, value_name = "SECS", default_value_t = 0)]
@@ -760,6 +760,15 @@ mod tests {
         let defaults = defaults.into_iter().chain([(2, 0, 2), (3, 0, 3), (3, 1, 3)]);
         let expected: Vec<_> = defaults.map(|(p, q, l)| entry(p, q, l)).collect();
         assert_eq!(args.config, expected);
+    }
+
+    /// A short round is flushed at once on every port, af_xdp's too: a
+    /// gap there doubled a lone packet's latency (docs/BENCHMARKS.md).
+    #[test]
+    fn a_short_round_flushes_at_once_unless_a_gap_is_given() {
+        assert_eq!(ok("-p 3").idle_flush_gap, 0);
+        assert_eq!(ok("-p 3 --idle-flush-gap 10").idle_flush_gap, 10);
+        assert!(err("-p 3 --idle-flush-gap 10 --c-drain").contains("cannot be used with"));
     }
 
     #[test]

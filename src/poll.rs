@@ -3,7 +3,6 @@
 //! Sets the ports up, runs the lcores until a signal or `--duration`, then
 //! stops the ports, checks that every mbuf came back and reports.
 
-use std::collections::HashMap;
 use std::error::Error;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
@@ -16,7 +15,7 @@ use crate::cli::Args;
 use crate::control::{self, Control, Summary};
 use crate::counters::{LcoreCounters, LcoreStats, Role};
 use crate::ctl::Socket;
-use crate::forward::{idle_flush, Lcore, LcoreQueues};
+use crate::forward::{Lcore, LcoreQueues};
 use crate::live::Tables;
 use crate::lookup::Lookup;
 use crate::plan::Plan;
@@ -62,12 +61,7 @@ pub fn serve<L: Lookup>(
     let (n_lcores, n_ports) = (dataplane.lcores.len(), dataplane.ports.len());
     setup::warn_if_pools_starved(&dataplane.pools, rx_queues, n_lcores, n_ports, args);
     let lcores = std::mem::take(&mut dataplane.lcores);
-    let drivers = dataplane
-        .ports
-        .iter()
-        .map(|p| Ok((p.id(), p.info()?.driver)))
-        .collect::<dpdk::Result<HashMap<u16, String>>>()?;
-    let (tasks, stats) = lcore_tasks(eal, args, lcores, &drivers, &lookup.live, quit)?;
+    let (tasks, stats) = lcore_tasks(eal, args, lcores, &lookup.live, quit)?;
     let secs = forward(eal, &dataplane, tasks, &stats, args, quit, lookup.changes)?;
 
     let mut summary = Summary::collect(&dataplane, &stats, secs);
@@ -137,13 +131,11 @@ fn wait_for_links(ports: &[Port], quit: &AtomicBool) -> dpdk::Result<()> {
 }
 
 /// The lcores that have RX queues, ready to run (each a reader of the
-/// live lookup, by its lcore id), and their stats; `drivers` names each
-/// port's driver.
+/// live lookup, by its lcore id), and their stats.
 fn lcore_tasks<L: Lookup>(
     eal: &Eal,
     args: &Args,
     lcores: Vec<LcoreQueues>,
-    drivers: &HashMap<u16, String>,
     lookup: &Arc<Live<L>>,
     quit: &Arc<AtomicBool>,
 ) -> dpdk::Result<Tasks<L>> {
@@ -159,8 +151,6 @@ fn lcore_tasks<L: Lookup>(
         })
         .map(|queues| {
             let reader = lookup.register(queues.lcore)?;
-            let tx_drivers = queues.tx.ports().filter_map(|p| drivers.get(&p).map(String::as_str));
-            let idle_flush_gap = idle_flush::gap_us(tx_drivers, args.idle_flush_gap) * ticks_per_us;
             let stats = Arc::new(LcoreStats {
                 lcore: queues.lcore,
                 role: Role::Poll,
@@ -173,7 +163,7 @@ fn lcore_tasks<L: Lookup>(
                 stats: Arc::clone(&stats),
                 quit: Arc::clone(quit),
                 drain_ticks,
-                idle_flush: (!args.c_drain).then_some(idle_flush_gap),
+                idle_flush: (!args.c_drain).then_some(args.idle_flush_gap * ticks_per_us),
                 rx_burst: args.rx_burst,
             };
             Ok((task, stats))

@@ -4,7 +4,6 @@
 //! packets and queues ([`io`]): DPDK's in production, in-memory ones in the
 //! unit tests.
 
-pub mod idle_flush;
 pub mod io;
 mod slowdown;
 #[cfg(test)]
@@ -172,8 +171,9 @@ pub struct Lcore<L: Lookup, R = dpdk::RxQueue, T: Transmit = dpdk::TxQueue> {
     pub drain_ticks: u64,
     /// Also drain when a poll round brings back no full burst (there is
     /// nothing more to batch, so waiting for the timer only adds latency),
-    /// once this many TSC ticks have passed since the last drain; None:
-    /// C's timing, the timer or a full buffer only. See [`idle_flush`].
+    /// once this many TSC ticks have passed since the last drain
+    /// (`--idle-flush-gap`, default 0); None: C's timing, the timer or a
+    /// full buffer only (`--c-drain`).
     pub idle_flush: Option<u64>,
     /// Packets asked of each RX poll (`--rx-burst`, at most [`MAX_BURST`]).
     pub rx_burst: usize,

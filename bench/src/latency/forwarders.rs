@@ -1,6 +1,6 @@
-//! What sits between the two namespaces: l3fwd-rs (idle flush spaced by
-//! its default gap, at every short round with `--idle-flush-gap 0`, or
-//! C's drain timing with `--c-drain`) or C l3fwd on af_xdp or af_packet ports,
+//! What sits between the two namespaces: l3fwd-rs (idle flush at every
+//! short round, its default; spaced by 10 us with `--idle-flush-gap 10`,
+//! or C's drain timing with `--c-drain`) or C l3fwd on af_xdp or af_packet ports,
 //! polling on CPU 1 as in `make bench`; or the Linux kernel forwarding in a
 //! middle namespace.
 
@@ -22,8 +22,10 @@ const READY_TIMEOUT: Duration = Duration::from_secs(30);
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
 pub enum Forwarder {
     Rs,
-    /// l3fwd-rs flushing at every short poll round (`--idle-flush-gap 0`).
-    RsGap0,
+    /// l3fwd-rs flushing a short poll round only 10 us after its last
+    /// flush (`--idle-flush-gap 10`, the default on syscall-TX ports until
+    /// 2026-12-04).
+    RsGap10,
     RsCDrain,
     C,
     Kernel,
@@ -34,7 +36,7 @@ pub enum Forwarder {
 
 pub const ALL: [Forwarder; 6] = [
     Forwarder::Rs,
-    Forwarder::RsGap0,
+    Forwarder::RsGap10,
     Forwarder::RsCDrain,
     Forwarder::C,
     Forwarder::Kernel,
@@ -46,7 +48,7 @@ impl Forwarder {
     pub fn id(self) -> &'static str {
         match self {
             Forwarder::Rs => "rs",
-            Forwarder::RsGap0 => "rs-gap0",
+            Forwarder::RsGap10 => "rs-gap10",
             Forwarder::RsCDrain => "rs-c-drain",
             Forwarder::C => "c",
             Forwarder::Kernel => "kernel",
@@ -57,7 +59,7 @@ impl Forwarder {
     pub fn label(self) -> &'static str {
         match self {
             Forwarder::Rs => "l3fwd-rs",
-            Forwarder::RsGap0 => "l3fwd-rs --idle-flush-gap 0",
+            Forwarder::RsGap10 => "l3fwd-rs --idle-flush-gap 10",
             Forwarder::RsCDrain => "l3fwd-rs --c-drain",
             Forwarder::C => "C l3fwd",
             Forwarder::Kernel => "Linux kernel forwarding",
@@ -68,7 +70,7 @@ impl Forwarder {
     /// What joins the sites.
     pub fn join(self) -> Join {
         match self {
-            Forwarder::Rs | Forwarder::RsGap0 | Forwarder::RsCDrain | Forwarder::C => Join::Dpdk,
+            Forwarder::Rs | Forwarder::RsGap10 | Forwarder::RsCDrain | Forwarder::C => Join::Dpdk,
             Forwarder::Kernel => Join::Kernel { rps_cpus: None },
             Forwarder::KernelRps => Join::Kernel { rps_cpus: Some("2") },
         }
@@ -123,7 +125,7 @@ pub struct Programs {
 /// the kernel.
 pub fn command(forwarder: Forwarder, programs: &Programs, prefix: &str) -> Option<Command> {
     let program = match forwarder {
-        Forwarder::Rs | Forwarder::RsGap0 | Forwarder::RsCDrain => &programs.rs_bin,
+        Forwarder::Rs | Forwarder::RsGap10 | Forwarder::RsCDrain => &programs.rs_bin,
         Forwarder::C => &programs.c_bin,
         Forwarder::Kernel | Forwarder::KernelRps => return None,
     };
@@ -132,7 +134,7 @@ pub fn command(forwarder: Forwarder, programs: &Programs, prefix: &str) -> Optio
         .collect();
     match forwarder {
         Forwarder::RsCDrain => options.push("--c-drain".into()),
-        Forwarder::RsGap0 => options.extend(["--idle-flush-gap".into(), "0".into()]),
+        Forwarder::RsGap10 => options.extend(["--idle-flush-gap".into(), "10".into()]),
         _ => {}
     }
     let run = L3fwdRun {
@@ -266,8 +268,8 @@ mod tests {
         assert_eq!(args(Forwarder::Rs).unwrap(), format!("rs {common}"));
         assert_eq!(args(Forwarder::RsCDrain).unwrap(), format!("rs {common} --c-drain"));
         assert_eq!(
-            args(Forwarder::RsGap0).unwrap(),
-            format!("rs {common} --idle-flush-gap 0")
+            args(Forwarder::RsGap10).unwrap(),
+            format!("rs {common} --idle-flush-gap 10")
         );
         assert_eq!(args(Forwarder::Kernel), None);
         assert_eq!(args(Forwarder::KernelRps), None);
@@ -286,6 +288,6 @@ mod tests {
         }
         assert!(Forwarder::parse("vpp")
             .unwrap_err()
-            .contains("rs, rs-gap0, rs-c-drain, c, kernel, kernel-rps"));
+            .contains("rs, rs-gap10, rs-c-drain, c, kernel, kernel-rps"));
     }
 }

@@ -41,11 +41,11 @@ pub struct LatencyArgs {
     /// sockperf under-load rates, messages a second, comma-separated (ping-pong runs as well)
     #[arg(long, value_delimiter = ',', default_value = "1000,10000,50000,100000,200000")]
     rates: Vec<u64>,
-    /// Forwarders, comma-separated: rs (l3fwd-rs, idle flush spaced by its default gap), rs-gap0
-    /// (l3fwd-rs --idle-flush-gap 0: at every short round), rs-c-drain (l3fwd-rs --c-drain),
+    /// Forwarders, comma-separated: rs (l3fwd-rs, idle flush at every short round), rs-gap10
+    /// (l3fwd-rs --idle-flush-gap 10: at most every 10 us), rs-c-drain (l3fwd-rs --c-drain),
     /// c (C l3fwd), kernel (Linux forwarding in a middle namespace), kernel-rps (the same, its receive
     /// processing steered to CPU 1 by RPS, away from sockperf's CPU as the DPDK forwarders are)
-    #[arg(long, value_delimiter = ',', value_parser = Forwarder::parse, default_value = "rs,rs-gap0,rs-c-drain,c,kernel,kernel-rps")]
+    #[arg(long, value_delimiter = ',', value_parser = Forwarder::parse, default_value = "rs,rs-gap10,rs-c-drain,c,kernel,kernel-rps")]
     forwarders: Vec<Forwarder>,
     /// UDP payload bytes of each message
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(14..=1400))]
