@@ -8,46 +8,14 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use dpdk::{Eal, Port};
-use signal_hook::consts::SIGHUP;
-use signal_hook::SigId;
 
 use crate::cli::{Args, Io};
 use crate::live::LiveTables;
 use crate::mode::{self, Mode, ModeTask};
 use crate::plan::{Plan, PortCaps, Topology};
 use crate::poll::{Changes, LiveLookup};
+use crate::signals::{self, Hangup};
 use crate::{event, poll, stats_json};
-
-/// The signals that stop l3fwd-rs as Ctrl-C does (flush, summary,
-/// `--stats-json`, EAL cleanup): every one whose default would kill it
-/// silently, and SIGHUP until forwarding starts ([`Hangup`]). Those that
-/// dump core by default (SIGQUIT, SIGABRT, SIGSEGV, ...) keep that
-/// default: they ask for a post-mortem.
-const STOP_SIGNALS: [i32; 10] = {
-    use signal_hook::consts::*;
-    [
-        SIGINT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGIO, SIGXCPU, SIGXFSZ,
-    ]
-};
-
-/// SIGHUP: during set-up a stop, as for a terminal closed before
-/// l3fwd-rs got going; once forwarding, a reload of the rule files (the
-/// daemon convention).
-pub struct Hangup(SigId);
-
-impl Hangup {
-    fn stops(quit: &Arc<AtomicBool>) -> std::io::Result<Hangup> {
-        signal_hook::flag::register(SIGHUP, Arc::clone(quit)).map(Hangup)
-    }
-
-    /// From now on SIGHUP sets the flag returned instead of stopping.
-    pub fn reloads_from_now(self) -> std::io::Result<Arc<AtomicBool>> {
-        let reload = Arc::new(AtomicBool::new(false));
-        signal_hook::flag::register(SIGHUP, Arc::clone(&reload))?;
-        signal_hook::low_level::unregister(self.0);
-        Ok(reload)
-    }
-}
 
 /// Runs l3fwd-rs with EAL arguments `eal_args` (program name first) and the
 /// application's parsed `args`; returns when forwarding has stopped and the
@@ -57,10 +25,7 @@ pub fn run(eal_args: &[String], args: &Args) -> Result<(), Box<dyn Error>> {
     // set-up then stops forwarding before it starts, with the summary and
     // the cleanup of any later stop.
     let quit = Arc::new(AtomicBool::new(false));
-    for sig in STOP_SIGNALS {
-        signal_hook::flag::register(sig, Arc::clone(&quit))?;
-    }
-    let hangup = Hangup::stops(&quit)?;
+    let hangup = signals::stop_on_signals(&quit)?;
     rulefile::stop_reading_on(Arc::clone(&quit));
     // Held to the end of the run: see `stats_json::check_writable`.
     let _stats_fifo = args.stats_json.as_deref().map(stats_json::check_writable).transpose()?;

@@ -14,7 +14,8 @@ use std::fmt;
 use std::path::PathBuf;
 
 use crate::abbrev;
-use crate::mode::{self, ModeInfo, MODES};
+use crate::mode::info::{self as mode, ModeInfo, MODES};
+use crate::plan::ConfigEntry;
 use crate::portmask::PortMask;
 
 /// C l3fwd's `lcore_params_array_default`, used when `--config` is absent.
@@ -27,21 +28,6 @@ pub const USAGE: &str = "l3fwd-rs [EAL options] -- -p PORTMASK [--config (port,q
 /// hugepages, two `net_null` ports (endless 64-byte frames) for 3 s.
 pub const EXAMPLE: &str = "l3fwd-rs -l 0 --no-huge -m 512 --no-pci --vdev=net_null0 --vdev=net_null1 \
 -- -p 0x3 --config '(0,0,0),(1,0,0)' --stats-interval 1 --duration 3";
-
-/// One `(port,queue,lcore)` tuple of `--config`: RX queue `queue` of `port`
-/// is polled by `lcore`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ConfigEntry {
-    pub port: u16,
-    pub queue: u16,
-    pub lcore: u32,
-}
-
-impl fmt::Display for ConfigEntry {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "({},{},{})", self.port, self.queue, self.lcore)
-    }
-}
 
 /// How packets reach the lcores (C's `--mode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -713,7 +699,6 @@ fn parse_mac(text: &str) -> Option<[u8; 6]> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mode::Mode;
 
     fn try_parse(args: &str) -> Result<Args, clap::Error> {
         let argv: Vec<String> = std::iter::once("l3fwd-rs")
@@ -749,7 +734,7 @@ mod tests {
         let args = ok("-p 3");
         assert_eq!(args.portmask, PortMask::from_bits(3));
         assert!(!args.promiscuous);
-        assert_eq!(args.lookup, &mode::Lpm::INFO);
+        assert_eq!(args.lookup, &mode::LPM);
         assert_eq!(args.rx_queue_size, 1024);
         assert_eq!(args.tx_queue_size, 1024);
         assert_eq!(args.max_pkt_len, None);
@@ -877,10 +862,10 @@ mod tests {
 
     #[test]
     fn lookup_modes() {
-        assert_eq!(ok("-p 1 -E").lookup, &mode::Em::INFO);
-        assert_eq!(ok("-p 1 -L").lookup, &mode::Lpm::INFO);
-        assert_eq!(ok("-p 1 --lookup=em").lookup, &mode::Em::INFO);
-        assert_eq!(ok("-p 1 --lookup lpm").lookup, &mode::Lpm::INFO);
+        assert_eq!(ok("-p 1 -E").lookup, &mode::EM);
+        assert_eq!(ok("-p 1 -L").lookup, &mode::LPM);
+        assert_eq!(ok("-p 1 --lookup=em").lookup, &mode::EM);
+        assert_eq!(ok("-p 1 --lookup lpm").lookup, &mode::LPM);
     }
 
     #[test]
@@ -901,8 +886,8 @@ mod tests {
 
     #[test]
     fn lookup_errors() {
-        assert_eq!(ok("-p 1 --lookup=fib").lookup, &mode::Fib::INFO);
-        assert_eq!(ok("-p 1 --lookup=acl").lookup, &mode::Acl::INFO);
+        assert_eq!(ok("-p 1 --lookup=fib").lookup, &mode::FIB);
+        assert_eq!(ok("-p 1 --lookup=acl").lookup, &mode::ACL);
         assert_eq!(
             ok("-p 1 --lookup=acl --alg scalar").alg,
             Some(dpdk::ClassifyAlg::Scalar)

@@ -23,13 +23,14 @@ use dpdk::{
     ServiceCores, TxAdapter, TxPath, VectorConfig, VectorLimits,
 };
 
-use crate::cli::{Args, ConfigEntry};
+use crate::cli::Args;
 use crate::control::Summary;
 use crate::counters::{DropReason, LcoreCounters, LcoreStats, Role};
 use crate::forward::io::{Packets, Transmit};
 use crate::forward::{Batches, LcoreQueues, TxPort, TxPorts, ROUNDS_PER_QUIESCENT};
 use crate::lookup::Lookup;
 use crate::packet::EthRewrite;
+use crate::plan::ConfigEntry;
 use crate::plan::Plan;
 use crate::poll::{self, LcoreJob, LiveLookup};
 use crate::setup;

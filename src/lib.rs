@@ -23,6 +23,7 @@ pub mod pool_watch;
 pub mod portmask;
 pub mod rule_files;
 pub mod setup;
+pub mod signals;
 pub mod stats_json;
 
 /// Most packets per RX burst and per TX buffer (`--rx-burst`, `--tx-burst`:

@@ -6,10 +6,24 @@
 //! of its `main`, but on plain data (the EAL facts are passed in), so that it
 //! is testable without DPDK and fails with a message instead of `rte_exit`.
 
-use crate::cli::ConfigEntry;
 use crate::portmask::PortMask;
 use std::collections::HashMap;
 use std::fmt;
+
+/// One `(port,queue,lcore)` tuple of `--config`: RX queue `queue` of `port`
+/// is polled by `lcore`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConfigEntry {
+    pub port: u16,
+    pub queue: u16,
+    pub lcore: u32,
+}
+
+impl fmt::Display for ConfigEntry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "({},{},{})", self.port, self.queue, self.lcore)
+    }
+}
 
 /// What one port supports, from `rte_eth_dev_info_get`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 
 use dpdk::{Eal, Live, Port};
 
-use crate::app::Hangup;
 use crate::cli::Args;
 use crate::control::{self, Control, Summary};
 use crate::counters::{LcoreCounters, LcoreStats, Role};
@@ -21,6 +20,7 @@ use crate::lookup::Lookup;
 use crate::plan::Plan;
 use crate::pool_watch::PoolWatch;
 use crate::setup::{self, Dataplane};
+use crate::signals::Hangup;
 
 /// What the lcores read and the control thread changes: the live lookup,
 /// and what changes it.

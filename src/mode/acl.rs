@@ -12,7 +12,7 @@ use acl::{AclTables, RuleFile, Verdict, V4_INPUT, V6_INPUT};
 use dpdk::Eal;
 use ipnet::{Ipv4Net, Ipv6Net};
 
-use super::{Mode, ModeInfo, RuleFormat};
+use super::{info, Mode, ModeInfo};
 use crate::cli::Args;
 use crate::lookup::{answer_route, Gather, Lookup, Miss, Route};
 use crate::packet::{ipv4_from_proto, ipv6_from_next_header, L3};
@@ -23,12 +23,7 @@ use crate::MAX_BURST;
 pub struct Acl;
 
 impl Mode for Acl {
-    const INFO: ModeInfo = ModeInfo {
-        name: "acl",
-        flag: None,
-        about: "access control list (rte_acl): deny and route rules on the 5-tuple",
-        rules: RuleFormat::Acl,
-    };
+    const INFO: ModeInfo = info::ACL;
     const RSS_L4: bool = true;
     type Rules = (RuleFile<Ipv4Net>, RuleFile<Ipv6Net>);
     type Lookup = AclLookup;

@@ -20,7 +20,7 @@ use dpdk::{Eal, Qsbr};
 use em::rules::Rule;
 use em::{Batching, EmTables, EmWriter, Ipv4Key, Ipv6Key};
 
-use super::{check_port, InPlace, LiveBuild, Mode, ModeInfo, RuleChange, RuleFormat};
+use super::{check_port, info, InPlace, LiveBuild, Mode, ModeInfo, RuleChange};
 use crate::cli::Args;
 use crate::lookup::{answer, Gather, Lookup, Route};
 use crate::packet::{ipv4_tuple, ipv6_tuple, L3};
@@ -33,12 +33,7 @@ use crate::MAX_BURST;
 pub struct Em;
 
 impl Mode for Em {
-    const INFO: ModeInfo = ModeInfo {
-        name: "em",
-        flag: Some('E'),
-        about: "exact match on the 5-tuple (rte_hash)",
-        rules: RuleFormat::Flows,
-    };
+    const INFO: ModeInfo = info::EM;
     type Rules = (EmFile<Ipv4Addr>, EmFile<Ipv6Addr>);
     type Lookup = EmLookup;
 

@@ -23,7 +23,7 @@ use ipnet::{IpNet, Ipv4Net, Ipv6Net};
 use lpm::{FibRefused, FibTables, LiveFibRoutes};
 
 use super::lpm::{change_route, log_routes, no_route, route_change, route_get, route_limits, routes, write_made, Routes};
-use super::{InPlace, LiveBuild, Mode, ModeInfo, RuleChange, RuleFormat};
+use super::{info, InPlace, LiveBuild, Mode, ModeInfo, RuleChange};
 use crate::cli::Args;
 use crate::lookup::{answer, Gather, Lookup, Route};
 use crate::packet::{ipv6_dst_bytes, L3};
@@ -34,13 +34,7 @@ use crate::MAX_BURST;
 pub struct Fib;
 
 impl Mode for Fib {
-    const INFO: ModeInfo = ModeInfo {
-        name: "fib",
-        flag: None,
-        about: "longest prefix match in a forwarding information base (rte_fib / rte_fib6), \
-                from the LPM route files",
-        rules: RuleFormat::Routes,
-    };
+    const INFO: ModeInfo = info::FIB;
     type Rules = Routes;
     type Lookup = FibLookup;
 

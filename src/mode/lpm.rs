@@ -16,7 +16,7 @@ use ipnet::{IpNet, Ipv4Net, Ipv6Net};
 use lpm::rules::RouteFile;
 use lpm::LpmTables;
 
-use super::{check_port, InPlace, LiveBuild, Mode, ModeInfo, RuleChange, RuleFormat};
+use super::{check_port, info, InPlace, LiveBuild, Mode, ModeInfo, RuleChange};
 use crate::cli::Args;
 use crate::lookup::{answer, Gather, Lookup, Route};
 use crate::packet::L3;
@@ -28,12 +28,7 @@ use crate::MAX_BURST;
 pub struct Lpm;
 
 impl Mode for Lpm {
-    const INFO: ModeInfo = ModeInfo {
-        name: "lpm",
-        flag: Some('L'),
-        about: "longest prefix match (rte_lpm / rte_lpm6), the default",
-        rules: RuleFormat::Routes,
-    };
+    const INFO: ModeInfo = info::LPM;
     type Rules = Routes;
     type Lookup = LpmLookup;
 

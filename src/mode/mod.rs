@@ -4,9 +4,9 @@
 //! own). [`MODES`] lists them once; the command line, the application, the
 //! bench, the instruction counter and the tests all take the modes from it.
 //!
-//! Adding a mode: its own file here (a `Mode` and its `Lookup`), its table
-//! crate or `dpdk/` wrapper, and one line in the `modes!` list below
-//! (CONTRIBUTING.md has the whole list).
+//! Adding a mode: its entry in [`info`], its own file here (a `Mode` and
+//! its `Lookup`), its table crate or `dpdk/` wrapper, and one line in the
+//! `modes!` list below (CONTRIBUTING.md has the whole list).
 
 use std::error::Error;
 use std::net::IpAddr;
@@ -17,37 +17,13 @@ use dpdk::{Eal, Qsbr};
 use ipnet::IpNet;
 
 pub use self::em::{em_key, EmKey};
+pub use self::info::{by_name, default_mode, ModeInfo, RuleFormat, MODES};
+
+pub mod info;
 
 use crate::cli::Args;
 use crate::lookup::Lookup;
 use crate::plan::Plan;
-
-/// What the rest of the program knows of a mode without building it.
-#[derive(Debug, PartialEq, Eq)]
-pub struct ModeInfo {
-    /// `--lookup=NAME`, and the mode's name in the bench's configurations
-    /// and reports.
-    pub name: &'static str,
-    /// C's legacy one-letter option for it (`-E`, `-L`), if any.
-    pub flag: Option<char>,
-    /// One line for `--help`.
-    pub about: &'static str,
-    /// The format of its `--rule_ipv4` / `--rule_ipv6` files.
-    pub rules: RuleFormat,
-}
-
-/// The rule-file formats the modes read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RuleFormat {
-    /// `R<prefix>/<depth> <port>` routes (LPM's and FIB's); built-in
-    /// defaults.
-    Routes,
-    /// `R<dst> <src> <dport> <sport> <proto> <port>` flows (exact match);
-    /// built-in defaults.
-    Flows,
-    /// ClassBench rules, `@` deny and `R` route lines (ACL); no defaults.
-    Acl,
-}
 
 /// A lookup mode: from the command line to a [`Lookup`] over built tables.
 pub trait Mode: 'static {
@@ -185,9 +161,9 @@ macro_rules! modes {
         $(mod $file;
         pub use $file::$mode;)*
 
-        /// Every mode, in the order `--help` and the bench list them; the
-        /// first is the default.
-        pub const MODES: [&ModeInfo; [$(stringify!($mode)),*].len()] = [$(&<$mode as Mode>::INFO),*];
+        /// Every mode this build runs, in [`MODES`]' order.
+        #[cfg(test)]
+        const RUN: [&ModeInfo; [$(stringify!($mode)),*].len()] = [$(&<$mode as Mode>::INFO),*];
 
         /// Runs `task` for the mode `info` describes (one of [`MODES`]).
         pub fn with_mode<T: ModeTask>(info: &ModeInfo, task: T) -> Option<T::Output> {
@@ -200,16 +176,6 @@ macro_rules! modes {
 }
 
 modes!(lpm: Lpm, em: Em, fib: Fib, acl: Acl);
-
-/// The default mode: LPM, as in C.
-pub fn default_mode() -> &'static ModeInfo {
-    MODES[0]
-}
-
-/// The mode `--lookup=name` selects.
-pub fn by_name(name: &str) -> Option<&'static ModeInfo> {
-    MODES.iter().copied().find(|m| m.name == name)
-}
 
 #[cfg(test)]
 mod tests {
@@ -226,5 +192,20 @@ mod tests {
         assert_eq!(default_mode().name, "lpm");
         assert_eq!(by_name("acl").map(|m| m.rules), Some(RuleFormat::Acl));
         assert_eq!(by_name("hash"), None);
+    }
+
+    #[test]
+    fn every_mode_listed_runs_in_that_order() {
+        assert_eq!(RUN, MODES);
+        for info in MODES {
+            struct Name;
+            impl ModeTask for Name {
+                type Output = &'static str;
+                fn run<M: Mode>(self) -> &'static str {
+                    M::INFO.name
+                }
+            }
+            assert_eq!(with_mode(info, Name), Some(info.name));
+        }
     }
 }
