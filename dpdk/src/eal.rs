@@ -476,6 +476,7 @@ impl Drop for EalState {
             // can be taken) and all were back in it when it went.
             unsafe { sys::rte_mempool_free(pool.0.as_ptr()) }
         }
+        crate::telemetry::hang_up_clients(&started_runtime_dir());
         // SAFETY: no object of this EAL is left (each holds a handle) and
         // every lcore has been waited for.
         unsafe {
