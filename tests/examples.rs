@@ -9,30 +9,10 @@ use std::process::Command;
 
 use common::{l3fwd_rs, workspace, TestDir};
 
-/// `l3fwd-gen` of this build (`cargo test --workspace` builds it; a
-/// narrower run builds it here).
-fn generator() -> PathBuf {
-    let exe = std::env::current_exe().expect("test binary path");
-    let gen = exe
-        .parent()
-        .and_then(|deps| deps.parent())
-        .expect("target/PROFILE")
-        .join("l3fwd-gen");
-    if !gen.exists() {
-        let status = Command::new(env!("CARGO"))
-            .args(["build", "-p", "trafficgen", "--bin", "l3fwd-gen"])
-            .current_dir(workspace())
-            .status()
-            .expect("run cargo");
-        assert!(status.success(), "cargo build -p trafficgen: {status}");
-    }
-    gen
-}
-
 #[test]
 fn every_example_that_needs_no_nic_runs_without_a_warning() {
     let dir = TestDir::new("examples");
-    let generator = generator();
+    let generator = testkit::binary("trafficgen", "l3fwd-gen");
     let mut scripts: Vec<PathBuf> = std::fs::read_dir(workspace().join("configs/examples"))
         .expect("configs/examples")
         .flatten()

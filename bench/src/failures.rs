@@ -117,45 +117,6 @@ mod tests {
     use crate::run;
     use std::time::Duration;
 
-    /// The workspace root: the bench crate is one level down.
-    fn workspace() -> &'static Path {
-        Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root")
-    }
-
-    /// The l3fwd-rs binary of this build's profile (`cargo test --workspace`
-    /// builds it; a narrower run such as `cargo test -p l3fwd-bench` builds
-    /// it here), as tests/examples.rs finds l3fwd-gen.
-    fn l3fwd_rs() -> PathBuf {
-        let exe = std::env::current_exe().expect("test binary path");
-        let bin = exe
-            .parent()
-            .and_then(|deps| deps.parent())
-            .expect("target/PROFILE")
-            .join("l3fwd-rs");
-        if !bin.exists() {
-            let status = std::process::Command::new(env!("CARGO"))
-                .args(["build", "-p", "l3fwd-rs", "--bin", "l3fwd-rs"])
-                .current_dir(workspace())
-                .status()
-                .expect("run cargo");
-            assert!(status.success(), "cargo build -p l3fwd-rs: {status}");
-        }
-        bin
-    }
-
-    /// A pcap file of one 60-byte frame.
-    fn one_frame_pcap(path: &Path) {
-        let mut pcap = Vec::new();
-        for field in [0xa1b2_c3d4u32, 0x0004_0002, 0, 0, 65535, 1] {
-            pcap.extend_from_slice(&field.to_le_bytes());
-        }
-        for field in [0u32, 0, 60, 60] {
-            pcap.extend_from_slice(&field.to_le_bytes());
-        }
-        pcap.extend_from_slice(&[0; 60]);
-        std::fs::write(path, pcap).expect("write pcap");
-    }
-
     #[test]
     fn lines_name_each_failed_run_after_saying_the_result_is_partial() {
         let dir = std::env::temp_dir().join(format!("l3fwd-bench-failures-{}", std::process::id()));
@@ -200,9 +161,9 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let pcaps = ["p0.pcap", "p1.pcap"].map(|name| dir.join(name));
         for pcap in &pcaps {
-            one_frame_pcap(pcap);
+            trafficgen::write_pcap(pcap, &[vec![0; 60]]).expect("write pcap");
         }
-        let rules = ["v4", "v6"].map(|family| workspace().join(format!("configs/lpm_{family}.cfg")));
+        let rules = ["v4", "v6"].map(|family| testkit::workspace().join(format!("configs/lpm_{family}.cfg")));
         let files = Files { rules, pcaps };
         // 1M mbufs take about 2.3 GB; 256 MB hold the tables, not the pool.
         let pool = Pool {
@@ -211,7 +172,7 @@ mod tests {
         };
         let rs = config("rs-lpm");
         let prefix = format!("l3fwd-bench-short-pool-{}", std::process::id());
-        let (cmd, stop) = command::command(rs, &l3fwd_rs(), &files, &pool, &prefix);
+        let (cmd, stop) = command::command(rs, &testkit::binary("l3fwd-rs", "l3fwd-rs"), &files, &pool, &prefix);
         let log = dir.join("rs-lpm-r1.log");
         let timing = run::Timing {
             start_timeout: Duration::from_secs(30),
