@@ -13,7 +13,7 @@ use crate::cli::{Args, Io};
 use crate::live::LiveTables;
 use crate::mode::{self, Mode, ModeTask};
 use crate::plan::{Plan, PortCaps, Topology};
-use crate::poll::{Changes, LiveLookup};
+use crate::runner::{Changes, LiveLookup};
 use crate::signals::{self, Hangup};
 use crate::{event, poll, stats_json};
 

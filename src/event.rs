@@ -32,7 +32,7 @@ use crate::lookup::Lookup;
 use crate::packet::EthRewrite;
 use crate::plan::ConfigEntry;
 use crate::plan::Plan;
-use crate::poll::{self, LcoreJob, LiveLookup};
+use crate::runner::{self, LcoreJob, LiveLookup};
 use crate::setup;
 use crate::MAX_BURST;
 
@@ -164,7 +164,7 @@ pub fn serve<L: Lookup>(
     let vectors = vector_request(args).map(|req| (req, mbufs));
     let mut scheduler = Scheduler::build(eal, queues, workers.len(), sched, vectors, quit)?;
     scheduler.dev.start()?;
-    poll::start_ports(&mut dataplane.ports, args, quit)?;
+    runner::start_ports(&mut dataplane.ports, args, quit)?;
     let rx_queues = plan.ports.iter().map(|p| usize::from(p.n_rx_queues)).sum();
     setup::warn_if_pools_starved(&dataplane.pools, rx_queues, workers.len(), dataplane.ports.len(), args);
     scheduler.start()?;
@@ -206,7 +206,7 @@ pub fn serve<L: Lookup>(
             })
         })
         .collect::<dpdk::Result<Vec<_>>>()?;
-    let secs = poll::forward(eal, &dataplane, tasks, &stats, args, quit, lookup.changes)?;
+    let secs = runner::forward(eal, &dataplane, tasks, &stats, args, quit, lookup.changes)?;
 
     let freed = scheduler.stop()?;
     if freed > 0 {
@@ -223,7 +223,7 @@ pub fn serve<L: Lookup>(
         p.stop()?;
     }
     summary.mbufs_in_use = [mbufs_before, dataplane.mbufs_in_use()];
-    poll::close_and_report(&mut dataplane, summary, args)
+    runner::close_and_report(&mut dataplane, summary, args)
 }
 
 /// What the RX adapter freed on arrival after the stop, counted as

@@ -22,6 +22,7 @@ pub mod poll;
 pub mod pool_watch;
 pub mod portmask;
 pub mod rule_files;
+pub mod runner;
 pub mod setup;
 pub mod signals;
 pub mod stats_json;
