@@ -218,12 +218,8 @@ pub fn serve<L: Lookup>(
     }
     let mut stats = stats;
     stats.extend(dropped_at_stop(drain.rx.as_ref(), scheduler.rx_lcore));
-    let mut summary = Summary::collect(&dataplane, &stats, secs);
-    for p in &mut dataplane.ports {
-        p.stop()?;
-    }
-    summary.mbufs_in_use = [mbufs_before, dataplane.mbufs_in_use()];
-    runner::close_and_report(&mut dataplane, summary, args)
+    let summary = Summary::collect(&dataplane, &stats, secs);
+    runner::stop_and_report(&mut dataplane, summary, mbufs_before, args)
 }
 
 /// What the RX adapter freed on arrival after the stop, counted as

@@ -16,7 +16,7 @@ use crate::forward::{Lcore, LcoreQueues};
 use crate::lookup::Lookup;
 use crate::plan::Plan;
 use crate::runner::{self, LcoreJob, LiveLookup};
-use crate::setup::{self, Dataplane};
+use crate::setup;
 
 /// The lcores' tasks and their stats.
 type Tasks<L> = (Vec<Lcore<L>>, Vec<Arc<LcoreStats>>);
@@ -46,9 +46,8 @@ pub fn serve<L: Lookup>(
     let (tasks, stats) = lcore_tasks(eal, args, lcores, &lookup.live, quit)?;
     let secs = runner::forward(eal, &dataplane, tasks, &stats, args, quit, lookup.changes)?;
 
-    let mut summary = Summary::collect(&dataplane, &stats, secs);
-    summary.mbufs_in_use = [mbufs_before, stop(&mut dataplane)?];
-    runner::close_and_report(&mut dataplane, summary, args)
+    let summary = Summary::collect(&dataplane, &stats, secs);
+    runner::stop_and_report(&mut dataplane, summary, mbufs_before, args)
 }
 
 /// The lcores that have RX queues, ready to run (each a reader of the
@@ -100,15 +99,4 @@ impl<L: Lookup> LcoreJob for Lcore<L> {
     fn run(self) -> i32 {
         Lcore::run(self)
     }
-}
-
-/// Stops every port (no queue handle is left: the lcores have returned)
-/// and returns the mbufs then in use. Stopped ports hold what they held
-/// before they started: every mbuf taken since must be back in its pool,
-/// or it leaked.
-fn stop(dataplane: &mut Dataplane) -> Result<u64, Box<dyn Error>> {
-    for p in &mut dataplane.ports {
-        p.stop()?;
-    }
-    Ok(dataplane.mbufs_in_use())
 }

@@ -42,10 +42,22 @@ pub trait LcoreJob: Send + 'static {
     fn run(self) -> i32;
 }
 
-/// Closes the stopped ports (a pcap port completes its files, and drivers
-/// give back what their rings held), counts the mbufs still out, then
-/// prints the summary and writes `--stats-json`.
-pub fn close_and_report(dataplane: &mut Dataplane, mut summary: Summary, args: &Args) -> Result<(), Box<dyn Error>> {
+/// Stops every port (no queue handle is left: the lcores have returned)
+/// and counts the mbufs then in use: stopped ports hold what they held
+/// before they started (`mbufs_before`), so every mbuf taken since must be
+/// back in its pool, or it leaked. Then closes them (a pcap port completes
+/// its files, and drivers give back what their rings held), counts the
+/// mbufs still out, prints the summary and writes `--stats-json`.
+pub fn stop_and_report(
+    dataplane: &mut Dataplane,
+    mut summary: Summary,
+    mbufs_before: u64,
+    args: &Args,
+) -> Result<(), Box<dyn Error>> {
+    for p in &mut dataplane.ports {
+        p.stop()?;
+    }
+    summary.mbufs_in_use = [mbufs_before, dataplane.mbufs_in_use()];
     for p in std::mem::take(&mut dataplane.ports) {
         p.close()?;
     }

@@ -156,8 +156,7 @@ impl Eal {
     /// runtime folder goes when the process exits.
     pub fn init_shared(args: &[String]) -> Result<&'static Eal> {
         static SHARED: OnceLock<Result<Eal>> = OnceLock::new();
-        let eal = SHARED.get_or_init(|| Eal::init(args)).as_ref().map_err(Clone::clone)?;
-        Ok(eal)
+        SHARED.get_or_init(|| Eal::init(args)).as_ref().map_err(Clone::clone)
     }
 
     /// [`Eal::init_shared`] as tests and examples want it: no hugepages or
