@@ -9,13 +9,14 @@ use std::sync::Arc;
 
 use dpdk::{Eal, Port};
 
-use crate::cli::{Args, Io};
-use crate::live::LiveTables;
-use crate::mode::{self, Mode, ModeTask};
-use crate::plan::{Plan, PortCaps, Topology};
-use crate::runner::{Changes, LiveLookup};
-use crate::signals::{self, Hangup};
-use crate::{event, poll, stats_json};
+use crate::cli::plan::{Plan, PortCaps, Topology};
+use crate::cli::{Args, Model};
+use crate::control::live::LiveTables;
+use crate::control::signals::{self, Hangup};
+use crate::control::stats_json;
+use crate::dataplane::mode::{self, Mode, ModeTask};
+use crate::model::runner::{Changes, LiveLookup};
+use crate::model::{event, poll};
 
 /// Runs l3fwd-rs with EAL arguments `eal_args` (program name first) and the
 /// application's parsed `args`; returns when forwarding has stopped and the
@@ -50,7 +51,7 @@ impl ModeTask for Run<'_> {
     type Output = Result<(), Box<dyn Error>>;
 
     /// The lookup mode and the dataplane model are separate axes: the mode
-    /// builds its [`Lookup`](crate::lookup::Lookup) here, and the model (the
+    /// builds its [`Lookup`](crate::dataplane::lookup::Lookup) here, and the model (the
     /// poll loop or the event loop, `--mode`) forwards with any lookup.
     fn run<M: Mode>(self) -> Self::Output {
         let Run {
@@ -71,9 +72,9 @@ impl ModeTask for Run<'_> {
                 hangup,
             },
         };
-        match args.io {
-            Io::Poll => poll::serve(&eal, ports, &plan, args, M::RSS_L4, lookup, quit),
-            Io::Eventdev => event::serve(&eal, ports, &plan, args, M::RSS_L4, lookup, quit),
+        match args.model {
+            Model::Poll => poll::serve(&eal, ports, &plan, args, M::RSS_L4, lookup, quit),
+            Model::Eventdev => event::serve(&eal, ports, &plan, args, M::RSS_L4, lookup, quit),
         }
     }
 }
@@ -84,11 +85,11 @@ fn start(eal_args: &[String], args: &Args) -> Result<(Eal, Vec<Port>, Plan), Box
     check_vdevs(&eal, eal_args)?;
     let ports = eal.take_ports()?;
     let mut topology = topology(&eal, &ports)?;
-    let plan = match args.io {
-        Io::Poll => Plan::build(&args.config, args.portmask, &topology)?,
+    let plan = match args.model {
+        Model::Poll => Plan::build(&args.config, args.portmask, &topology)?,
         // The event model's RX queues go to the RX adapter, and each port
         // has one TX queue, the TX adapter's: planned as one lcore's.
-        Io::Eventdev => {
+        Model::Eventdev => {
             topology.lcores = vec![topology.main_lcore];
             let config = event::rx_queues(args, ports.len(), topology.main_lcore);
             Plan::build(&config, args.portmask, &topology)?

@@ -8,7 +8,8 @@
 
 mod oracle;
 
-use l3fwd_rs::mode::{Em, Lpm, Mode, MODES};
+use l3fwd_modes::MODES;
+use l3fwd_rs::dataplane::mode::{Em, Lpm, Mode};
 use oracle::{check, Decision};
 use proptest::collection::vec;
 use proptest::prelude::*;

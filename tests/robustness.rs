@@ -12,7 +12,8 @@ use std::time::Duration;
 
 use common::{l3fwd_rs, Outcome, Run, TWO_PORTS};
 use frames::*;
-use l3fwd_rs::mode::{Em, Lpm, Mode, ModeInfo};
+use l3fwd_modes::ModeInfo;
+use l3fwd_rs::dataplane::mode::{Em, Lpm, Mode};
 use oracle::{check, Decision};
 use serde_json::Value;
 use trafficgen::{generate, GenOpts, Mix};

@@ -2,7 +2,7 @@
 
 use crate::configs::{Config, Forwarder};
 use crate::run::Stop;
-use l3fwd_rs::mode::RuleFormat;
+use l3fwd_modes::RuleFormat;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;

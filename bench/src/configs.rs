@@ -6,7 +6,7 @@
 
 use crate::mode::Mode;
 use crate::release::Release;
-use l3fwd_rs::mode::RuleFormat;
+use l3fwd_modes::RuleFormat;
 use std::cmp::Ordering;
 
 /// Who forwards.

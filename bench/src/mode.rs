@@ -1,8 +1,8 @@
 //! The lookup modes the bench runs: l3fwd-rs's own list
-//! (`l3fwd_rs::mode::MODES`), so that a new mode needs no bench change to be
+//! (`l3fwd_modes::MODES`), so that a new mode needs no bench change to be
 //! selectable, swept and counted.
 
-use l3fwd_rs::mode::{self, ModeInfo, RuleFormat, MODES};
+use l3fwd_modes::{self as mode, ModeInfo, RuleFormat, MODES};
 use std::cmp::Ordering;
 
 /// One of l3fwd-rs's lookup modes, ordered as [`MODES`].

@@ -5,7 +5,7 @@
 #![forbid(unsafe_code)]
 
 use l3fwd_rs::cli::parse_eth_dest;
-use l3fwd_rs::setup::fmt_mac;
+use l3fwd_rs::dataplane::setup::fmt_mac;
 use libfuzzer_sys::fuzz_target;
 
 #[path = "contract/mod.rs"]

@@ -10,7 +10,7 @@ use crate::sweep::forwarders::{self, C_BINARY};
 use crate::sweep::grid::{Cell, Table};
 use crate::sweep::traffic::{self as cells, CellFiles};
 use crate::traffic;
-use l3fwd_rs::mode::RuleFormat;
+use l3fwd_modes::RuleFormat;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

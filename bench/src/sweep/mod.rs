@@ -16,7 +16,7 @@ use crate::failures::Failures;
 use crate::{command, hugepages, interrupt, machine, require, run, Common, HUGEPAGES_DIR, START_TIMEOUT};
 use forwarders::{CBuilds, Forwarder};
 use grid::{Cell, Grid, Mode};
-use l3fwd_rs::mode::RuleFormat;
+use l3fwd_modes::RuleFormat;
 use results::{CellRun, SweepReport, SweepSettings};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

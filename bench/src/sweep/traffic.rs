@@ -5,7 +5,7 @@
 
 use super::grid::{Cell, FCS};
 use crate::command::Files;
-use l3fwd_rs::mode::RuleFormat;
+use l3fwd_modes::RuleFormat;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -10,9 +10,9 @@ use dpdk::{Live, Qsbr};
 
 use super::io::{Packet, Packets, Receive, Transmit};
 use super::{Lcore, LcoreQueues, TxPort, TxPorts};
-use crate::counters::{DropReason, LcoreCounters, LcoreStats, Role, Totals};
-use crate::lookup::{answer, Gather, Lookup, Miss, Route};
-use crate::packet::L3;
+use crate::dataplane::counters::{DropReason, LcoreCounters, LcoreStats, Role, Totals};
+use crate::dataplane::lookup::{answer, Gather, Lookup, Miss, Route};
+use crate::dataplane::packet::L3;
 use crate::MAX_BURST;
 
 /// What the queues saw, in order.

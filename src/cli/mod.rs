@@ -4,6 +4,11 @@
 //! so one argument list runs both binaries. Options l3fwd-rs adds are extra
 //! names, never renames. Long options may be abbreviated, as with getopt_long.
 
+pub mod abbrev;
+pub mod plan;
+pub mod portmask;
+pub mod rule_files;
+
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::parser::ValueSource;
 use clap::{Arg, ArgAction, ArgMatches, CommandFactory, FromArgMatches, Parser};
@@ -13,10 +18,9 @@ use std::error::Error as _;
 use std::fmt;
 use std::path::PathBuf;
 
-use crate::abbrev;
-use crate::mode::info::{self as mode, ModeInfo, MODES};
-use crate::plan::ConfigEntry;
-use crate::portmask::PortMask;
+use crate::cli::plan::ConfigEntry;
+use crate::cli::portmask::PortMask;
+use l3fwd_modes::{self as mode, ModeInfo, MODES};
 
 /// C l3fwd's `lcore_params_array_default`, used when `--config` is absent.
 const DEFAULT_CONFIG: &str = "(0,0,2),(0,1,2),(0,2,2),(1,0,2),(1,1,2),(1,2,2),(2,0,2),(3,0,3),(3,1,3)";
@@ -29,9 +33,10 @@ pub const USAGE: &str = "l3fwd-rs [EAL options] -- -p PORTMASK [--config (port,q
 pub const EXAMPLE: &str = "l3fwd-rs -l 0 --no-huge -m 512 --no-pci --vdev=net_null0 --vdev=net_null1 \
 -- -p 0x3 --config '(0,0,0),(1,0,0)' --stats-interval 1 --duration 3";
 
-/// How packets reach the lcores (C's `--mode`).
+/// The dataplane model: how packets reach the lcores (C's `--mode`), run
+/// by [`crate::model`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Io {
+pub enum Model {
     /// Each lcore polls the RX queues `--config` gives it.
     Poll,
     /// An event device schedules packets to every lcore.
@@ -70,8 +75,8 @@ pub struct Args {
 
     /// Packet I/O: poll (lcores poll the RX queues of --config) or eventdev
     /// (an event device schedules packets to every lcore; C's --mode)
-    #[arg(long = "mode", value_name = "MODE", default_value = "poll", value_parser = parse_io_mode)]
-    pub io: Io,
+    #[arg(long = "mode", value_name = "MODE", default_value = "poll", value_parser = parse_model)]
+    pub model: Model,
 
     /// Eventdev mode: how event queues schedule a flow, ordered, atomic
     /// (default) or parallel
@@ -403,23 +408,23 @@ fn check_stray(stray: &[String]) -> Result<(), String> {
 /// options none in poll mode.
 fn check_event_options(args: &Args, matches: &ArgMatches) -> Result<(), &'static str> {
     let given = |id: &str| matches.value_source(id) == Some(ValueSource::CommandLine);
-    match args.io {
-        Io::Eventdev if given("config") => Err("lcore config is not valid when event mode is selected"),
-        Io::Poll if given("event_eth_rxqs") => Err("eth_rx_queues is valid only when event mode is selected"),
-        Io::Poll if given("eventq_sched") => Err("eventq_sched is valid only when event mode is selected"),
+    match args.model {
+        Model::Eventdev if given("config") => Err("lcore config is not valid when event mode is selected"),
+        Model::Poll if given("event_eth_rxqs") => Err("eth_rx_queues is valid only when event mode is selected"),
+        Model::Poll if given("eventq_sched") => Err("eventq_sched is valid only when event mode is selected"),
         _ => Ok(()),
     }
 }
 
 /// `--mode`: as C's `parse_mode`, `eventdev` selects the event model and
 /// any other value leaves poll mode (with a warning unless it is `poll`).
-fn parse_io_mode(text: &str) -> Result<Io, String> {
+fn parse_model(text: &str) -> Result<Model, String> {
     Ok(match text {
-        "eventdev" => Io::Eventdev,
-        "poll" => Io::Poll,
+        "eventdev" => Model::Eventdev,
+        "poll" => Model::Poll,
         other => {
             log::warn!("--mode {}: neither poll nor eventdev; poll mode, as in C", quote(other));
-            Io::Poll
+            Model::Poll
         }
     })
 }
@@ -1045,13 +1050,13 @@ mod tests {
 
     #[test]
     fn io_mode_and_event_options() {
-        assert_eq!(ok("-p 1").io, Io::Poll);
-        assert_eq!(ok("-p 1 --mode poll").io, Io::Poll);
+        assert_eq!(ok("-p 1").model, Model::Poll);
+        assert_eq!(ok("-p 1 --mode poll").model, Model::Poll);
         // C's parse_mode leaves poll mode for anything but "eventdev".
-        assert_eq!(ok("-p 1 --mode=polling").io, Io::Poll);
-        assert_eq!(ok("-p 1 --mode=").io, Io::Poll);
+        assert_eq!(ok("-p 1 --mode=polling").model, Model::Poll);
+        assert_eq!(ok("-p 1 --mode=").model, Model::Poll);
         let event = ok("-p 1 --mode=eventdev --eventq-sched=ordered --event-eth-rxqs 2");
-        assert_eq!(event.io, Io::Eventdev);
+        assert_eq!(event.model, Model::Eventdev);
         assert_eq!(event.eventq_sched, Some(dpdk::SchedType::Ordered));
         assert_eq!(event.event_eth_rxqs, Some(2));
         // Unknown values keep C's defaults.

@@ -1,5 +1,5 @@
-//! What both dataplane models (poll, [`crate::poll`], and eventdev,
-//! [`crate::event`]) run their lcores with: the ports started and their
+//! What both dataplane models (poll, [`crate::model::poll`], and eventdev,
+//! [`crate::model::event`]) run their lcores with: the ports started and their
 //! links awaited, the lcores launched beside telemetry and the control
 //! thread until a stop, the ports closed and the summary reported.
 
@@ -11,14 +11,15 @@ use std::time::{Duration, Instant};
 use dpdk::{Eal, Live, Port};
 
 use crate::cli::Args;
-use crate::control::{self, Control, Summary};
-use crate::counters::{LcoreCounters, LcoreStats};
-use crate::ctl::Socket;
-use crate::live::Tables;
-use crate::lookup::Lookup;
-use crate::pool_watch::PoolWatch;
-use crate::setup::Dataplane;
-use crate::signals::Hangup;
+use crate::control::live::Tables;
+use crate::control::signals::Hangup;
+use crate::control::socket::Socket;
+use crate::control::summary::{self, Summary};
+use crate::control::thread::Control;
+use crate::dataplane::counters::{LcoreCounters, LcoreStats};
+use crate::dataplane::lookup::Lookup;
+use crate::dataplane::pool_watch::PoolWatch;
+use crate::dataplane::setup::ConfiguredPorts;
 
 /// What the lcores read and the control thread changes: the live lookup,
 /// and what changes it.
@@ -49,19 +50,19 @@ pub trait LcoreJob: Send + 'static {
 /// its files, and drivers give back what their rings held), counts the
 /// mbufs still out, prints the summary and writes `--stats-json`.
 pub fn stop_and_report(
-    dataplane: &mut Dataplane,
+    configured: &mut ConfiguredPorts,
     mut summary: Summary,
     mbufs_before: u64,
     args: &Args,
 ) -> Result<(), Box<dyn Error>> {
-    for p in &mut dataplane.ports {
+    for p in &mut configured.ports {
         p.stop()?;
     }
-    summary.mbufs_in_use = [mbufs_before, dataplane.mbufs_in_use()];
-    for p in std::mem::take(&mut dataplane.ports) {
+    summary.mbufs_in_use = [mbufs_before, configured.mbufs_in_use()];
+    for p in std::mem::take(&mut configured.ports) {
         p.close()?;
     }
-    summary.mbufs_after_close = dataplane.mbufs_in_use();
+    summary.mbufs_after_close = configured.mbufs_in_use();
     summary.print();
     if let Some(path) = &args.stats_json {
         summary
@@ -121,7 +122,7 @@ fn wait_for_links(ports: &[Port], quit: &AtomicBool) -> dpdk::Result<()> {
 /// and flushed.
 pub fn forward<J: LcoreJob>(
     eal: &Eal,
-    dataplane: &Dataplane,
+    configured: &ConfiguredPorts,
     tasks: Vec<J>,
     stats: &[Arc<LcoreStats>],
     args: &Args,
@@ -131,12 +132,12 @@ pub fn forward<J: LcoreJob>(
     // Telemetry and the control thread start before any lcore forwards, so
     // that their failure leaves nothing to stop.
     let telemetry_view = stats.to_vec();
-    let pool_empty = dataplane.pool_empty.clone();
+    let pool_empty = configured.pool_empty.clone();
     eal.register_telemetry(
         "/l3fwd/stats",
         "l3fwd-rs counters summed over lcores, each lcore's load, each port's seconds with an empty pool",
         move || {
-            let mut pairs = LcoreCounters::named(&control::totals(&telemetry_view));
+            let mut pairs = LcoreCounters::named(&summary::totals(&telemetry_view));
             for l in &telemetry_view {
                 let t = l.counters.totals();
                 let per_lcore = [
@@ -158,7 +159,7 @@ pub fn forward<J: LcoreJob>(
     let socket = Socket::bind(&eal.runtime_dir())?;
     log::info!("l3fwd-ctl socket: {}", socket.path().display());
     let control = Control {
-        ports: dataplane.ports.iter().map(Port::id).collect(),
+        ports: configured.ports.iter().map(Port::id).collect(),
         lcores: stats.to_vec(),
         quit: Arc::clone(quit),
         interval: (args.stats_interval > 0).then(|| Duration::from_secs(args.stats_interval)),
@@ -167,8 +168,8 @@ pub fn forward<J: LcoreJob>(
         reload: changes.hangup.reloads_from_now()?,
         socket,
         pools: PoolWatch::new(
-            dataplane.port_pools.clone(),
-            dataplane.pool_empty.clone(),
+            configured.port_pools.clone(),
+            configured.pool_empty.clone(),
             args.rx_burst,
         ),
     };

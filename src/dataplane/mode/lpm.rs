@@ -16,12 +16,13 @@ use ipnet::{IpNet, Ipv4Net, Ipv6Net};
 use lpm::rules::RouteFile;
 use lpm::LpmTables;
 
-use super::{check_port, info, InPlace, LiveBuild, Mode, ModeInfo, RuleChange};
+use l3fwd_modes::{self as info, ModeInfo};
+use super::{check_port, InPlace, LiveBuild, Mode, RuleChange};
 use crate::cli::Args;
-use crate::lookup::{answer, Gather, Lookup, Route};
-use crate::packet::L3;
-use crate::plan::Plan;
-use crate::rule_files::{self, BuiltIn};
+use crate::dataplane::lookup::{answer, Gather, Lookup, Route};
+use crate::dataplane::packet::L3;
+use crate::cli::plan::Plan;
+use crate::cli::rule_files::{self, BuiltIn};
 use crate::MAX_BURST;
 
 /// `--lookup=lpm` (`-L`), the default.
@@ -220,11 +221,11 @@ pub(super) type Routes = (RouteFile<Ipv4Net>, RouteFile<Ipv6Net>);
 pub const DEFAULT_ROUTES: [BuiltIn; 2] = [
     BuiltIn {
         name: "lpm_v4.cfg",
-        text: include_str!("../../configs/lpm_v4.cfg"),
+        text: include_str!("../../../configs/lpm_v4.cfg"),
     },
     BuiltIn {
         name: "lpm_v6.cfg",
-        text: include_str!("../../configs/lpm_v6.cfg"),
+        text: include_str!("../../../configs/lpm_v6.cfg"),
     },
 ];
 
@@ -336,7 +337,7 @@ mod tests {
     use std::path::Path;
 
     use super::*;
-    use crate::rule_files::tests::args;
+    use crate::cli::rule_files::tests::args;
 
     #[test]
     fn built_in_routes_are_the_files_in_configs() {

@@ -1,4 +1,4 @@
-//! The event dataplane, C l3fwd's `--mode=eventdev`: the eth RX adapter
+//! The eventdev dataplane, C l3fwd's `--mode=eventdev`: the eth RX adapter
 //! turns each received packet into an event, the event device schedules
 //! the events over every lcore's event port (ordered, atomic or parallel,
 //! `--eventq-sched`), each lcore looks its events up and forwards them
@@ -23,17 +23,17 @@ use dpdk::{
     ServiceCores, TxAdapter, TxPath, VectorConfig, VectorLimits,
 };
 
+use crate::cli::plan::ConfigEntry;
+use crate::cli::plan::Plan;
 use crate::cli::Args;
-use crate::control::Summary;
-use crate::counters::{DropReason, LcoreCounters, LcoreStats, Role};
-use crate::forward::io::{Packets, Transmit};
-use crate::forward::{Batches, LcoreQueues, TxPort, TxPorts, ROUNDS_PER_QUIESCENT};
-use crate::lookup::Lookup;
-use crate::packet::EthRewrite;
-use crate::plan::ConfigEntry;
-use crate::plan::Plan;
-use crate::runner::{self, LcoreJob, LiveLookup};
-use crate::setup;
+use crate::control::summary::Summary;
+use crate::dataplane::counters::{DropReason, LcoreCounters, LcoreStats, Role};
+use crate::dataplane::forward::io::{Packets, Transmit};
+use crate::dataplane::forward::{Batches, LcoreQueues, TxPort, TxPorts, ROUNDS_PER_QUIESCENT};
+use crate::dataplane::lookup::Lookup;
+use crate::dataplane::packet::EthRewrite;
+use crate::dataplane::setup;
+use crate::model::runner::{self, LcoreJob, LiveLookup};
 use crate::MAX_BURST;
 
 /// C's event device and port sizes (`l3fwd_event_device_setup_generic`,
@@ -152,21 +152,27 @@ pub fn serve<L: Lookup>(
     lookup: LiveLookup<L>,
     quit: &Arc<AtomicBool>,
 ) -> Result<(), Box<dyn Error>> {
-    let mut dataplane = setup::build(eal, ports, plan, args, rss_l4)?;
-    let mbufs_before = dataplane.mbufs_in_use();
-    let queues = dataplane
+    let mut configured = setup::build(eal, ports, plan, args, rss_l4)?;
+    let mbufs_before = configured.mbufs_in_use();
+    let queues = configured
         .lcores
         .pop()
         .ok_or("eventdev mode: no enabled port to forward on")?;
     let workers = eal.lcores();
     let sched = args.eventq_sched.unwrap_or(SchedType::Atomic);
-    let mbufs = dataplane.pools.iter().map(dpdk::Mempool::size).sum();
+    let mbufs = configured.pools.iter().map(dpdk::Mempool::size).sum();
     let vectors = vector_request(args).map(|req| (req, mbufs));
     let mut scheduler = Scheduler::build(eal, queues, workers.len(), sched, vectors, quit)?;
     scheduler.dev.start()?;
-    runner::start_ports(&mut dataplane.ports, args, quit)?;
+    runner::start_ports(&mut configured.ports, args, quit)?;
     let rx_queues = plan.ports.iter().map(|p| usize::from(p.n_rx_queues)).sum();
-    setup::warn_if_pools_starved(&dataplane.pools, rx_queues, workers.len(), dataplane.ports.len(), args);
+    setup::warn_if_pools_starved(
+        &configured.pools,
+        rx_queues,
+        workers.len(),
+        configured.ports.len(),
+        args,
+    );
     scheduler.start()?;
     let stats: Vec<Arc<LcoreStats>> = workers
         .iter()
@@ -206,7 +212,7 @@ pub fn serve<L: Lookup>(
             })
         })
         .collect::<dpdk::Result<Vec<_>>>()?;
-    let secs = runner::forward(eal, &dataplane, tasks, &stats, args, quit, lookup.changes)?;
+    let secs = runner::forward(eal, &configured, tasks, &stats, args, quit, lookup.changes)?;
 
     let freed = scheduler.stop()?;
     if freed > 0 {
@@ -218,8 +224,8 @@ pub fn serve<L: Lookup>(
     }
     let mut stats = stats;
     stats.extend(dropped_at_stop(drain.rx.as_ref(), scheduler.rx_lcore));
-    let summary = Summary::collect(&dataplane, &stats, secs);
-    runner::stop_and_report(&mut dataplane, summary, mbufs_before, args)
+    let summary = Summary::collect(&configured, &stats, secs);
+    runner::stop_and_report(&mut configured, summary, mbufs_before, args)
 }
 
 /// What the RX adapter freed on arrival after the stop, counted as

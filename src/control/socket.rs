@@ -25,7 +25,7 @@ use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::live::{Answer, Command, Tables, RELOAD_READ_TIMEOUT};
+use crate::control::live::{Answer, Command, Tables, RELOAD_READ_TIMEOUT};
 
 /// The socket's name in the runtime directory.
 pub const SOCKET_NAME: &str = "l3fwd_ctl";

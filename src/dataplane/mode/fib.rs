@@ -23,11 +23,12 @@ use ipnet::{IpNet, Ipv4Net, Ipv6Net};
 use lpm::{FibRefused, FibTables, LiveFibRoutes};
 
 use super::lpm::{change_route, log_routes, no_route, route_change, route_get, route_limits, routes, write_made, Routes};
-use super::{info, InPlace, LiveBuild, Mode, ModeInfo, RuleChange};
+use l3fwd_modes::{self as info, ModeInfo};
+use super::{InPlace, LiveBuild, Mode, RuleChange};
 use crate::cli::Args;
-use crate::lookup::{answer, Gather, Lookup, Route};
-use crate::packet::{ipv6_dst_bytes, L3};
-use crate::plan::Plan;
+use crate::dataplane::lookup::{answer, Gather, Lookup, Route};
+use crate::dataplane::packet::{ipv6_dst_bytes, L3};
+use crate::cli::plan::Plan;
 use crate::MAX_BURST;
 
 /// `--lookup=fib`.

@@ -12,11 +12,12 @@ use acl::{AclTables, RuleFile, Verdict, V4_INPUT, V6_INPUT};
 use dpdk::Eal;
 use ipnet::{Ipv4Net, Ipv6Net};
 
-use super::{info, Mode, ModeInfo};
+use l3fwd_modes::{self as info, ModeInfo};
+use super::Mode;
 use crate::cli::Args;
-use crate::lookup::{answer_route, Gather, Lookup, Miss, Route};
-use crate::packet::{ipv4_from_proto, ipv6_from_next_header, L3};
-use crate::plan::Plan;
+use crate::dataplane::lookup::{answer_route, Gather, Lookup, Miss, Route};
+use crate::dataplane::packet::{ipv4_from_proto, ipv6_from_next_header, L3};
+use crate::cli::plan::Plan;
 use crate::MAX_BURST;
 
 /// `--lookup=acl`.

@@ -1,57 +1,26 @@
-//! The control thread: periodic rate lines, the `--duration` timer, and the
-//! totals printed at exit. It never forwards and runs off the lcores' CPUs.
+//! What a run did, printed at exit and written by `--stats-json`.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use dpdk::QUEUE_STATS;
 use serde::Serialize;
 
-use crate::counters::{DropReason, LcoreStats, Role, Totals};
-use crate::ctl::Socket;
-use crate::live::{Command, Tables, RELOAD_READ_TIMEOUT};
+use crate::dataplane::counters::{DropReason, LcoreStats, Role, Totals};
+use crate::dataplane::setup::ConfiguredPorts;
 use crate::outln;
-use crate::pool_watch::{PoolWatch, WATCH_PERIOD};
-use crate::setup::Dataplane;
-
-/// What the control thread watches.
-pub struct Control {
-    /// The enabled ports, whose rates it prints.
-    pub ports: Vec<u16>,
-    pub lcores: Vec<Arc<LcoreStats>>,
-    pub quit: Arc<AtomicBool>,
-    /// Print rates every this often (None: never).
-    pub interval: Option<Duration>,
-    /// Stop forwarding after this long (None: run until a signal).
-    pub duration: Option<Duration>,
-    /// The live tables, changed here only.
-    pub tables: Box<dyn Tables>,
-    /// Set by SIGHUP: reload the rule files.
-    pub reload: Arc<AtomicBool>,
-    /// `l3fwd-ctl`'s socket.
-    pub socket: Socket,
-    /// Ports whose pools ran empty.
-    pub pools: PoolWatch,
-}
 
 /// Packets received from and sent to one port: `(rx, tx)`.
-type PortPackets = (u64, u64);
+pub(super) type PortPackets = (u64, u64);
 
 /// Packets the lcores received from and sent to `port`: exact
 /// whatever the driver reports (net_memif's own counters read zero once
 /// its peer is gone, and went backwards in the rate lines).
-fn port_packets(port: u16, lcores: &[Arc<LcoreStats>]) -> PortPackets {
+pub(super) fn port_packets(port: u16, lcores: &[Arc<LcoreStats>]) -> PortPackets {
     lcores
         .iter()
         .map(|l| l.counters.port_totals(port))
         .fold((0, 0), |(rx, tx), (r, t)| (rx + r, tx + t))
-}
-
-/// [`port_packets`] of every port.
-fn snapshot(ports: &[u16], lcores: &[Arc<LcoreStats>]) -> Vec<PortPackets> {
-    ports.iter().map(|&p| port_packets(p, lcores)).collect()
 }
 
 /// Forwarding shorter than this gives no rate: what the ports (or an
@@ -60,12 +29,12 @@ fn snapshot(ports: &[u16], lcores: &[Arc<LcoreStats>]) -> Vec<PortPackets> {
 const MIN_RATE_SECS: f64 = 0.1;
 
 /// Millions of packets a second, if `secs` is long enough to mean one.
-fn mpps(packets: u64, secs: f64) -> Option<f64> {
+pub(super) fn mpps(packets: u64, secs: f64) -> Option<f64> {
     (secs >= MIN_RATE_SECS).then(|| packets as f64 / secs / 1e6)
 }
 
 /// A rate as the lines print it, `width` wide with 3 decimals, or `n/a`.
-fn shown(rate: Option<f64>, width: usize) -> String {
+pub(super) fn shown(rate: Option<f64>, width: usize) -> String {
     match rate {
         Some(r) => format!("{r:width$.3}"),
         None => format!("{:>width$}", "n/a"),
@@ -75,94 +44,6 @@ fn shown(rate: Option<f64>, width: usize) -> String {
 /// Sum of the lcores' counters.
 pub fn totals(lcores: &[Arc<LcoreStats>]) -> Totals {
     lcores.iter().map(|l| l.counters.totals()).sum()
-}
-
-impl Control {
-    /// Runs until `quit` is set (by a signal or by the duration).
-    pub fn run(mut self) {
-        let start = Instant::now();
-        let mut last = (start, snapshot(&self.ports, &self.lcores), self.lcore_totals());
-        let mut last_watch = start;
-        // Shorter while clients send commands.
-        let (idle_tick, busy_tick) = (Duration::from_millis(20), Duration::from_millis(1));
-        let mut tick = idle_tick;
-        // A SIGHUP's reload waits here while its rule files are read.
-        let mut hangup: Option<Instant> = None;
-        while !self.quit.load(Relaxed) {
-            std::thread::sleep(tick);
-            if self.reload.swap(false, Relaxed) {
-                hangup.get_or_insert_with(Instant::now);
-            }
-            if let Some(since) = hangup {
-                if self.tables.rules_read() {
-                    hangup = None;
-                    match &self.tables.execute(&[Command::Reload])[..] {
-                        [Err(e)] => log::warn!("SIGHUP: reload failed: {e}"),
-                        _ => log::info!("SIGHUP: rule files reloaded"),
-                    }
-                } else if since.elapsed() >= RELOAD_READ_TIMEOUT {
-                    hangup = None;
-                    self.tables.abandon_read();
-                    log::warn!(
-                        "SIGHUP: reload failed: the rule files were not read within {} s \
-                         (a FIFO without a writer?); the tables in use are unchanged",
-                        RELOAD_READ_TIMEOUT.as_secs()
-                    );
-                }
-            }
-            tick = if self.socket.serve(self.tables.as_mut()) {
-                busy_tick
-            } else {
-                idle_tick
-            };
-            let now = Instant::now();
-            if self.duration.is_some_and(|d| now - start >= d) {
-                self.quit.store(true, Relaxed);
-                break;
-            }
-            if now - last_watch >= WATCH_PERIOD {
-                self.pools.sample(|port| port_packets(port, &self.lcores).0);
-                last_watch = now;
-            }
-            if let Some(iv) = self.interval {
-                if now - last.0 >= iv {
-                    let (stats, lcores) = (snapshot(&self.ports, &self.lcores), self.lcore_totals());
-                    self.print_rates(now - last.0, (&last.1, &stats), (&last.2, &lcores));
-                    last = (now, stats, lcores);
-                }
-            }
-        }
-        self.socket.stop();
-    }
-
-    fn lcore_totals(&self) -> Vec<Totals> {
-        self.lcores.iter().map(|l| l.counters.totals()).collect()
-    }
-
-    /// One line: each port's rates, the drops, and each lcore's load over
-    /// the interval; `ports` and `lcores` are the counters before and after.
-    fn print_rates(&self, elapsed: Duration, ports: (&[PortPackets], &[PortPackets]), lcores: (&[Totals], &[Totals])) {
-        let secs = elapsed.as_secs_f64();
-        let mut line = String::new();
-        let mut tx_all = 0;
-        let (before, after) = ports;
-        for ((p, b), a) in self.ports.iter().zip(before).zip(after) {
-            let (rx, tx) = (a.0 - b.0, a.1 - b.1);
-            tx_all += tx;
-            let empty = if self.pools.is_starved(*p) { " pool empty" } else { "" };
-            line += &format!(
-                "port {p}: rx {} tx {} Mpps{empty} | ",
-                shown(mpps(rx, secs), 7),
-                shown(mpps(tx, secs), 7)
-            );
-        }
-        let t = totals(&self.lcores);
-        line += &format!("total tx {} Mpps | {}", shown(mpps(tx_all, secs), 7), drops(&t));
-        for ((l, b), a) in self.lcores.iter().zip(lcores.0).zip(lcores.1) {
-            line += &format!(" | lcore {}: {}", l.lcore, a.since(b).load());
-        }
-        outln!("{line}");
-    }
 }
 
 /// Totals of one port over the run.
@@ -212,8 +93,8 @@ pub struct Summary {
 impl Summary {
     /// Reads the port and lcore counters now; `secs` is how long
     /// forwarding ran.
-    pub fn collect(dataplane: &Dataplane, lcores: &[Arc<LcoreStats>], secs: f64) -> Summary {
-        let ports: Vec<PortSummary> = dataplane
+    pub fn collect(configured: &ConfiguredPorts, lcores: &[Arc<LcoreStats>], secs: f64) -> Summary {
+        let ports: Vec<PortSummary> = configured
             .ports
             .iter()
             .map(|port| {
@@ -230,7 +111,7 @@ impl Summary {
                     rx_missed: s.rx_missed,
                     rx_nombuf: s.rx_nombuf,
                     tx_errors: s.tx_errors,
-                    pool_empty_seconds: dataplane.pool_empty.seconds(port.id()),
+                    pool_empty_seconds: configured.pool_empty.seconds(port.id()),
                     rx_queue_packets: s.rx_queue_packets[..rxq.min(QUEUE_STATS)].to_vec(),
                     tx_queue_packets: s.tx_queue_packets[..txq.min(QUEUE_STATS)].to_vec(),
                 }
@@ -301,10 +182,10 @@ impl Summary {
         );
     }
 
-    /// Writes the JSON form to `path` (see [`crate::stats_json::write`]).
+    /// Writes the JSON form to `path` (see [`crate::control::stats_json::write`]).
     pub fn write_json(&self, path: &Path) -> std::io::Result<()> {
         let text = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
-        crate::stats_json::write(path, &(text + "\n"))
+        crate::control::stats_json::write(path, &(text + "\n"))
     }
 }
 
@@ -332,7 +213,7 @@ fn counts(t: &Totals) -> String {
 }
 
 /// `dropped: invalid N runt N tx-full N ...`, every [`DropReason`] reason.
-fn drops(t: &Totals) -> String {
+pub(super) fn drops(t: &Totals) -> String {
     DropReason::ALL.iter().fold("dropped:".to_owned(), |s, &d| {
         format!("{s} {} {}", d.label(), t.dropped(d))
     })

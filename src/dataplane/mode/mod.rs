@@ -17,13 +17,11 @@ use dpdk::{Eal, Qsbr};
 use ipnet::IpNet;
 
 pub use self::em::{em_key, EmKey};
-pub use self::info::{by_name, default_mode, ModeInfo, RuleFormat, MODES};
+use l3fwd_modes::ModeInfo;
 
-pub mod info;
-
+use crate::cli::plan::Plan;
 use crate::cli::Args;
-use crate::lookup::Lookup;
-use crate::plan::Plan;
+use crate::dataplane::lookup::Lookup;
 
 /// A lookup mode: from the command line to a [`Lookup`] over built tables.
 pub trait Mode: 'static {
@@ -34,7 +32,7 @@ pub trait Mode: 'static {
 
     /// The rule files as read, before EAL starts (a typo costs no EAL
     /// start-up); kept while forwarding as the shadow copy live changes
-    /// edit (see [`crate::live`]).
+    /// edit (see [`crate::control::live`]).
     type Rules: Clone + Send + 'static;
     type Lookup: Lookup;
 
@@ -47,7 +45,7 @@ pub trait Mode: 'static {
 
     /// As [`Mode::build`], for tables the lcores read under `qsbr`; also
     /// the writer of the changes the tables take in place, if any (the
-    /// others are made by a shadow swap, see [`crate::live`]).
+    /// others are made by a shadow swap, see [`crate::control::live`]).
     fn build_live(
         eal: &Eal,
         plan: &Plan,
@@ -180,19 +178,7 @@ modes!(lpm: Lpm, em: Em, fib: Fib, acl: Acl);
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn names_and_flags_are_unique() {
-        for (i, a) in MODES.iter().enumerate() {
-            for b in &MODES[i + 1..] {
-                assert_ne!(a.name, b.name);
-                assert!(a.flag.is_none() || a.flag != b.flag, "{} and {}", a.name, b.name);
-            }
-        }
-        assert_eq!(default_mode().name, "lpm");
-        assert_eq!(by_name("acl").map(|m| m.rules), Some(RuleFormat::Acl));
-        assert_eq!(by_name("hash"), None);
-    }
+    use l3fwd_modes::MODES;
 
     #[test]
     fn every_mode_listed_runs_in_that_order() {

@@ -1,5 +1,5 @@
 //! The poll-mode dataplane, C l3fwd's default model: each lcore polls its
-//! RX queues, looks the packets up and sends them on (see [`crate::forward`]).
+//! RX queues, looks the packets up and sends them on (see [`crate::dataplane::forward`]).
 //! Sets the ports up, runs the lcores until a signal or `--duration`, then
 //! stops the ports, checks that every mbuf came back and reports.
 
@@ -9,14 +9,14 @@ use std::sync::Arc;
 
 use dpdk::{Eal, Live, Port};
 
+use crate::cli::plan::Plan;
 use crate::cli::Args;
-use crate::control::Summary;
-use crate::counters::{LcoreCounters, LcoreStats, Role};
-use crate::forward::{Lcore, LcoreQueues};
-use crate::lookup::Lookup;
-use crate::plan::Plan;
-use crate::runner::{self, LcoreJob, LiveLookup};
-use crate::setup;
+use crate::control::summary::Summary;
+use crate::dataplane::counters::{LcoreCounters, LcoreStats, Role};
+use crate::dataplane::forward::{Lcore, LcoreQueues};
+use crate::dataplane::lookup::Lookup;
+use crate::dataplane::setup;
+use crate::model::runner::{self, LcoreJob, LiveLookup};
 
 /// The lcores' tasks and their stats.
 type Tasks<L> = (Vec<Lcore<L>>, Vec<Arc<LcoreStats>>);
@@ -34,20 +34,20 @@ pub fn serve<L: Lookup>(
     lookup: LiveLookup<L>,
     quit: &Arc<AtomicBool>,
 ) -> Result<(), Box<dyn Error>> {
-    let mut dataplane = setup::build(eal, ports, plan, args, rss_l4)?;
+    let mut configured = setup::build(eal, ports, plan, args, rss_l4)?;
     // What the drivers hold before forwarding (a pcap port with infinite_rx
     // keeps a copy of its file): the count to come back to.
-    let mbufs_before = dataplane.mbufs_in_use();
-    runner::start_ports(&mut dataplane.ports, args, quit)?;
-    let rx_queues = dataplane.lcores.iter().map(|l| l.rx.len()).sum();
-    let (n_lcores, n_ports) = (dataplane.lcores.len(), dataplane.ports.len());
-    setup::warn_if_pools_starved(&dataplane.pools, rx_queues, n_lcores, n_ports, args);
-    let lcores = std::mem::take(&mut dataplane.lcores);
+    let mbufs_before = configured.mbufs_in_use();
+    runner::start_ports(&mut configured.ports, args, quit)?;
+    let rx_queues = configured.lcores.iter().map(|l| l.rx.len()).sum();
+    let (n_lcores, n_ports) = (configured.lcores.len(), configured.ports.len());
+    setup::warn_if_pools_starved(&configured.pools, rx_queues, n_lcores, n_ports, args);
+    let lcores = std::mem::take(&mut configured.lcores);
     let (tasks, stats) = lcore_tasks(eal, args, lcores, &lookup.live, quit)?;
-    let secs = runner::forward(eal, &dataplane, tasks, &stats, args, quit, lookup.changes)?;
+    let secs = runner::forward(eal, &configured, tasks, &stats, args, quit, lookup.changes)?;
 
-    let summary = Summary::collect(&dataplane, &stats, secs);
-    runner::stop_and_report(&mut dataplane, summary, mbufs_before, args)
+    let summary = Summary::collect(&configured, &stats, secs);
+    runner::stop_and_report(&mut configured, summary, mbufs_before, args)
 }
 
 /// The lcores that have RX queues, ready to run (each a reader of the

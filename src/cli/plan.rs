@@ -6,7 +6,7 @@
 //! of its `main`, but on plain data (the EAL facts are passed in), so that it
 //! is testable without DPDK and fails with a message instead of `rte_exit`.
 
-use crate::portmask::PortMask;
+use crate::cli::portmask::PortMask;
 use std::collections::HashMap;
 use std::fmt;
 

@@ -1,8 +1,8 @@
-//! What the rest of the program knows of each lookup mode without
-//! building it: its names on the command line, its help and its rule-file
-//! format. The command line and the bench read the modes from here, so
-//! neither depends on the modes' code; each mode's [`Mode::INFO`](super::Mode::INFO)
-//! is its entry here.
+//! What l3fwd-rs knows of each lookup mode without building it: its names
+//! on the command line, its help and its rule-file format. The command
+//! line, the tests and the bench read the modes from here, so none of them
+//! depends on the modes' code (or on DPDK); each mode's `Mode::INFO` in
+//! l3fwd-rs is its entry here.
 
 /// What the rest of the program knows of a mode without building it.
 #[derive(Debug, PartialEq, Eq)]
@@ -65,7 +65,7 @@ pub const ACL: ModeInfo = ModeInfo {
 };
 
 /// Every mode, in the order `--help` and the bench list them; the first is
-/// the default. `super::modes!` runs each (a test holds the two lists equal).
+/// the default. l3fwd-rs's `modes!` runs each (a test holds the two lists equal).
 pub const MODES: [&ModeInfo; 4] = [&LPM, &EM, &FIB, &ACL];
 
 /// The default mode: LPM, as in C.
@@ -76,4 +76,22 @@ pub fn default_mode() -> &'static ModeInfo {
 /// The mode `--lookup=name` selects.
 pub fn by_name(name: &str) -> Option<&'static ModeInfo> {
     MODES.iter().copied().find(|m| m.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_flags_are_unique() {
+        for (i, a) in MODES.iter().enumerate() {
+            for b in &MODES[i + 1..] {
+                assert_ne!(a.name, b.name);
+                assert!(a.flag.is_none() || a.flag != b.flag, "{} and {}", a.name, b.name);
+            }
+        }
+        assert_eq!(default_mode().name, "lpm");
+        assert_eq!(by_name("acl").map(|m| m.rules), Some(RuleFormat::Acl));
+        assert_eq!(by_name("hash"), None);
+    }
 }

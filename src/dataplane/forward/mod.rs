@@ -14,9 +14,9 @@ use std::sync::Arc;
 
 use dpdk::Reader;
 
-use crate::counters::{DropReason, LcoreCounters, LcoreStats};
-use crate::lookup::{Lookup, Miss, Route};
-use crate::packet::{parse_then, rewrite, EthRewrite, RewriteKind};
+use crate::dataplane::counters::{DropReason, LcoreCounters, LcoreStats};
+use crate::dataplane::lookup::{Lookup, Miss, Route};
+use crate::dataplane::packet::{parse_then, rewrite, EthRewrite, RewriteKind};
 use crate::MAX_BURST;
 use io::{Packet, Packets, Receive, Transmit};
 

@@ -20,13 +20,14 @@ use dpdk::{Eal, Qsbr};
 use em::rules::Rule;
 use em::{Batching, EmTables, EmWriter, Ipv4Key, Ipv6Key};
 
-use super::{check_port, info, InPlace, LiveBuild, Mode, ModeInfo, RuleChange};
+use l3fwd_modes::{self as info, ModeInfo};
+use super::{check_port, InPlace, LiveBuild, Mode, RuleChange};
 use crate::cli::Args;
-use crate::lookup::{answer, Gather, Lookup, Route};
-use crate::packet::{ipv4_tuple, ipv6_tuple, L3};
-use crate::plan::Plan;
-use crate::portmask::PortMask;
-use crate::rule_files::{self, BuiltIn};
+use crate::dataplane::lookup::{answer, Gather, Lookup, Route};
+use crate::dataplane::packet::{ipv4_tuple, ipv6_tuple, L3};
+use crate::cli::plan::Plan;
+use crate::cli::portmask::PortMask;
+use crate::cli::rule_files::{self, BuiltIn};
 use crate::MAX_BURST;
 
 /// `--lookup=em` (`-E`).
@@ -184,11 +185,11 @@ fn batching(args: &Args) -> Batching {
 pub const DEFAULT_FLOWS: [BuiltIn; 2] = [
     BuiltIn {
         name: "em_v4.cfg",
-        text: include_str!("../../configs/em_v4.cfg"),
+        text: include_str!("../../../configs/em_v4.cfg"),
     },
     BuiltIn {
         name: "em_v6.cfg",
-        text: include_str!("../../configs/em_v6.cfg"),
+        text: include_str!("../../../configs/em_v6.cfg"),
     },
 ];
 
@@ -299,8 +300,8 @@ impl Lookup for EmLookup {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::parse;
-    use crate::rule_files::tests::args;
+    use crate::dataplane::packet::parse;
+    use crate::cli::rule_files::tests::args;
 
     #[test]
     fn built_in_flows_are_the_files_in_configs() {

@@ -3,9 +3,9 @@
 //! [`Route::RUNT`] for a frame too short for what its lookup reads,
 //! [`Route::DENIED`] for one a rule drops); what happens to a packet that
 //! matched nothing is the mode's [`Lookup::MISS`], applied once, by the
-//! forwarder. The modes themselves are in [`crate::mode`].
+//! forwarder. The modes themselves are in [`crate::dataplane::mode`].
 
-use crate::packet::L3;
+use crate::dataplane::packet::L3;
 use crate::MAX_BURST;
 
 /// Where a lookup sends one packet: out of a port, or why not, in one
@@ -29,10 +29,10 @@ impl Route {
     /// frame (non-IP): the forwarder's miss policy applies.
     pub const NO_MATCH: Route = Route(u16::MAX);
     /// Shorter than what the lookup reads: dropped, counted as
-    /// [`DropReason::Runt`](crate::counters::DropReason::Runt).
+    /// [`DropReason::Runt`](crate::dataplane::counters::DropReason::Runt).
     pub const RUNT: Route = Route(u16::MAX - 1);
     /// A deny rule matched: dropped, counted as
-    /// [`DropReason::Denied`](crate::counters::DropReason::Denied).
+    /// [`DropReason::Denied`](crate::dataplane::counters::DropReason::Denied).
     pub const DENIED: Route = Route(u16::MAX - 2);
 
     /// Out of `port`.

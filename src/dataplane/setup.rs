@@ -7,11 +7,11 @@ use std::collections::BTreeMap;
 
 use dpdk::{Eal, EthConf, Mempool, Port, PortInfo, RxSlot, SingleRxPool};
 
+use crate::cli::plan::Plan;
 use crate::cli::Args;
-use crate::forward::{LcoreQueues, TxPort, TxPorts};
-use crate::packet::{default_dest_mac, eth_rewrite};
-use crate::plan::Plan;
-use crate::pool_watch::PoolEmpty;
+use crate::dataplane::forward::{LcoreQueues, TxPort, TxPorts};
+use crate::dataplane::packet::{default_dest_mac, eth_rewrite};
+use crate::dataplane::pool_watch::PoolEmpty;
 
 /// Per-lcore mbuf cache the C sample's NB_MBUF counts (MEMPOOL_CACHE_SIZE
 /// of its release; later C counts it even when `--mbcache` sets another
@@ -25,7 +25,7 @@ const ETHER_CRC_LEN: u32 = 4;
 const ETHER_MTU: u32 = 1500;
 
 /// Configured (not yet started) ports, their pools and the lcores' queues.
-pub struct Dataplane {
+pub struct ConfiguredPorts {
     pub ports: Vec<Port>,
     /// One per lcore of the plan, in its order.
     pub lcores: Vec<LcoreQueues>,
@@ -36,7 +36,7 @@ pub struct Dataplane {
     pub pool_empty: PoolEmpty,
 }
 
-impl Dataplane {
+impl ConfiguredPorts {
     /// Mbufs taken from the pools.
     pub fn mbufs_in_use(&self) -> u64 {
         self.pools.iter().map(|p| u64::from(p.in_use())).sum()
@@ -194,7 +194,7 @@ pub fn build(
     plan: &Plan,
     opts: &Args,
     rss_l4: bool,
-) -> Result<Dataplane, Box<dyn std::error::Error>> {
+) -> Result<ConfiguredPorts, Box<dyn std::error::Error>> {
     let n_lcores = plan.lcores.len() as u32;
     // Plan lcores are enabled lcores, below MAX_LCORES: they have a socket.
     let socket_of = |lcore: u32| {
@@ -340,7 +340,7 @@ pub fn build(
         })
         .collect();
     let enabled: Vec<u16> = plan.ports.iter().map(|pp| pp.port).collect();
-    Ok(Dataplane {
+    Ok(ConfiguredPorts {
         ports: configured,
         lcores,
         pools: pools.into_values().collect(),
@@ -357,7 +357,7 @@ pub fn fmt_mac(m: &[u8; 6]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rule_files::tests::args;
+    use crate::cli::rule_files::tests::args;
 
     fn info(max_rx_queues: u16) -> PortInfo {
         info_offering(max_rx_queues, 0)

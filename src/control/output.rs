@@ -53,11 +53,11 @@ pub fn print_line(line: fmt::Arguments<'_>) {
     STDOUT.write_line(&mut std::io::stdout().lock(), line);
 }
 
-/// `println!` that does not panic: see the [module docs](crate::output).
+/// `println!` that does not panic: see the [module docs](crate::control::output).
 #[macro_export]
 macro_rules! outln {
     ($($arg:tt)*) => {
-        $crate::output::print_line(format_args!($($arg)*))
+        $crate::control::output::print_line(format_args!($($arg)*))
     };
 }
 
@@ -72,7 +72,7 @@ pub fn error_line(line: fmt::Arguments<'_>) {
 #[macro_export]
 macro_rules! errln {
     ($($arg:tt)*) => {
-        $crate::output::error_line(format_args!($($arg)*))
+        $crate::control::output::error_line(format_args!($($arg)*))
     };
 }
 

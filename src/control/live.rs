@@ -1,5 +1,5 @@
 //! Tables that change while l3fwd-rs forwards. The lcores read the
-//! mode's [`Lookup`](crate::lookup::Lookup) through a [`dpdk::Live`] value under RCU QSBR; the
+//! mode's [`Lookup`](crate::dataplane::lookup::Lookup) through a [`dpdk::Live`] value under RCU QSBR; the
 //! control thread, the one writer, changes them by the shadow swap:
 //! it edits a copy of the rules (or re-reads the rule files), builds new
 //! tables beside the live ones, swaps them in, waits for the grace period
@@ -18,12 +18,12 @@ use std::time::Instant;
 
 use dpdk::{Eal, Live, Qsbr, Reader};
 
-use crate::mode::{InPlace, LiveBuild};
+use crate::dataplane::mode::{InPlace, LiveBuild};
 use rulefile::quote;
 
+use crate::cli::plan::Plan;
 use crate::cli::Args;
-use crate::mode::{Mode, RuleChange};
-use crate::plan::Plan;
+use crate::dataplane::mode::{Mode, RuleChange};
 
 /// One line of the control protocol (`l3fwd-ctl`'s commands).
 #[derive(Debug, Clone, PartialEq, Eq)]
