@@ -7,6 +7,7 @@ use std::error::Error;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
+use dpdk::eal_args::NetworkVdev;
 use dpdk::{Eal, Port};
 
 use crate::cli::plan::{Plan, PortCaps, Topology};
@@ -103,9 +104,9 @@ fn start(eal_args: &[String], args: &Args) -> Result<(Eal, Vec<Port>, Plan), Box
 /// carried on without it, which would silently shift the ids of the ports
 /// after it.
 fn check_vdevs(eal: &Eal, eal_args: &[String]) -> Result<(), String> {
-    let names = network_vdev_names(eal_args);
-    for (i, (name, spec)) in names.iter().enumerate() {
-        if let Some((_, first)) = names[..i].iter().find(|(other, _)| other == name) {
+    let vdevs = dpdk::eal_args::network_vdevs(eal_args);
+    for (i, &NetworkVdev { name, spec }) in vdevs.iter().enumerate() {
+        if let Some(first) = vdevs[..i].iter().find(|other| other.name == name).map(|v| v.spec) {
             return Err(format!(
                 "--vdev {spec}: a second device named {name} (the first: --vdev {first}); EAL creates one of them only"
             ));
@@ -117,27 +118,6 @@ fn check_vdevs(eal: &Eal, eal_args: &[String]) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// The `(name, argument)` of every `--vdev` of `eal_args` that names a
-/// network device: DPDK's `net_*` drivers and their `eth_*` aliases
-/// (`eth_pcap0`, `eth_ring0`, `eth_null0`, `eth_af_packet0`, ...).
-fn network_vdev_names(eal_args: &[String]) -> Vec<(&str, &str)> {
-    let mut names = Vec::new();
-    let mut args = eal_args.iter();
-    while let Some(arg) = args.next() {
-        let spec = match arg.strip_prefix("--vdev") {
-            Some("") => args.next().map(String::as_str),
-            Some(rest) => rest.strip_prefix('='),
-            None => None,
-        };
-        let Some(spec) = spec else { continue };
-        let name = spec.split(',').next().unwrap_or_default();
-        if name.starts_with("net_") || name.starts_with("eth_") {
-            names.push((name, spec));
-        }
-    }
-    names
 }
 
 /// What EAL created: ports with their queue limits, and the lcores.
@@ -157,35 +137,4 @@ fn topology(eal: &Eal, ports: &[Port]) -> Result<Topology, Box<dyn Error>> {
         lcores: eal.lcores(),
         main_lcore: eal.main_lcore(),
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn strings(args: &[&str]) -> Vec<String> {
-        args.iter().map(|&a| a.to_owned()).collect()
-    }
-
-    #[test]
-    fn network_vdevs_by_driver_name_and_alias() {
-        let args = strings(&[
-            "l3fwd-rs",
-            "--vdev=net_pcap0,rx_pcap=a.pcap",
-            "--vdev",
-            "eth_ring0",
-            "--vdev=crypto_null0",
-            "--vdev=eth_pcap1,iface=lo",
-            "-l",
-            "0",
-        ]);
-        assert_eq!(
-            network_vdev_names(&args),
-            [
-                ("net_pcap0", "net_pcap0,rx_pcap=a.pcap"),
-                ("eth_ring0", "eth_ring0"),
-                ("eth_pcap1", "eth_pcap1,iface=lo")
-            ]
-        );
-    }
 }

@@ -103,6 +103,7 @@
 
 mod acl;
 mod eal;
+pub mod eal_args;
 mod error;
 mod event;
 mod fib;
