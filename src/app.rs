@@ -63,9 +63,10 @@ impl ModeTask for Run<'_> {
         } = self;
         // The rule files are read before EAL starts: a typo costs no EAL
         // start-up.
-        let rules = M::load(args)?;
+        let options = M::Options::from(args);
+        let rules = M::load(&options)?;
         let (eal, ports, plan) = start(eal_args, args)?;
-        let tables = LiveTables::<M>::new(&eal, &plan, args, rules)?;
+        let tables = LiveTables::<M>::new(&eal, &plan, &options, rules)?;
         let lookup = LiveLookup {
             live: Arc::clone(tables.live()),
             changes: Changes {

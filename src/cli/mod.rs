@@ -5,6 +5,7 @@
 //! names, never renames. Long options may be abbreviated, as with getopt_long.
 
 pub mod abbrev;
+pub mod mode_args;
 pub mod plan;
 pub mod portmask;
 pub mod rule_files;

@@ -10,7 +10,7 @@
 
 use std::path::Path;
 
-use crate::cli::Args;
+use crate::cli::mode_args::RuleFiles;
 
 /// A default rule file compiled into the binary.
 pub struct BuiltIn {
@@ -29,8 +29,8 @@ impl BuiltIn {
 
 /// The two files given, or `None` for the built-in defaults. One option
 /// without the other is ignored as C ignores it, loudly.
-fn given_files(args: &Args) -> Option<(&Path, &Path)> {
-    match (&args.rule_ipv4, &args.rule_ipv6) {
+fn given_files(files: &RuleFiles) -> Option<(&Path, &Path)> {
+    match (&files.ipv4, &files.ipv6) {
         (Some(v4), Some(v6)) => Some((v4, v6)),
         (None, None) => None,
         (v4, _) => {
@@ -71,8 +71,8 @@ impl Source<'_> {
 
 /// The IPv4 and IPv6 rule sources of this run: the two files given, or
 /// both `defaults`.
-pub fn sources<'a>(args: &'a Args, defaults: &'static [BuiltIn; 2]) -> [Source<'a>; 2] {
-    match given_files(args) {
+pub fn sources<'a>(files: &'a RuleFiles, defaults: &'static [BuiltIn; 2]) -> [Source<'a>; 2] {
+    match given_files(files) {
         Some((v4, v6)) => [Source::File(v4), Source::File(v6)],
         None => {
             log::info!(
@@ -87,7 +87,7 @@ pub fn sources<'a>(args: &'a Args, defaults: &'static [BuiltIn; 2]) -> [Source<'
 
 #[cfg(test)]
 pub(crate) mod tests {
-    use super::*;
+    use crate::cli::Args;
 
     /// `l3fwd-rs -p 3` and `extra`, parsed.
     pub(crate) fn args(extra: &str) -> Args {

@@ -22,7 +22,6 @@ use crate::dataplane::mode::{InPlace, LiveBuild};
 use rulefile::quote;
 
 use crate::cli::plan::Plan;
-use crate::cli::Args;
 use crate::dataplane::mode::{Mode, RuleChange};
 
 /// One line of the control protocol (`l3fwd-ctl`'s commands).
@@ -103,7 +102,7 @@ const CONTROL_READER: u32 = dpdk::MAX_LCORES;
 pub struct LiveTables<M: Mode> {
     eal: Eal,
     plan: Plan,
-    args: Args,
+    options: M::Options,
     /// The rules the live tables were built from.
     rules: M::Rules,
     live: Arc<Live<M::Lookup>>,
@@ -123,15 +122,15 @@ enum RulesRead<R> {
 impl<M: Mode> LiveTables<M> {
     /// Builds the tables of `rules` and makes them live; the lcores
     /// register with [`LiveTables::live`] by their lcore id.
-    pub fn new(eal: &Eal, plan: &Plan, args: &Args, rules: M::Rules) -> Result<Self, Box<dyn Error>> {
+    pub fn new(eal: &Eal, plan: &Plan, options: &M::Options, rules: M::Rules) -> Result<Self, Box<dyn Error>> {
         let qsbr = Arc::new(Qsbr::new(CONTROL_READER + 1)?);
-        let (lookup, in_place) = M::build_live(eal, plan, args, rules.clone(), &qsbr)?;
+        let (lookup, in_place) = M::build_live(eal, plan, options, rules.clone(), &qsbr)?;
         let live = Arc::new(Live::new(qsbr, lookup));
         let reader = live.register(CONTROL_READER)?;
         Ok(LiveTables {
             eal: eal.clone(),
             plan: plan.clone(),
-            args: args.clone(),
+            options: options.clone(),
             rules,
             live,
             in_place,
@@ -168,7 +167,7 @@ impl<M: Mode> LiveTables<M> {
 
     /// Tables of `rules`, beside the live ones.
     fn build(&self, rules: &M::Rules) -> Result<LiveBuild<M>, Box<dyn Error>> {
-        M::build_live(&self.eal, &self.plan, &self.args, rules.clone(), self.live.qsbr())
+        M::build_live(&self.eal, &self.plan, &self.options, rules.clone(), self.live.qsbr())
     }
 }
 
@@ -254,7 +253,7 @@ impl<M: Mode> Tables for LiveTables<M> {
                         rules: self.rules.clone(),
                         edits: Vec::new(),
                     });
-                    match M::change_rules(&mut batch.rules, &self.plan, &self.args, change) {
+                    match M::change_rules(&mut batch.rules, &self.plan, &self.options, change) {
                         Ok(()) => batch.edits.push(Edit::Change(i, change.clone())),
                         Err(e) => answers[i] = Err(format!("{e}; {UNCHANGED}")),
                     }
@@ -278,10 +277,10 @@ impl<M: Mode> Tables for LiveTables<M> {
     fn rules_read(&mut self) -> bool {
         if self.read.is_none() {
             let (done, reading) = std::sync::mpsc::channel();
-            let args = self.args.clone();
+            let options = self.options.clone();
             let spawned = std::thread::Builder::new()
                 .name("l3fwd-reload".into())
-                .spawn(move || drop(done.send(M::load(&args).map_err(|e| e.to_string()))));
+                .spawn(move || drop(done.send(M::load(&options).map_err(|e| e.to_string()))));
             self.read = Some(match spawned {
                 Ok(_) => RulesRead::Reading(reading),
                 Err(e) => RulesRead::Done(Err(format!("cannot start reading the rule files: {e}"))),
@@ -313,7 +312,7 @@ impl<M: Mode> LiveTables<M> {
             Some(RulesRead::Done(read)) => read,
             // Under way (or none): read here, as a SIGHUP before the
             // socket ever asked does.
-            _ => M::load(&self.args).map_err(|e| e.to_string()),
+            _ => M::load(&self.options).map_err(|e| e.to_string()),
         }
     }
 
@@ -364,7 +363,7 @@ impl<M: Mode> LiveTables<M> {
                 Edit::Reload(i, loaded) => (i, loaded),
                 Edit::Change(i, change) => {
                     let mut next = rules.clone();
-                    match M::change_rules(&mut next, &self.plan, &self.args, &change) {
+                    match M::change_rules(&mut next, &self.plan, &self.options, &change) {
                         Ok(()) => (i, next),
                         Err(e) => {
                             answers[i] = Err(format!("{e}; {UNCHANGED}"));
@@ -392,7 +391,7 @@ impl<M: Mode> LiveTables<M> {
 
     /// Writes a change already made in place into `rules`.
     fn apply_made(&self, rules: &mut M::Rules, change: &RuleChange) {
-        if let Err(e) = M::change_rules(rules, &self.plan, &self.args, change) {
+        if let Err(e) = M::change_rules(rules, &self.plan, &self.options, change) {
             log::warn!("a change made in place does not apply to the rules being built: {e}");
         }
     }

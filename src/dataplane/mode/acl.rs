@@ -14,7 +14,7 @@ use ipnet::{Ipv4Net, Ipv6Net};
 
 use l3fwd_modes::{self as info, ModeInfo};
 use super::Mode;
-use crate::cli::Args;
+use crate::cli::mode_args::AclArgs;
 use crate::dataplane::lookup::{answer_route, Gather, Lookup, Miss, Route};
 use crate::dataplane::packet::{ipv4_from_proto, ipv6_from_next_header, L3};
 use crate::cli::plan::Plan;
@@ -28,11 +28,12 @@ impl Mode for Acl {
     const RSS_L4: bool = true;
     type Rules = (RuleFile<Ipv4Net>, RuleFile<Ipv6Net>);
     type Lookup = AclLookup;
+    type Options = AclArgs;
 
     /// ACL mode has no built-in rules: both files are required, as C
     /// requires them.
-    fn load(args: &Args) -> Result<Self::Rules, Box<dyn Error>> {
-        match (&args.rule_ipv4, &args.rule_ipv6) {
+    fn load(options: &AclArgs) -> Result<Self::Rules, Box<dyn Error>> {
+        match (&options.rules.ipv4, &options.rules.ipv6) {
             (Some(v4), Some(v6)) => Ok((acl::rules::load(v4)?, acl::rules::load(v6)?)),
             (v4, _) => {
                 let missing = if v4.is_none() { "--rule_ipv4" } else { "--rule_ipv6" };
@@ -45,10 +46,10 @@ impl Mode for Acl {
         }
     }
 
-    fn build(eal: &Eal, _plan: &Plan, args: &Args, (v4, v6): Self::Rules) -> Result<AclLookup, Box<dyn Error>> {
+    fn build(eal: &Eal, _plan: &Plan, options: &AclArgs, (v4, v6): Self::Rules) -> Result<AclLookup, Box<dyn Error>> {
         // C checks routes against the port mask itself, not the ports found.
-        let enabled = |p: u32| u16::try_from(p).is_ok_and(|p| args.portmask.contains(p));
-        let tables = AclTables::build(eal, &super::table_name(), 0, &v4, &v6, args.alg, enabled)?;
+        let enabled = |p: u32| u16::try_from(p).is_ok_and(|p| options.portmask.contains(p));
+        let tables = AclTables::build(eal, &super::table_name(), 0, &v4, &v6, options.alg, enabled)?;
         Ok(AclLookup { tables })
     }
 }

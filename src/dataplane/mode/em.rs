@@ -22,7 +22,7 @@ use em::{Batching, EmTables, EmWriter, Ipv4Key, Ipv6Key};
 
 use l3fwd_modes::{self as info, ModeInfo};
 use super::{check_port, InPlace, LiveBuild, Mode, RuleChange};
-use crate::cli::Args;
+use crate::cli::mode_args::EmArgs;
 use crate::dataplane::lookup::{answer, Gather, Lookup, Route};
 use crate::dataplane::packet::{ipv4_tuple, ipv6_tuple, L3};
 use crate::cli::plan::Plan;
@@ -37,9 +37,10 @@ impl Mode for Em {
     const INFO: ModeInfo = info::EM;
     type Rules = (EmFile<Ipv4Addr>, EmFile<Ipv6Addr>);
     type Lookup = EmLookup;
+    type Options = EmArgs;
 
-    fn load(args: &Args) -> Result<Self::Rules, Box<dyn Error>> {
-        let [v4, v6] = rule_files::sources(args, &DEFAULT_FLOWS);
+    fn load(options: &EmArgs) -> Result<Self::Rules, Box<dyn Error>> {
+        let [v4, v6] = rule_files::sources(&options.rules, &DEFAULT_FLOWS);
         fn file<A>(origin: &str, rules: Vec<Rule<A>>) -> EmFile<A> {
             EmFile {
                 origin: origin.to_owned(),
@@ -54,25 +55,25 @@ impl Mode for Em {
             |p| Ok(file(&p.display().to_string(), em::rules::load_v6(p)?)),
             |t, o| Ok::<_, em::rules::RuleError>(file(o, em::rules::parse_v6(t, o)?)),
         )?;
-        check_em_ports(&v4, args.portmask)?;
-        check_em_ports(&v6, args.portmask)?;
+        check_em_ports(&v4, options.portmask)?;
+        check_em_ports(&v6, options.portmask)?;
         Ok((v4, v6))
     }
 
-    fn build(eal: &Eal, plan: &Plan, args: &Args, (v4, v6): Self::Rules) -> Result<EmLookup, Box<dyn Error>> {
+    fn build(eal: &Eal, plan: &Plan, options: &EmArgs, (v4, v6): Self::Rules) -> Result<EmLookup, Box<dyn Error>> {
         let (mut v4, mut v6) = (v4.rules, v6.rules);
         // As in the C sample, exact match populates one family only: IPv6
         // with --ipv6, IPv4 without; the other family's packets all miss.
-        if args.ipv6 {
+        if options.ipv6 {
             v4.clear();
         } else {
             v6.clear();
         }
-        let entries = args.hash_entry_num.unwrap_or(em::DEFAULT_HASH_ENTRIES);
+        let entries = options.hash_entries.unwrap_or(em::DEFAULT_HASH_ENTRIES);
         let tables = EmTables::new(eal, entries, 0, &v4, &v6, |p| plan.loads_routes_to(p.into()))?;
         Ok(EmLookup {
             tables,
-            batching: batching(args),
+            batching: batching(options),
         })
     }
 
@@ -81,15 +82,15 @@ impl Mode for Em {
     fn build_live(
         eal: &Eal,
         plan: &Plan,
-        args: &Args,
+        options: &EmArgs,
         rules: Self::Rules,
         qsbr: &Arc<Qsbr>,
     ) -> Result<LiveBuild<Self>, Box<dyn Error>> {
-        let mut lookup = Self::build(eal, plan, args, rules)?;
+        let mut lookup = Self::build(eal, plan, options, rules)?;
         let writer = FlowsInPlace {
             writer: lookup.tables.writer(qsbr)?,
             plan: plan.clone(),
-            args: args.clone(),
+            ipv6: options.ipv6,
         };
         Ok((lookup, Some(Box::new(writer))))
     }
@@ -99,7 +100,8 @@ impl Mode for Em {
 struct FlowsInPlace {
     writer: EmWriter,
     plan: Plan,
-    args: Args,
+    /// `--ipv6`: the family the tables hold.
+    ipv6: bool,
 }
 
 impl InPlace<<Em as Mode>::Rules> for FlowsInPlace {
@@ -111,7 +113,7 @@ impl InPlace<<Em as Mode>::Rules> for FlowsInPlace {
     /// `build`).
     fn apply(&mut self, change: &RuleChange) -> Result<(), String> {
         let writer = &mut self.writer;
-        match flow_change(change, &self.plan, &self.args)? {
+        match flow_change(change, &self.plan, self.ipv6)? {
             FlowChange::V4(r, true) => writer.add_v4(&r.tuple, r.port),
             FlowChange::V4(r, false) => writer.del_v4(&r.tuple),
             FlowChange::V6(r, true) => writer.add_v6(&r.tuple, r.port),
@@ -136,7 +138,7 @@ enum FlowChange {
 }
 
 /// Parses `change`'s line; an added flow's port must be forwarded to.
-fn flow_change(change: &RuleChange, plan: &Plan, args: &Args) -> Result<FlowChange, String> {
+fn flow_change(change: &RuleChange, plan: &Plan, ipv6: bool) -> Result<FlowChange, String> {
     let (line, add) = match change {
         RuleChange::AddFlow(line) => (line, true),
         RuleChange::DelFlow(line) => (line, false),
@@ -149,7 +151,7 @@ fn flow_change(change: &RuleChange, plan: &Plan, args: &Args) -> Result<FlowChan
             rulefile::Error::Line { text, problem, .. } => format!("'{text}': {problem}"),
             e => e.to_string(),
         };
-        let loaded = if args.ipv6 { "IPv6" } else { "IPv4" };
+        let loaded = if ipv6 { "IPv6" } else { "IPv4" };
         match other_family {
             true => format!("{what} (this run loads {loaded} flows only: EM loads one family, IPv6 with --ipv6)"),
             false => what,
@@ -166,15 +168,15 @@ fn flow_change(change: &RuleChange, plan: &Plan, args: &Args) -> Result<FlowChan
         // Line 0: from l3fwd-ctl, not from a file.
         Ok(Rule { line: 0, ..rule })
     }
-    Ok(match args.ipv6 {
+    Ok(match ipv6 {
         true => FlowChange::V6(one(v6.map_err(|e| why(e, v4.is_ok()))?, plan, add)?, add),
         false => FlowChange::V4(one(v4.map_err(|e| why(e, v6.is_ok()))?, plan, add)?, add),
     })
 }
 
 /// How the options ask for keys to be handed to rte_hash.
-fn batching(args: &Args) -> Batching {
-    match (args.sequential_lookup, args.em_lookup_group) {
+fn batching(options: &EmArgs) -> Batching {
+    match (options.sequential, options.lookup_group) {
         (true, _) => Batching::Sequential,
         (false, Some(group)) => Batching::Bulk { group: group.into() },
         (false, None) => Batching::WHOLE_BURST,
@@ -303,6 +305,10 @@ mod tests {
     use crate::dataplane::packet::parse;
     use crate::cli::rule_files::tests::args;
 
+    fn options(line: &str) -> EmArgs {
+        EmArgs::from(&args(line))
+    }
+
     #[test]
     fn built_in_flows_are_the_files_in_configs() {
         for default in &DEFAULT_FLOWS {
@@ -311,18 +317,18 @@ mod tests {
                 .join(default.name);
             assert_eq!(std::fs::read_to_string(path).unwrap(), default.text);
         }
-        let (v4, v6) = Em::load(&args("")).unwrap();
+        let (v4, v6) = Em::load(&options("")).unwrap();
         assert_eq!((v4.rules.len(), v6.rules.len()), (16, 16));
         // One file alone is ignored, as in C: it is not even read.
-        let (_, v6) = Em::load(&args("--rule_ipv6 /nonexistent.cfg")).unwrap();
+        let (_, v6) = Em::load(&options("--rule_ipv6 /nonexistent.cfg")).unwrap();
         assert_eq!(v6.origin, "built-in em_v6.cfg");
     }
 
     #[test]
     fn batching_follows_the_options() {
-        assert_eq!(batching(&args("")), Batching::WHOLE_BURST);
-        assert_eq!(batching(&args("--em-lookup-group 8")), Batching::Bulk { group: 8 });
-        assert_eq!(batching(&args("--sequential-lookup")), Batching::Sequential);
+        assert_eq!(batching(&options("")), Batching::WHOLE_BURST);
+        assert_eq!(batching(&options("--em-lookup-group 8")), Batching::Bulk { group: 8 });
+        assert_eq!(batching(&options("--sequential-lookup")), Batching::Sequential);
     }
 
     #[test]

@@ -25,7 +25,7 @@ use lpm::{FibRefused, FibTables, LiveFibRoutes};
 use super::lpm::{change_route, log_routes, no_route, route_change, route_get, route_limits, routes, write_made, Routes};
 use l3fwd_modes::{self as info, ModeInfo};
 use super::{InPlace, LiveBuild, Mode, RuleChange};
-use crate::cli::Args;
+use crate::cli::mode_args::RouteArgs;
 use crate::dataplane::lookup::{answer, Gather, Lookup, Route};
 use crate::dataplane::packet::{ipv6_dst_bytes, L3};
 use crate::cli::plan::Plan;
@@ -38,14 +38,15 @@ impl Mode for Fib {
     const INFO: ModeInfo = info::FIB;
     type Rules = Routes;
     type Lookup = FibLookup;
+    type Options = RouteArgs;
 
-    fn load(args: &Args) -> Result<Routes, Box<dyn Error>> {
-        routes(args)
+    fn load(options: &RouteArgs) -> Result<Routes, Box<dyn Error>> {
+        routes(&options.rules)
     }
 
-    fn build(eal: &Eal, plan: &Plan, args: &Args, (v4, v6): Routes) -> Result<FibLookup, Box<dyn Error>> {
+    fn build(eal: &Eal, plan: &Plan, options: &RouteArgs, (v4, v6): Routes) -> Result<FibLookup, Box<dyn Error>> {
         let enabled = |p: u8| plan.loads_routes_to(p.into());
-        let (tables, report) = FibTables::build(eal, &super::table_name(), 0, &v4, &v6, route_limits(args), enabled)?;
+        let (tables, report) = FibTables::build(eal, &super::table_name(), 0, &v4, &v6, route_limits(options), enabled)?;
         log_routes("FIB", &report);
         Ok(FibLookup { tables })
     }
@@ -53,14 +54,14 @@ impl Mode for Fib {
     fn build_live(
         eal: &Eal,
         plan: &Plan,
-        args: &Args,
+        options: &RouteArgs,
         (v4, v6): Routes,
         qsbr: &Arc<Qsbr>,
     ) -> Result<LiveBuild<Self>, Box<dyn Error>> {
         let enabled = |p: u8| plan.loads_routes_to(p.into());
         let name = super::table_name();
         let (tables, writer, report) =
-            FibTables::build_live(eal, &name, 0, &v4, &v6, route_limits(args), enabled, qsbr)?;
+            FibTables::build_live(eal, &name, 0, &v4, &v6, route_limits(options), enabled, qsbr)?;
         log_routes("FIB", &report);
         let writer = writer.map(|routes| {
             Box::new(FibInPlace {
@@ -78,7 +79,7 @@ impl Mode for Fib {
         Ok(route_get(dst, |a| t.lookup_v4(a), |a| t.lookup_v6(a)))
     }
 
-    fn change_rules(rules: &mut Routes, plan: &Plan, _args: &Args, change: &RuleChange) -> Result<(), String> {
+    fn change_rules(rules: &mut Routes, plan: &Plan, _options: &RouteArgs, change: &RuleChange) -> Result<(), String> {
         change_route::<Self>(rules, plan, change)
     }
 }

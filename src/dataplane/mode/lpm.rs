@@ -18,7 +18,7 @@ use lpm::LpmTables;
 
 use l3fwd_modes::{self as info, ModeInfo};
 use super::{check_port, InPlace, LiveBuild, Mode, RuleChange};
-use crate::cli::Args;
+use crate::cli::mode_args::{RouteArgs, RuleFiles};
 use crate::dataplane::lookup::{answer, Gather, Lookup, Route};
 use crate::dataplane::packet::L3;
 use crate::cli::plan::Plan;
@@ -32,36 +32,37 @@ impl Mode for Lpm {
     const INFO: ModeInfo = info::LPM;
     type Rules = Routes;
     type Lookup = LpmLookup;
+    type Options = RouteArgs;
 
-    fn load(args: &Args) -> Result<Routes, Box<dyn Error>> {
-        routes(args)
+    fn load(options: &RouteArgs) -> Result<Routes, Box<dyn Error>> {
+        routes(&options.rules)
     }
 
-    fn build(eal: &Eal, plan: &Plan, args: &Args, (v4, v6): Routes) -> Result<LpmLookup, Box<dyn Error>> {
+    fn build(eal: &Eal, plan: &Plan, options: &RouteArgs, (v4, v6): Routes) -> Result<LpmLookup, Box<dyn Error>> {
         let enabled = |p: u8| plan.loads_routes_to(p.into());
-        let (tables, report) = LpmTables::build(eal, &super::table_name(), 0, &v4, &v6, route_limits(args), enabled)?;
+        let (tables, report) = LpmTables::build(eal, &super::table_name(), 0, &v4, &v6, route_limits(options), enabled)?;
         log_routes("LPM", &report);
-        Ok(lookup(tables, args, &report))
+        Ok(lookup(tables, options, &report))
     }
 
     fn build_live(
         eal: &Eal,
         plan: &Plan,
-        args: &Args,
+        options: &RouteArgs,
         (v4, v6): Routes,
         qsbr: &Arc<Qsbr>,
     ) -> Result<LiveBuild<Self>, Box<dyn Error>> {
         let enabled = |p: u8| plan.loads_routes_to(p.into());
         let name = super::table_name();
         let (tables, writer, report) =
-            LpmTables::build_live(eal, &name, 0, &v4, &v6, route_limits(args), enabled, qsbr)?;
+            LpmTables::build_live(eal, &name, 0, &v4, &v6, route_limits(options), enabled, qsbr)?;
         log_routes("LPM", &report);
         let writer = Box::new(V4InPlace {
             routes: writer,
             plan: plan.clone(),
             made: HashMap::new(),
         });
-        Ok((lookup(tables, args, &report), Some(writer as Box<dyn InPlace<Routes>>)))
+        Ok((lookup(tables, options, &report), Some(writer as Box<dyn InPlace<Routes>>)))
     }
 
     fn route_get(lookup: &LpmLookup, dst: IpAddr) -> Result<Option<u16>, String> {
@@ -69,7 +70,7 @@ impl Mode for Lpm {
         Ok(route_get(dst, |a| t.lookup_v4(a), |a| t.lookup_v6(a)))
     }
 
-    fn change_rules(rules: &mut Routes, plan: &Plan, _args: &Args, change: &RuleChange) -> Result<(), String> {
+    fn change_rules(rules: &mut Routes, plan: &Plan, _options: &RouteArgs, change: &RuleChange) -> Result<(), String> {
         change_route::<Self>(rules, plan, change)
     }
 }
@@ -230,8 +231,8 @@ pub const DEFAULT_ROUTES: [BuiltIn; 2] = [
 ];
 
 /// The routes of this run (LPM and FIB mode).
-pub(super) fn routes(args: &Args) -> Result<Routes, Box<dyn Error>> {
-    let [v4, v6] = rule_files::sources(args, &DEFAULT_ROUTES);
+pub(super) fn routes(files: &RuleFiles) -> Result<Routes, Box<dyn Error>> {
+    let [v4, v6] = rule_files::sources(files, &DEFAULT_ROUTES);
     fn file<N>(origin: &str, routes: Vec<lpm::rules::Route<N>>) -> RouteFile<N> {
         RouteFile {
             origin: origin.to_owned(),
@@ -251,10 +252,10 @@ pub(super) fn routes(args: &Args) -> Result<Routes, Box<dyn Error>> {
 }
 
 /// `--lpm-max-rules` and `--lpm-tbl8s` (LPM and FIB mode).
-pub(super) fn route_limits(args: &Args) -> lpm::Limits {
+pub(super) fn route_limits(options: &RouteArgs) -> lpm::Limits {
     lpm::Limits {
-        max_rules: args.lpm_max_rules,
-        tbl8s: args.lpm_tbl8s,
+        max_rules: options.max_rules,
+        tbl8s: options.tbl8s,
     }
 }
 
@@ -275,10 +276,10 @@ pub struct LpmLookup {
     pub gather_v4: bool,
 }
 
-fn lookup(tables: LpmTables, args: &Args, report: &lpm::LoadReport) -> LpmLookup {
+fn lookup(tables: LpmTables, options: &RouteArgs, report: &lpm::LoadReport) -> LpmLookup {
     LpmLookup {
         tables,
-        sequential: args.sequential_lookup,
+        sequential: options.sequential,
         gather_v4: gathers_v4(report.v4_added),
     }
 }
@@ -339,13 +340,17 @@ mod tests {
     use super::*;
     use crate::cli::rule_files::tests::args;
 
+    fn files(line: &str) -> RuleFiles {
+        RuleFiles::from(&args(line))
+    }
+
     #[test]
     fn built_in_routes_are_the_files_in_configs() {
         for default in &DEFAULT_ROUTES {
             let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs").join(default.name);
             assert_eq!(std::fs::read_to_string(path).unwrap(), default.text);
         }
-        let (v4, v6) = routes(&args("")).unwrap();
+        let (v4, v6) = routes(&files("")).unwrap();
         assert_eq!((v4.routes.len(), v6.routes.len()), (16, 16));
         assert_eq!(v4.origin, "built-in lpm_v4.cfg");
     }
@@ -353,9 +358,9 @@ mod tests {
     #[test]
     fn one_route_file_alone_is_ignored_as_in_c() {
         // The file does not exist: it is not even read.
-        let (v4, _) = routes(&args("--rule_ipv4 /nonexistent.cfg")).unwrap();
+        let (v4, _) = routes(&files("--rule_ipv4 /nonexistent.cfg")).unwrap();
         assert_eq!(v4.origin, "built-in lpm_v4.cfg");
-        let error = routes(&args("--rule_ipv4 /nonexistent.cfg --rule_ipv6 /x.cfg")).unwrap_err();
+        let error = routes(&files("--rule_ipv4 /nonexistent.cfg --rule_ipv6 /x.cfg")).unwrap_err();
         assert!(error.to_string().contains("cannot read /nonexistent.cfg"), "{error}");
     }
 }

@@ -1,10 +1,10 @@
 //! Lookup modes, each one descriptor: a [`Mode`] owns its names on the
 //! command line, its rule files, building its tables and the [`Lookup`]
 //! that answers for each packet (whose miss policy and send order are its
-//! own). [`MODES`] lists them once; the command line, the application, the
+//! own). [`MODES`](l3fwd_modes::MODES) lists them once; the command line, the application, the
 //! bench, the instruction counter and the tests all take the modes from it.
 //!
-//! Adding a mode: its entry in [`info`], its own file here (a `Mode` and
+//! Adding a mode: its entry in [`l3fwd_modes`] (`modes/`), its own file here (a `Mode` and
 //! its `Lookup`), its table crate or `dpdk/` wrapper, and one line in the
 //! `modes!` list below (CONTRIBUTING.md has the whole list).
 
@@ -35,13 +35,21 @@ pub trait Mode: 'static {
     /// edit (see [`crate::control::live`]).
     type Rules: Clone + Send + 'static;
     type Lookup: Lookup;
+    /// What the mode reads of the command line (its rule files, its table
+    /// sizes, ...), and nothing else.
+    type Options: for<'a> From<&'a Args> + Clone + Send + 'static;
 
-    /// Reads the rule files `args` names, or the built-in ones.
-    fn load(args: &Args) -> Result<Self::Rules, Box<dyn Error>>;
+    /// Reads the rule files `options` name, or the built-in ones.
+    fn load(options: &Self::Options) -> Result<Self::Rules, Box<dyn Error>>;
 
     /// Builds the tables from `rules`, loading the routes to the ports
     /// `plan` forwards to.
-    fn build(eal: &Eal, plan: &Plan, args: &Args, rules: Self::Rules) -> Result<Self::Lookup, Box<dyn Error>>;
+    fn build(
+        eal: &Eal,
+        plan: &Plan,
+        options: &Self::Options,
+        rules: Self::Rules,
+    ) -> Result<Self::Lookup, Box<dyn Error>>;
 
     /// As [`Mode::build`], for tables the lcores read under `qsbr`; also
     /// the writer of the changes the tables take in place, if any (the
@@ -49,11 +57,11 @@ pub trait Mode: 'static {
     fn build_live(
         eal: &Eal,
         plan: &Plan,
-        args: &Args,
+        options: &Self::Options,
         rules: Self::Rules,
         _qsbr: &Arc<Qsbr>,
     ) -> Result<LiveBuild<Self>, Box<dyn Error>> {
-        Ok((Self::build(eal, plan, args, rules)?, None))
+        Ok((Self::build(eal, plan, options, rules)?, None))
     }
 
     /// `route get`: the port `lookup` gives `dst` (`None`: a miss), or an
@@ -65,7 +73,12 @@ pub trait Mode: 'static {
     /// `route add/del`, `flow add/del`: applies `change` to `rules` (a
     /// port it names must be one `plan` forwards to), or leaves them as
     /// they were and says why not.
-    fn change_rules(_rules: &mut Self::Rules, _plan: &Plan, _args: &Args, change: &RuleChange) -> Result<(), String> {
+    fn change_rules(
+        _rules: &mut Self::Rules,
+        _plan: &Plan,
+        _options: &Self::Options,
+        change: &RuleChange,
+    ) -> Result<(), String> {
         Err(change.not_in(Self::INFO.name))
     }
 }
