@@ -176,7 +176,7 @@ macro_rules! modes {
         #[cfg(test)]
         const RUN: [&ModeInfo; [$(stringify!($mode)),*].len()] = [$(&<$mode as Mode>::INFO),*];
 
-        /// Runs `task` for the mode `info` describes (one of [`MODES`]).
+        /// Runs `task` for the mode `info` describes (one of [`MODES`](l3fwd_modes::MODES)).
         pub fn with_mode<T: ModeTask>(info: &ModeInfo, task: T) -> Option<T::Output> {
             $(if *info == <$mode as Mode>::INFO {
                 return Some(task.run::<$mode>());
