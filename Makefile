@@ -177,9 +177,10 @@ bench-update: deps
 # 16, 10K and 1M routes; EM with a rule per flow): table, CSV, JSON and PNG/SVG
 # plots in target/bench/sweep/. The C sample is rebuilt per pool size (and
 # with an LPM table for 1M routes) into target/c-l3fwd-sweep/. The full grid
-# (6 sizes x 4 flow counts x 4 tables, 3 rounds) takes about 2 hours (79 min
-# with --rounds 2), most of it the C sample adding 1M routes one by one; a
-# quick sweep (~5 min):
+# (6 sizes x 4 flow counts x 4 tables) with SWEEP_ARGS="--rounds 2 --warmup 1
+# --window 2" took 2.4 hours on hugepages (2026-12-03) and 79 min on 4 KB
+# pages (2026-12-01), most of it the C sample adding 1M routes one by one
+# (docs/BENCHMARKS.md); a quick sweep (~5 min):
 #   make bench-sweep SWEEP_ARGS="--sizes 64,1518 --flows 16,1K,64K --routes 10K --warmup 1 --window 2"
 # BASELINE=old-sweep.json exits 2 if a cell's ratio fell by more than 5% and
 # significantly, as for make bench.
