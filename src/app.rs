@@ -16,6 +16,7 @@ use crate::control::live::LiveTables;
 use crate::control::signals::{self, Hangup};
 use crate::control::stats_json;
 use crate::dataplane::mode::{self, Mode, ModeTask};
+use crate::dataplane::sockets;
 use crate::model::runner::{Changes, LiveLookup};
 use crate::model::{event, poll};
 
@@ -66,9 +67,14 @@ impl ModeTask for Run<'_> {
         let options = M::Options::from(args);
         let rules = M::load(&options)?;
         let (eal, ports, plan) = start(eal_args, args)?;
-        let tables = LiveTables::<M>::new(&eal, &plan, &options, rules)?;
+        let lcores = match args.model {
+            Model::Poll => plan.lcores.iter().map(|l| l.lcore).collect(),
+            Model::Eventdev => event::worker_lcores(&eal),
+        };
+        let socket = |lcore| sockets::socket_of(&eal, args.no_numa, lcore);
+        let tables = LiveTables::<M>::new(&eal, &plan, &options, rules, &lcores, socket)?;
         let lookup = LiveLookup {
-            live: Arc::clone(tables.live()),
+            live: tables.live(),
             changes: Changes {
                 tables: Box::new(tables),
                 hangup,

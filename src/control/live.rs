@@ -9,6 +9,10 @@
 //! [`InPlace`] writer: LPM's IPv4 routes in rte_lpm, EM's flows in the
 //! lock-free rte_hash) skip the swap; the writer writes them into the
 //! rules before anything rebuilds from them.
+//!
+//! As C l3fwd, there is one set of tables per NUMA socket with a
+//! forwarding lcore ([`PerSocket`]): each lcore reads its socket's, and
+//! every change is made to all of them before it is answered.
 
 use std::error::Error;
 use std::net::IpAddr;
@@ -18,11 +22,11 @@ use std::time::Instant;
 
 use dpdk::{Eal, Live, Qsbr, Reader};
 
-use crate::dataplane::mode::{InPlace, LiveBuild};
 use rulefile::quote;
 
 use crate::cli::plan::Plan;
-use crate::dataplane::mode::{Mode, RuleChange};
+use crate::dataplane::mode::{InPlace, LiveBuild, Mode, RuleChange};
+use crate::dataplane::sockets::PerSocket;
 
 /// One line of the control protocol (`l3fwd-ctl`'s commands).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -105,12 +109,19 @@ pub struct LiveTables<M: Mode> {
     options: M::Options,
     /// The rules the live tables were built from.
     rules: M::Rules,
+    /// The tables of each socket.
+    copies: PerSocket<SocketTables<M>>,
+    /// The rule files' read for the next reload: under way, or done.
+    read: Option<RulesRead<M::Rules>>,
+}
+
+/// One socket's live tables.
+struct SocketTables<M: Mode> {
     live: Arc<Live<M::Lookup>>,
     /// The writer of the live tables' in-place changes, if they take any.
     in_place: Option<Box<dyn InPlace<M::Rules>>>,
+    /// The control thread's reader (`route get`).
     reader: Reader<M::Lookup>,
-    /// The rule files' read for the next reload: under way, or done.
-    read: Option<RulesRead<M::Rules>>,
 }
 
 /// A read of the rule files on a thread of its own.
@@ -120,27 +131,38 @@ enum RulesRead<R> {
 }
 
 impl<M: Mode> LiveTables<M> {
-    /// Builds the tables of `rules` and makes them live; the lcores
-    /// register with [`LiveTables::live`] by their lcore id.
-    pub fn new(eal: &Eal, plan: &Plan, options: &M::Options, rules: M::Rules) -> Result<Self, Box<dyn Error>> {
-        let qsbr = Arc::new(Qsbr::new(CONTROL_READER + 1)?);
-        let (lookup, in_place) = M::build_live(eal, plan, options, rules.clone(), &qsbr)?;
-        let live = Arc::new(Live::new(qsbr, lookup));
-        let reader = live.register(CONTROL_READER)?;
+    /// Builds the tables of `rules` for each socket one of `lcores` (the
+    /// forwarding lcores) is on, as `socket` gives it, and makes them
+    /// live; each lcore registers by its lcore id with the live tables of
+    /// its socket ([`LiveTables::live`]).
+    pub fn new(
+        eal: &Eal,
+        plan: &Plan,
+        options: &M::Options,
+        rules: M::Rules,
+        lcores: &[u32],
+        socket: impl Fn(u32) -> u32,
+    ) -> Result<Self, Box<dyn Error>> {
+        let copies = PerSocket::build(lcores, socket, |socket| -> Result<SocketTables<M>, Box<dyn Error>> {
+            let qsbr = Arc::new(Qsbr::new(CONTROL_READER + 1)?);
+            let (lookup, in_place) = M::build_live(eal, socket, plan, options, rules.clone(), &qsbr)?;
+            let live = Arc::new(Live::new(qsbr, lookup));
+            let reader = live.register(CONTROL_READER)?;
+            Ok(SocketTables { live, in_place, reader })
+        })?;
         Ok(LiveTables {
             eal: eal.clone(),
             plan: plan.clone(),
             options: options.clone(),
             rules,
-            live,
-            in_place,
-            reader,
+            copies,
             read: None,
         })
     }
 
-    pub fn live(&self) -> &Arc<Live<M::Lookup>> {
-        &self.live
+    /// The live tables of each socket, which the lcores read.
+    pub fn live(&self) -> PerSocket<Arc<Live<M::Lookup>>> {
+        self.copies.map(|c| Arc::clone(&c.live))
     }
 
     /// Builds tables from `rules` beside the live ones and swaps them in;
@@ -148,10 +170,20 @@ impl<M: Mode> LiveTables<M> {
     /// tables and rules stay as they were.
     fn swap_in(&mut self, rules: M::Rules) -> Result<(), Box<dyn Error>> {
         let started = Instant::now();
-        let (lookup, in_place) = self.build(&rules)?;
+        // Every socket's new tables are built before any is swapped in: a
+        // failure leaves them all as they were.
+        let built_tables = self.build(&rules)?;
         let built = started.elapsed();
-        let old = self.live.swap(lookup).synchronize();
-        self.in_place = in_place;
+        let retired: Vec<_> = self
+            .copies
+            .iter_mut()
+            .zip(built_tables)
+            .map(|(copy, (lookup, in_place))| {
+                copy.in_place = in_place;
+                copy.live.swap(lookup)
+            })
+            .collect();
+        let old: Vec<_> = retired.into_iter().map(|r| r.synchronize()).collect();
         let grace = started.elapsed();
         drop(old);
         self.rules = rules;
@@ -165,9 +197,38 @@ impl<M: Mode> LiveTables<M> {
         Ok(())
     }
 
-    /// Tables of `rules`, beside the live ones.
-    fn build(&self, rules: &M::Rules) -> Result<LiveBuild<M>, Box<dyn Error>> {
-        M::build_live(&self.eal, &self.plan, &self.options, rules.clone(), self.live.qsbr())
+    /// Tables of `rules` for each socket, beside the live ones.
+    fn build(&self, rules: &M::Rules) -> Result<Vec<LiveBuild<M>>, Box<dyn Error>> {
+        let sockets = self.copies.sockets().zip(self.copies.iter());
+        sockets
+            .map(|(socket, copy)| {
+                M::build_live(
+                    &self.eal,
+                    socket,
+                    &self.plan,
+                    &self.options,
+                    rules.clone(),
+                    copy.live.qsbr(),
+                )
+            })
+            .collect()
+    }
+
+    /// The in-place writer, if the tables take changes in place: the
+    /// first socket's (the others take the same changes).
+    fn in_place(&self) -> Option<&dyn InPlace<M::Rules>> {
+        self.copies.first().in_place.as_deref()
+    }
+
+    /// Writes the changes made in place since the last flush into the
+    /// rules. Every socket's writer made the same ones, so each flush
+    /// writes the same: a change written twice is written once.
+    fn flush_in_place(&mut self) {
+        for copy in self.copies.iter_mut() {
+            if let Some(writer) = copy.in_place.as_mut() {
+                writer.flush(&mut self.rules);
+            }
+        }
     }
 }
 
@@ -214,20 +275,21 @@ impl<M: Mode> Tables for LiveTables<M> {
             let edited = match command {
                 Command::RouteGet(dst) => {
                     self.commit(pending.take(), &mut answers);
-                    let online = self.reader.online();
+                    let online = self.copies.first_mut().reader.online();
                     answers[i] =
                         M::route_get(&online.read(), *dst).map(|port| port.map_or("miss".into(), |p| p.to_string()));
                     continue;
                 }
                 Command::RouteStats => {
-                    answers[i] = self.in_place.as_mut().and_then(|w| w.stats()).ok_or_else(|| {
+                    let writer = self.copies.first_mut().in_place.as_mut();
+                    answers[i] = writer.and_then(|w| w.stats()).ok_or_else(|| {
                         "route stats: only tables that change in place have tbl8 groups to count \
                          (LPM's IPv4 table; FIB's from DPDK 24.11, IPv6 from 25.11)"
                             .into()
                     });
                     continue;
                 }
-                Command::Change(change) if self.in_place.as_ref().is_some_and(|w| w.takes(change)) => {
+                Command::Change(change) if self.in_place().is_some_and(|w| w.takes(change)) => {
                     // A pending reload goes in first: the change is made on
                     // top of the files. Other pending edits are of tables
                     // the writer does not change (LPM's IPv6 beside its
@@ -244,9 +306,7 @@ impl<M: Mode> Tables for LiveTables<M> {
                     continue;
                 }
                 Command::Change(change) => {
-                    if let Some(writer) = self.in_place.as_mut() {
-                        writer.flush(&mut self.rules);
-                    }
+                    self.flush_in_place();
                     // One copy of the rules for the batch: a change that
                     // fails leaves them as they were (Mode::change_rules).
                     let batch = pending.get_or_insert_with(|| Pending {
@@ -316,14 +376,20 @@ impl<M: Mode> LiveTables<M> {
         }
     }
 
-    /// Makes `change` in the live tables; the writer keeps it for the
-    /// rules until the next flush.
+    /// Makes `change` in every socket's live tables; the writers keep it
+    /// for the rules until the next flush. The copies are alike, so a
+    /// change one refuses the first refuses, and nothing has changed.
     fn change_in_place(&mut self, change: &RuleChange) -> Answer {
-        let writer = self.in_place.as_mut().ok_or("no table here changes in place")?;
-        writer
-            .apply(change)
-            .map(|()| "ok".into())
-            .map_err(|e| format!("{e}; {UNCHANGED}"))
+        for (n, copy) in self.copies.iter_mut().enumerate() {
+            let writer = copy.in_place.as_mut().ok_or("no table here changes in place")?;
+            if let Err(e) = writer.apply(change) {
+                return Err(match n {
+                    0 => format!("{e}; {UNCHANGED}"),
+                    _ => format!("{e} on the tables of a socket after the first took it; they differ until a reload"),
+                });
+            }
+        }
+        Ok("ok".into())
     }
 
     /// Builds and swaps in what `pending` holds and answers its commands

@@ -10,3 +10,4 @@ pub mod mode;
 pub mod packet;
 pub mod pool_watch;
 pub mod setup;
+pub mod sockets;

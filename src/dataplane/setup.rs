@@ -12,6 +12,7 @@ use crate::cli::Args;
 use crate::dataplane::forward::{LcoreQueues, TxPort, TxPorts};
 use crate::dataplane::packet::{default_dest_mac, eth_rewrite};
 use crate::dataplane::pool_watch::PoolEmpty;
+use crate::dataplane::sockets;
 
 /// Per-lcore mbuf cache the C sample's NB_MBUF counts (MEMPOOL_CACHE_SIZE
 /// of its release; later C counts it even when `--mbcache` sets another
@@ -196,14 +197,7 @@ pub fn build(
     rss_l4: bool,
 ) -> Result<ConfiguredPorts, Box<dyn std::error::Error>> {
     let n_lcores = plan.lcores.len() as u32;
-    // Plan lcores are enabled lcores, below MAX_LCORES: they have a socket.
-    let socket_of = |lcore: u32| {
-        if opts.no_numa {
-            0
-        } else {
-            eal.lcore_socket(lcore).unwrap_or(0)
-        }
-    };
+    let socket_of = |lcore: u32| sockets::socket_of(eal, opts.no_numa, lcore);
     let mut pools: BTreeMap<(u16, u32), Mempool> = BTreeMap::new();
     let sockets: std::collections::BTreeSet<u32> = plan.lcores.iter().map(|l| socket_of(l.lcore)).collect();
     // The proof the safe layer asks for MBUF_FAST_FREE; none if RX queues

@@ -137,6 +137,12 @@ pub fn rx_queues(args: &Args, n_ports: usize, main_lcore: u32) -> Vec<ConfigEntr
         .collect()
 }
 
+/// The lcores that forward in the event model: every enabled lcore (the
+/// main one too) runs a worker.
+pub fn worker_lcores(eal: &Eal) -> Vec<u32> {
+    eal.lcores()
+}
+
 /// Sets up the ports and the event device, forwards with `lookup` on
 /// every lcore until SIGINT, SIGTERM or `--duration`, then drains: the RX
 /// adapter frees what arrives from then on and flushes what it buffered,
@@ -158,7 +164,7 @@ pub fn serve<L: Lookup>(
         .lcores
         .pop()
         .ok_or("eventdev mode: no enabled port to forward on")?;
-    let workers = eal.lcores();
+    let workers = worker_lcores(eal);
     let sched = args.eventq_sched.unwrap_or(SchedType::Atomic);
     let mbufs = configured.pools.iter().map(dpdk::Mempool::size).sum();
     let vectors = vector_request(args).map(|req| (req, mbufs));
@@ -203,7 +209,7 @@ pub fn serve<L: Lookup>(
             Ok(EventLcore {
                 port,
                 eth: scheduler.eth.clone(),
-                lookup: lookup.live.register(stats.lcore)?,
+                lookup: lookup.reader(eal, args, stats.lcore)?,
                 stats: Arc::clone(stats),
                 quit: Arc::clone(quit),
                 dequeue_depth: scheduler.dequeue_depth,

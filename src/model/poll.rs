@@ -7,7 +7,7 @@ use std::error::Error;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use dpdk::{Eal, Live, Port};
+use dpdk::{Eal, Port};
 
 use crate::cli::plan::Plan;
 use crate::cli::Args;
@@ -43,20 +43,20 @@ pub fn serve<L: Lookup>(
     let (n_lcores, n_ports) = (configured.lcores.len(), configured.ports.len());
     setup::warn_if_pools_starved(&configured.pools, rx_queues, n_lcores, n_ports, args);
     let lcores = std::mem::take(&mut configured.lcores);
-    let (tasks, stats) = lcore_tasks(eal, args, lcores, &lookup.live, quit)?;
+    let (tasks, stats) = lcore_tasks(eal, args, lcores, &lookup, quit)?;
     let secs = runner::forward(eal, &configured, tasks, &stats, args, quit, lookup.changes)?;
 
     let summary = Summary::collect(&configured, &stats, secs);
     runner::stop_and_report(&mut configured, summary, mbufs_before, args)
 }
 
-/// The lcores that have RX queues, ready to run (each a reader of the
-/// live lookup, by its lcore id), and their stats.
+/// The lcores that have RX queues, ready to run (each a reader of its
+/// socket's live lookup, by its lcore id), and their stats.
 fn lcore_tasks<L: Lookup>(
     eal: &Eal,
     args: &Args,
     lcores: Vec<LcoreQueues>,
-    lookup: &Arc<Live<L>>,
+    lookup: &LiveLookup<L>,
     quit: &Arc<AtomicBool>,
 ) -> dpdk::Result<Tasks<L>> {
     let ticks_per_us = eal.tsc_hz().div_ceil(1_000_000);
@@ -70,7 +70,7 @@ fn lcore_tasks<L: Lookup>(
             !q.rx.is_empty()
         })
         .map(|queues| {
-            let reader = lookup.register(queues.lcore)?;
+            let reader = lookup.reader(eal, args, queues.lcore)?;
             let stats = Arc::new(LcoreStats {
                 lcore: queues.lcore,
                 role: Role::Poll,

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use dpdk::{Eal, Live, Port};
+use dpdk::{Eal, Live, Port, Reader};
 
 use crate::cli::Args;
 use crate::control::live::Tables;
@@ -20,12 +20,22 @@ use crate::dataplane::counters::{LcoreCounters, LcoreStats};
 use crate::dataplane::lookup::Lookup;
 use crate::dataplane::pool_watch::PoolWatch;
 use crate::dataplane::setup::ConfiguredPorts;
+use crate::dataplane::sockets::{self, PerSocket};
 
-/// What the lcores read and the control thread changes: the live lookup,
-/// and what changes it.
+/// What the lcores read and the control thread changes: the live lookup
+/// of each socket, and what changes it.
 pub struct LiveLookup<L: Lookup> {
-    pub live: Arc<Live<L>>,
+    pub live: PerSocket<Arc<Live<L>>>,
     pub changes: Changes,
+}
+
+impl<L: Lookup> LiveLookup<L> {
+    /// A reader for `lcore` of its socket's live lookup.
+    pub fn reader(&self, eal: &Eal, args: &Args, lcore: u32) -> dpdk::Result<Reader<L>> {
+        self.live
+            .on(sockets::socket_of(eal, args.no_numa, lcore))
+            .register(lcore)
+    }
 }
 
 /// What changes the live tables: the control thread's writer side, and

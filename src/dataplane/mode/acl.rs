@@ -46,10 +46,10 @@ impl Mode for Acl {
         }
     }
 
-    fn build(eal: &Eal, _plan: &Plan, options: &AclArgs, (v4, v6): Self::Rules) -> Result<AclLookup, Box<dyn Error>> {
+    fn build(eal: &Eal, socket: u32, _plan: &Plan, options: &AclArgs, (v4, v6): Self::Rules) -> Result<AclLookup, Box<dyn Error>> {
         // C checks routes against the port mask itself, not the ports found.
         let enabled = |p: u32| u16::try_from(p).is_ok_and(|p| options.portmask.contains(p));
-        let tables = AclTables::build(eal, &super::table_name(), 0, &v4, &v6, options.alg, enabled)?;
+        let tables = AclTables::build(eal, &super::table_name(), socket as i32, &v4, &v6, options.alg, enabled)?;
         Ok(AclLookup { tables })
     }
 }

@@ -60,7 +60,7 @@ impl Mode for Em {
         Ok((v4, v6))
     }
 
-    fn build(eal: &Eal, plan: &Plan, options: &EmArgs, (v4, v6): Self::Rules) -> Result<EmLookup, Box<dyn Error>> {
+    fn build(eal: &Eal, socket: u32, plan: &Plan, options: &EmArgs, (v4, v6): Self::Rules) -> Result<EmLookup, Box<dyn Error>> {
         let (mut v4, mut v6) = (v4.rules, v6.rules);
         // As in the C sample, exact match populates one family only: IPv6
         // with --ipv6, IPv4 without; the other family's packets all miss.
@@ -70,7 +70,7 @@ impl Mode for Em {
             v6.clear();
         }
         let entries = options.hash_entries.unwrap_or(em::DEFAULT_HASH_ENTRIES);
-        let tables = EmTables::new(eal, entries, 0, &v4, &v6, |p| plan.loads_routes_to(p.into()))?;
+        let tables = EmTables::new(eal, entries, socket as i32, &v4, &v6, |p| plan.loads_routes_to(p.into()))?;
         Ok(EmLookup {
             tables,
             batching: batching(options),
@@ -81,12 +81,13 @@ impl Mode for Em {
     /// for the lcores (a `reload` builds new ones from the rule files).
     fn build_live(
         eal: &Eal,
+        socket: u32,
         plan: &Plan,
         options: &EmArgs,
         rules: Self::Rules,
         qsbr: &Arc<Qsbr>,
     ) -> Result<LiveBuild<Self>, Box<dyn Error>> {
-        let mut lookup = Self::build(eal, plan, options, rules)?;
+        let mut lookup = Self::build(eal, socket, plan, options, rules)?;
         let writer = FlowsInPlace {
             writer: lookup.tables.writer(qsbr)?,
             plan: plan.clone(),

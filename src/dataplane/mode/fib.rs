@@ -44,15 +44,16 @@ impl Mode for Fib {
         routes(&options.rules)
     }
 
-    fn build(eal: &Eal, plan: &Plan, options: &RouteArgs, (v4, v6): Routes) -> Result<FibLookup, Box<dyn Error>> {
+    fn build(eal: &Eal, socket: u32, plan: &Plan, options: &RouteArgs, (v4, v6): Routes) -> Result<FibLookup, Box<dyn Error>> {
         let enabled = |p: u8| plan.loads_routes_to(p.into());
-        let (tables, report) = FibTables::build(eal, &super::table_name(), 0, &v4, &v6, route_limits(options), enabled)?;
+        let (tables, report) = FibTables::build(eal, &super::table_name(), socket as i32, &v4, &v6, route_limits(options), enabled)?;
         log_routes("FIB", &report);
         Ok(FibLookup { tables })
     }
 
     fn build_live(
         eal: &Eal,
+        socket: u32,
         plan: &Plan,
         options: &RouteArgs,
         (v4, v6): Routes,
@@ -61,7 +62,7 @@ impl Mode for Fib {
         let enabled = |p: u8| plan.loads_routes_to(p.into());
         let name = super::table_name();
         let (tables, writer, report) =
-            FibTables::build_live(eal, &name, 0, &v4, &v6, route_limits(options), enabled, qsbr)?;
+            FibTables::build_live(eal, &name, socket as i32, &v4, &v6, route_limits(options), enabled, qsbr)?;
         log_routes("FIB", &report);
         let writer = writer.map(|routes| {
             Box::new(FibInPlace {

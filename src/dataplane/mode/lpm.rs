@@ -38,15 +38,16 @@ impl Mode for Lpm {
         routes(&options.rules)
     }
 
-    fn build(eal: &Eal, plan: &Plan, options: &RouteArgs, (v4, v6): Routes) -> Result<LpmLookup, Box<dyn Error>> {
+    fn build(eal: &Eal, socket: u32, plan: &Plan, options: &RouteArgs, (v4, v6): Routes) -> Result<LpmLookup, Box<dyn Error>> {
         let enabled = |p: u8| plan.loads_routes_to(p.into());
-        let (tables, report) = LpmTables::build(eal, &super::table_name(), 0, &v4, &v6, route_limits(options), enabled)?;
+        let (tables, report) = LpmTables::build(eal, &super::table_name(), socket as i32, &v4, &v6, route_limits(options), enabled)?;
         log_routes("LPM", &report);
         Ok(lookup(tables, options, &report))
     }
 
     fn build_live(
         eal: &Eal,
+        socket: u32,
         plan: &Plan,
         options: &RouteArgs,
         (v4, v6): Routes,
@@ -55,7 +56,7 @@ impl Mode for Lpm {
         let enabled = |p: u8| plan.loads_routes_to(p.into());
         let name = super::table_name();
         let (tables, writer, report) =
-            LpmTables::build_live(eal, &name, 0, &v4, &v6, route_limits(options), enabled, qsbr)?;
+            LpmTables::build_live(eal, &name, socket as i32, &v4, &v6, route_limits(options), enabled, qsbr)?;
         log_routes("LPM", &report);
         let writer = Box::new(V4InPlace {
             routes: writer,

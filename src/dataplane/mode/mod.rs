@@ -42,10 +42,11 @@ pub trait Mode: 'static {
     /// Reads the rule files `options` name, or the built-in ones.
     fn load(options: &Self::Options) -> Result<Self::Rules, Box<dyn Error>>;
 
-    /// Builds the tables from `rules`, loading the routes to the ports
-    /// `plan` forwards to.
+    /// Builds the tables from `rules` in the memory of NUMA socket
+    /// `socket`, loading the routes to the ports `plan` forwards to.
     fn build(
         eal: &Eal,
+        socket: u32,
         plan: &Plan,
         options: &Self::Options,
         rules: Self::Rules,
@@ -56,12 +57,13 @@ pub trait Mode: 'static {
     /// others are made by a shadow swap, see [`crate::control::live`]).
     fn build_live(
         eal: &Eal,
+        socket: u32,
         plan: &Plan,
         options: &Self::Options,
         rules: Self::Rules,
         _qsbr: &Arc<Qsbr>,
     ) -> Result<LiveBuild<Self>, Box<dyn Error>> {
-        Ok((Self::build(eal, plan, options, rules)?, None))
+        Ok((Self::build(eal, socket, plan, options, rules)?, None))
     }
 
     /// `route get`: the port `lookup` gives `dst` (`None`: a miss), or an
