@@ -10,7 +10,7 @@ use std::os::unix::net::UnixStream;
 use std::process::ExitCode;
 
 use clap::Parser;
-use l3fwd_rs::control::live::USAGE;
+use l3fwd_rs::control::protocol::USAGE;
 use l3fwd_rs::control::socket;
 
 /// Changes the tables of a running l3fwd-rs, over the socket in its DPDK

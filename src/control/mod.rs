@@ -7,6 +7,7 @@
 
 pub mod live;
 pub mod output;
+pub mod protocol;
 pub mod signals;
 pub mod socket;
 pub mod stats_json;

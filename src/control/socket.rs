@@ -25,7 +25,8 @@ use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::control::live::{Answer, Command, Tables, RELOAD_READ_TIMEOUT};
+use crate::control::live::{Tables, RELOAD_READ_TIMEOUT};
+use crate::control::protocol::{parse_line, Answer, Command};
 
 /// The socket's name in the runtime directory.
 pub const SOCKET_NAME: &str = "l3fwd_ctl";
@@ -328,12 +329,6 @@ impl Client {
         let timed_out = self.is_idle() && self.heard.elapsed() >= IDLE_TIMEOUT;
         !done && !timed_out && self.output.len() <= MAX_UNREAD
     }
-}
-
-/// One line of the protocol, as the socket reads it: UTF-8, then a
-/// [`Command`].
-pub fn parse_line(line: &[u8]) -> Result<Command, String> {
-    std::str::from_utf8(line).map_err(|_| "not UTF-8".to_string())?.parse()
 }
 
 impl Drop for Socket {

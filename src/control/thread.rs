@@ -6,7 +6,8 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::control::live::{Command, Tables, RELOAD_READ_TIMEOUT};
+use crate::control::live::{Tables, RELOAD_READ_TIMEOUT};
+use crate::control::protocol::Command;
 use crate::control::socket::Socket;
 use crate::dataplane::counters::{LcoreStats, Totals};
 use crate::dataplane::pool_watch::{PoolWatch, WATCH_PERIOD};
