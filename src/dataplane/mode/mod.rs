@@ -168,7 +168,7 @@ pub trait ModeTask {
     fn run<M: Mode>(self) -> Self::Output;
 }
 
-/// The modes, each `file: Type` (`src/mode/file.rs` defines `Type`).
+/// The modes, each `file: Type` (`src/dataplane/mode/file.rs` defines `Type`).
 macro_rules! modes {
     ($($file:ident: $mode:ident),* $(,)?) => {
         $(mod $file;
