@@ -450,7 +450,7 @@ pub struct QueueSlots {
 }
 
 impl Port {
-    pub(crate) fn owned(eal: Eal, id: u16) -> Port {
+    pub(crate) fn taken(eal: Eal, id: u16) -> Port {
         Port {
             id,
             life: Arc::new(PortLife {
