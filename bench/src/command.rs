@@ -1,6 +1,7 @@
 //! The command line of each configuration: same EAL setup, ports and traffic for all.
 
 use crate::configs::{Config, Forwarder};
+pub use crate::pool::Pool;
 use crate::run::Stop;
 use l3fwd_rs::mode::RuleFormat;
 use std::path::{Path, PathBuf};
@@ -16,9 +17,6 @@ const FWD_LCORE: u32 = 1;
 /// for C and l3fwd-rs alike.
 const EVENT_LCORES: &str = "0-1";
 const EVENT_EAL: [&str; 3] = ["-s", "0x2", "--vdev=event_sw0"];
-
-/// EAL memory (-m, MB) of the runs on the default tables.
-const MEMORY_MB: u32 = 1024;
 
 /// Where the programs are.
 #[derive(Clone)]
@@ -62,23 +60,6 @@ impl Traffic {
             (true, true) => &self.em_scale,
         }
     }
-}
-
-/// The mbuf pool and EAL memory of a run.
-pub struct Pool {
-    /// mbufs per pool (l3fwd-rs's `--num-mbufs`, testpmd's
-    /// `--total-num-mbufs`; the C binary must be built for it); None: each
-    /// program's default.
-    pub mbufs: Option<u32>,
-    pub memory_mb: u32,
-}
-
-impl Pool {
-    /// The runs on the default tables: every program's own pool.
-    pub const DEFAULT: Pool = Pool {
-        mbufs: None,
-        memory_mb: MEMORY_MB,
-    };
 }
 
 /// The command line of `config`, running `program` ([`program`]) on `files`

@@ -19,6 +19,7 @@ mod interrupt;
 mod latency;
 mod machine;
 mod mode;
+mod pool;
 mod progress;
 mod release;
 mod report;
@@ -32,19 +33,15 @@ mod update;
 mod versions;
 
 use clap::{Parser, Subcommand};
-use command::{Pool, Tools};
+use command::Tools;
 use configs::{Config, Forwarder};
 use failures::Failures;
+use pool::Pool;
 use report::{Report, Run, ScaleSettings, Settings};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-/// Both forwarders size their mbuf pool at 8192 here; a pcap port with infinite_rx
-/// holds one mbuf per frame of its file, and replay needs a few more (measured: 2 x 4064
-/// frames forward, 2 x 4096 set up but forward nothing).
-const POOL_MBUFS: usize = 8192;
-const POOL_HEADROOM: usize = 256;
 /// Where the runs' hugetlbfs is mounted.
 const HUGEPAGES_DIR: &str = "target/bench/hugepages";
 /// EAL init with --no-huge and pcap setup take a few seconds; more means something is wrong...
@@ -295,19 +292,19 @@ pub fn measure(args: &Args, rs_bin: &Path, selected: &[Config]) -> Result<(Repor
     let needed = |scale: bool, em: bool| selected.iter().any(|c| c.is_scale() == scale && c.is_em() == em);
     let traffic = traffic::generate(&generators, &args.work_dir, frames, &sizes, needed)?;
     let any_scale = selected.iter().any(|c| c.is_scale());
-    if any_scale && 2 * args.scale_frames + POOL_HEADROOM > args.scale_mbufs as usize {
+    if any_scale && !pool::holds(args.scale_mbufs as usize, args.scale_frames) {
         println!(
             "note: --scale-frames {}: the two infinite_rx ports need more than --scale-mbufs {}",
             args.scale_frames, args.scale_mbufs
         );
     }
-    if selected.iter().any(|c| c.forwarder != Forwarder::Io && !c.is_scale()) && 2 * frames + POOL_HEADROOM > POOL_MBUFS
-    {
+    if selected.iter().any(|c| c.forwarder != Forwarder::Io && !c.is_scale()) && !pool::holds(pool::MIN_MBUFS, frames) {
         println!(
-            "note: --frames {frames}: the two infinite_rx ports hold {} of the forwarders' {POOL_MBUFS} mbufs; \
+            "note: --frames {frames}: the two infinite_rx ports hold {} of the forwarders' {} mbufs; \
              l3fwd runs may fail or forward nothing (the C sample cannot grow its pool; l3fwd-rs can with \
              --num-mbufs). testpmd's pool is large enough.",
-            2 * frames
+            2 * frames,
+            pool::MIN_MBUFS
         );
     }
 

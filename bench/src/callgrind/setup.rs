@@ -235,8 +235,8 @@ fn cell_kind(tools: &Tools, mode: Mode, flows: usize, size: u32, work: &Path) ->
     let files = cells::generate(&tools.tablegen_bin, &tools.rules_dir, work, &cell)?;
     Ok(Kind {
         files: files.files.clone(),
-        pool: forwarders::pool(&cell),
-        c_dir: forwarders::build_dir(&tools.c_build_dir, forwarders::pool_mbufs(&cell), CELL_ROUTES),
+        pool: cell.pool(),
+        c_dir: forwarders::build_dir(&tools.c_build_dir, cell.mbufs(), CELL_ROUTES),
         _cell: Some(files),
     })
 }

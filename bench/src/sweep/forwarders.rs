@@ -1,10 +1,10 @@
-//! The two forwarders a sweep compares, sized for each cell: mbuf pools
-//! that hold the replayed files, C builds with those pools and LPM tables
-//! large enough for the routes, and their command lines.
+//! The two forwarders a sweep compares, sized for each cell: C builds
+//! with the cell's pool (crate::pool) and LPM tables large enough for the
+//! routes, and their command lines.
 
 use super::grid::Cell;
 use super::traffic::CellFiles;
-use crate::command::{self, Pool};
+use crate::command;
 pub use crate::configs::Forwarder;
 use crate::configs::{Config, Variant};
 use crate::run::Stop;
@@ -12,34 +12,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The C sample's smallest pool, and what both get in cells of few flows.
-const MIN_POOL_MBUFS: usize = 8192;
-/// Beyond the replayed frames: RX bursts, TX buffers, mempool caches
-/// (2 x 4064 frames forward in a pool of 8192, 2 x 4096 do not).
-const POOL_HEADROOM: usize = 1024;
-/// EAL memory of a run with the smallest pool, MB (as `make bench`)...
-const BASE_MEMORY_MB: usize = 1024;
-/// ...plus this much per mbuf beyond it, KB: a 2176-byte buffer and its
-/// headers take 2.3 KB, but with --no-huge a pool of 1M mbufs (2387 MiB)
-/// fails in 4096 MB of EAL memory and fits in 5120 (measured).
-const MBUF_KB: usize = 6;
 /// The C sample's IPv4 LPM table, unpatched.
 const C_LPM_RULES: usize = 1024;
 const C_LPM_TBL8S: usize = 256;
 /// What scripts/build-c-l3fwd.sh builds in its directory.
 pub const C_BINARY: &str = "dpdk-l3fwd";
-
-/// mbufs per pool, both forwarders: a pcap port with infinite_rx holds one
-/// mbuf per frame of its file. In steps of the smallest pool, so that cells
-/// of nearby flow counts share a C build.
-pub fn pool_mbufs(cell: &Cell) -> usize {
-    (2 * cell.frames_per_port() + POOL_HEADROOM).next_multiple_of(MIN_POOL_MBUFS)
-}
-
-/// EAL memory (-m) for a pool of `mbufs`, MB.
-pub fn memory_mb(mbufs: usize) -> usize {
-    BASE_MEMORY_MB + (mbufs.saturating_sub(MIN_POOL_MBUFS) * MBUF_KB).div_ceil(1024)
-}
 
 /// The C sample's IPv4 LPM sizes for tables of up to `routes` routes: rules
 /// rounded up to a power of two, and a tbl8 group per 16 of them (generated
@@ -106,53 +83,17 @@ pub fn build(script: &Path, dir: &Path, mbufs: usize, routes: usize) -> Result<P
     Ok(dir.join(C_BINARY))
 }
 
-/// The pool and EAL memory of both forwarders (and testpmd) in `cell`.
-pub fn pool(cell: &Cell) -> Pool {
-    let mbufs = pool_mbufs(cell);
-    Pool {
-        mbufs: Some(u32::try_from(mbufs).unwrap_or(u32::MAX)),
-        memory_mb: u32::try_from(memory_mb(mbufs)).unwrap_or(u32::MAX),
-    }
-}
-
 /// The command line of `forwarder` (`program`) on `cell`'s files and how
-/// to stop it: make bench's, on the cell's mode, with the cell's [`pool`]
+/// to stop it: make bench's, on the cell's mode, with the cell's pool
 /// (the C build has it).
 pub fn command(forwarder: Forwarder, program: &Path, cell: &Cell, files: &CellFiles, prefix: &str) -> (Command, Stop) {
     let config = Config::new(forwarder, cell.table.mode, Variant::Default, false);
-    command::command(config, program, &files.files, &pool(cell), prefix)
+    command::command(config, program, &files.files, &cell.pool(), prefix)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::grid::tests::mode;
-    use super::super::grid::Table;
     use super::*;
-
-    fn cell(flows: usize) -> Cell {
-        Cell {
-            table: Table {
-                mode: mode("em"),
-                routes: None,
-            },
-            size: 64,
-            flows,
-        }
-    }
-
-    #[test]
-    fn pools_hold_the_replayed_frames() {
-        assert_eq!(pool_mbufs(&cell(16)), 8192, "the stock pool for few flows");
-        assert_eq!(pool_mbufs(&cell(1024)), 8192);
-        assert_eq!(pool_mbufs(&cell(7168)), 8192);
-        assert_eq!(pool_mbufs(&cell(7169)), 16_384, "7170 frames + headroom");
-        assert_eq!(pool_mbufs(&cell(1 << 16)), (1 << 16) + 8192);
-        assert_eq!(pool_mbufs(&cell(1 << 20)), (1 << 20) + 8192);
-        assert_eq!(memory_mb(8192), 1024, "as make bench");
-        let big = pool(&cell(1 << 20));
-        assert_eq!((big.mbufs, big.memory_mb), (Some((1 << 20) + 8192), 1024 + 6144));
-        assert_eq!(memory_mb((1 << 20) + 8192), 1024 + 6144);
-    }
 
     #[test]
     fn c_lpm_tables_fit_the_routes() {

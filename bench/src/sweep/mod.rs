@@ -109,7 +109,7 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
         .max()
         .unwrap_or(0);
     let mut c_builds = CBuilds::new(args.c_build_script.clone(), args.c_build_dir.clone(), lpm_routes);
-    let mut pools: Vec<usize> = cells.iter().map(forwarders::pool_mbufs).collect();
+    let mut pools: Vec<usize> = cells.iter().map(Cell::mbufs).collect();
     pools.sort();
     pools.dedup();
     println!("building C l3fwd for pools of {pools:?} mbufs (scripts/build-c-l3fwd.sh)");
@@ -179,7 +179,7 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
             continue;
         }
         let files = traffic::generate(&args.common.tablegen_bin, &args.common.rules_dir, &traffic_dir, cell);
-        let c_bin = c_builds.binary(forwarders::pool_mbufs(cell));
+        let c_bin = c_builds.binary(cell.mbufs());
         // Per forwarder: its process kept paused from the last round, and its
         // log. One at most: the hugepages hold two runs.
         let mut kept: Vec<Option<(run::Forwarding, PathBuf)>> = forwarders.iter().map(|_| None).collect();
@@ -330,7 +330,7 @@ impl Run<'_> {
         kept: &mut Option<(run::Forwarding, PathBuf)>,
         may_keep: bool,
     ) -> Result<run::Sample, String> {
-        let slow = self.cell.rules() > SLOW_START_RULES || forwarders::pool_mbufs(self.cell) > SLOW_START_MBUFS;
+        let slow = self.cell.rules() > SLOW_START_RULES || self.cell.mbufs() > SLOW_START_MBUFS;
         let timing = common.timing(if slow { SLOW_START_TIMEOUT } else { START_TIMEOUT });
         let mut forwarding = match kept.take() {
             Some((forwarding, _)) => {
@@ -359,7 +359,7 @@ impl Run<'_> {
 /// reserved for two of the largest such cells at once (for one if two
 /// cannot be had).
 fn memory_for(cells: &[Cell], rounds: u32, no_huge: bool) -> (hugepages::Memory, bool) {
-    let memory_mb = |cell: &Cell| forwarders::pool(cell).memory_mb;
+    let memory_mb = |cell: &Cell| cell.pool().memory_mb;
     let one = cells.iter().map(memory_mb).max().unwrap_or(0);
     let slow = cells.iter().filter(|c| c.rules() > SLOW_START_RULES);
     let two = slow

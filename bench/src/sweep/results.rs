@@ -2,7 +2,7 @@
 //! min..max over rounds and the l3fwd-rs / C ratio of medians; written as
 //! JSON and CSV and printed as a table.
 
-use super::forwarders::{self, Forwarder};
+use super::forwarders::Forwarder;
 use super::grid::{format_count, Cell};
 use crate::machine::Machine;
 use crate::run::Sample;
@@ -168,7 +168,7 @@ pub fn build(
                 size: cell.size,
                 flows: cell.flows,
                 rules: cell.rules(),
-                mbufs: forwarders::pool_mbufs(cell),
+                mbufs: cell.mbufs(),
                 c,
                 rs,
                 io,

@@ -7,10 +7,11 @@
 mod changes;
 mod plot;
 
-use crate::command::{self, Pool};
+use crate::command;
 use crate::configs::{Config, Forwarder, Variant};
 use crate::failures::Failures;
 use crate::mode::Mode;
+use crate::pool::Pool;
 use crate::run::{Forwarding, Timing};
 use crate::{hugepages, interrupt, machine, traffic, Common, HUGEPAGES_DIR, SCALE_START_TIMEOUT};
 use changes::{Changes, Rate, Target};
@@ -116,27 +117,10 @@ pub struct UpdateReport {
     pub reloads: Vec<Reload>,
 }
 
-/// EAL memory of a forwarder besides its pool: make bench's 1024 MB
-/// (tables, ports, EAL)...
-const POOL_BASE_MB: u32 = 1024;
-/// ...plus this much per mbuf on 2 MB pages, bytes: a 2176-byte buffer and
-/// its headers take 2368, a ring slot 16 more (measured: C l3fwd built for
-/// 1M mbufs, on the --quick tables, fills its pool within -m 3564, and
-/// forwards in -m 3584 on 1856 hugepages; on the 576 reserved for
-/// l3fwd-rs's --memory alone it could not make its pool). On 4 KB pages
-/// (--no-huge) an mbuf takes a page of its own: the sweep's measured
-/// figure ([`crate::sweep::forwarders::memory_mb`]).
-const HUGE_MBUF_BYTES: u64 = 2560;
-
 /// EAL memory (-m, MB) for a forwarder whose pool holds `mbufs`, on 2 MB
 /// pages if `huge`, else 4 KB ones.
 fn pool_memory_mb(mbufs: u32, huge: bool) -> u32 {
-    let mb = if huge {
-        u64::from(POOL_BASE_MB) + (u64::from(mbufs) * HUGE_MBUF_BYTES).div_ceil(1 << 20)
-    } else {
-        crate::sweep::forwarders::memory_mb(mbufs as usize) as u64
-    };
-    u32::try_from(mb).unwrap_or(u32::MAX)
+    u32::try_from(crate::pool::memory_mb(mbufs as usize, huge)).unwrap_or(u32::MAX)
 }
 
 pub fn update(mut args: UpdateArgs) -> Result<ExitCode, String> {
@@ -472,21 +456,5 @@ fn print_table(report: &UpdateReport) {
             (None, None) => "n/a".into(),
         };
         println!("{:<6} {:>10} {:>12.3} {:>16}", r.mode, r.entries, r.reload_secs, c);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn memory_for_a_pool_follows_the_page_size() {
-        // make bench-update's C (1M mbufs, 2368 MiB) on 2 MB pages: 1856 pages
-        // with hugepages::Memory's 64 spare, not the 576 that --quick's
-        // l3fwd-rs alone would take.
-        assert_eq!(pool_memory_mb(1 << 20, true), 1024 + 2560);
-        assert_eq!(pool_memory_mb(32_768, true), 1024 + 80);
-        // On 4 KB pages an mbuf takes a page: the sweep's figure.
-        assert_eq!(pool_memory_mb(1 << 20, false), 1024 + 6096);
     }
 }
