@@ -8,8 +8,7 @@ use crate::configs::{self, Config, Forwarder};
 use crate::mode::Mode;
 use crate::sweep::forwarders::{self, C_BINARY};
 use crate::sweep::grid::{Cell, Table};
-use crate::sweep::traffic::{self as cells, CellFiles};
-use crate::traffic;
+use crate::traffic::{self, CellFiles};
 use l3fwd_rs::mode::RuleFormat;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -232,7 +231,7 @@ fn cell_kind(tools: &Tools, mode: Mode, flows: usize, size: u32, work: &Path) ->
         &tools.tablegen_bin,
         "build it with `cargo build --release -p trafficgen`",
     )?;
-    let files = cells::generate(&tools.tablegen_bin, &tools.rules_dir, work, &cell)?;
+    let files = traffic::generate_cell(&tools.tablegen_bin, &tools.rules_dir, work, &cell)?;
     Ok(Kind {
         files: files.files.clone(),
         pool: cell.pool(),

@@ -3,11 +3,11 @@
 //! routes, and their command lines.
 
 use super::grid::Cell;
-use super::traffic::CellFiles;
 use crate::command;
 pub use crate::configs::Forwarder;
 use crate::configs::{Config, Variant};
 use crate::run::Stop;
+use crate::traffic::CellFiles;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -10,10 +10,9 @@ pub(crate) mod grid;
 pub(crate) mod plot;
 mod results;
 mod resume;
-pub(crate) mod traffic;
 
 use crate::failures::Failures;
-use crate::{command, hugepages, interrupt, machine, require, run, Common, HUGEPAGES_DIR, START_TIMEOUT};
+use crate::{command, hugepages, interrupt, machine, require, run, traffic, Common, HUGEPAGES_DIR, START_TIMEOUT};
 use forwarders::{CBuilds, Forwarder};
 use grid::{Cell, Grid, Mode};
 use l3fwd_rs::mode::RuleFormat;
@@ -178,7 +177,7 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
             runs.extend(carried);
             continue;
         }
-        let files = traffic::generate(&args.common.tablegen_bin, &args.common.rules_dir, &traffic_dir, cell);
+        let files = traffic::generate_cell(&args.common.tablegen_bin, &args.common.rules_dir, &traffic_dir, cell);
         let c_bin = c_builds.binary(cell.mbufs());
         // Per forwarder: its process kept paused from the last round, and its
         // log. One at most: the hugepages hold two runs.
