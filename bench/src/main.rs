@@ -11,6 +11,7 @@
 mod baseline;
 mod calibrate;
 mod callgrind;
+mod cbuild;
 mod command;
 mod configs;
 mod failures;
@@ -32,6 +33,7 @@ mod traffic;
 mod update;
 mod versions;
 
+use cbuild::Build;
 use clap::{Parser, Subcommand};
 use command::Tools;
 use configs::{Config, Forwarder};
@@ -109,6 +111,9 @@ struct Common {
     /// Directory of the rule files lpm_v4.cfg, lpm_v6.cfg, em_v4.cfg, em_v6.cfg
     #[arg(long, default_value = "configs")]
     rules_dir: PathBuf,
+    /// Builds the C sample with the pool (and LPM size) runs need
+    #[arg(long, default_value = "scripts/build-c-l3fwd.sh")]
+    c_build_script: PathBuf,
 }
 
 impl Common {
@@ -159,8 +164,7 @@ pub struct Args {
     /// Scale runs: frames in each port's pcap file, each to a random rule or route (10% to none)
     #[arg(long, default_value_t = 131_072)]
     scale_frames: usize,
-    /// Scale runs: mbufs per pool of both forwarders (the C binaries must be built with
-    /// C_L3FWD_MIN_MBUFS set to it)
+    /// Scale runs: mbufs per pool of both forwarders (the C binaries are built with it)
     #[arg(long, default_value_t = 1 << 20)]
     scale_mbufs: u32,
     /// Scale runs: EAL memory (-m) in MB
@@ -254,13 +258,20 @@ pub fn measure(args: &Args, rs_bin: &Path, selected: &[Config]) -> Result<(Repor
         testpmd: args.testpmd.clone(),
     };
     for &c in selected {
-        c.release().check()?;
-        let tools = c.release().tools(&tools);
-        let hint = format!(
-            "build it first (`make bench` does it; `make build c-l3fwd DPDK={}` for that release)",
-            c.release()
-        );
-        require(&c.release().on_machine(command::program(c, &tools)), &hint)?;
+        let release = c.release();
+        release.check()?;
+        let program = release.on_machine(command::program(c, &release.tools(&tools)));
+        // The C sample is built here on the machine's DPDK; another
+        // release's is built in its root, and must be the same build.
+        match (c_build(c, args.scale_mbufs), program.parent()) {
+            (Some(build), Some(dir)) if release.is_machine() => {
+                build.make(&args.common.c_build_script, dir)?;
+            }
+            (Some(build), _) if build != Build::STOCK => build.check(&program)?,
+            _ => {}
+        }
+        let hint = format!("build it first (`make build c-l3fwd DPDK={release}` for that release)");
+        require(&program, &hint)?;
     }
     require(&args.gen_bin, "build it with `cargo build --release -p trafficgen`")?;
     require(
@@ -271,13 +282,6 @@ pub fn measure(args: &Args, rs_bin: &Path, selected: &[Config]) -> Result<(Repor
         mbufs: Some(args.scale_mbufs),
         memory_mb: args.scale_memory,
     };
-    for &c in selected.iter().filter(|c| c.is_scale() && c.forwarder == Forwarder::C) {
-        check_c_variant(
-            command::program(c, &c.release().tools(&tools)),
-            args.scale_mbufs,
-            c.is_sequential(),
-        )?;
-    }
 
     let frames = args.frames as usize;
     let logs = args.work_dir.join("logs");
@@ -399,23 +403,15 @@ pub fn measure(args: &Args, rs_bin: &Path, selected: &[Config]) -> Result<(Repor
     Ok((report, failures))
 }
 
-/// A C binary for scale runs must have the pool the l3fwd-rs runs get, and
-/// the lookup its configuration says: scripts/build-c-l3fwd.sh records both.
-fn check_c_variant(bin: &Path, mbufs: u32, sequential: bool) -> Result<(), String> {
-    let variant_file = bin.with_file_name(".variant");
-    let variant = std::fs::read_to_string(&variant_file).unwrap_or_default();
-    let expected = format!("min_mbufs={mbufs} sequential={}", u8::from(sequential));
-    if variant.trim() != expected {
-        return Err(format!(
-            "{} was built as '{}', not '{expected}': build it with C_L3FWD_MIN_MBUFS={mbufs}{} \
-             scripts/build-c-l3fwd.sh {} (or `make bench-scale`)",
-            bin.display(),
-            variant.trim(),
-            if sequential { " C_L3FWD_SEQUENTIAL=1" } else { "" },
-            bin.parent().map_or_else(String::new, |d| d.display().to_string())
-        ));
-    }
-    Ok(())
+/// The C build `config` runs: the stock one, or at scale one with the
+/// pool of the l3fwd-rs runs (`mbufs`) and its lookup; None: not C.
+fn c_build(config: Config, mbufs: u32) -> Option<Build> {
+    let scale = Build {
+        mbufs: mbufs as usize,
+        sequential: config.is_sequential(),
+        ..Build::STOCK
+    };
+    (config.forwarder == Forwarder::C).then_some(if config.is_scale() { scale } else { Build::STOCK })
 }
 
 pub fn require(path: &Path, hint: &str) -> Result<(), String> {

@@ -5,15 +5,15 @@
 //! optionally a cell-by-cell comparison with an earlier sweep.
 
 mod compare;
-pub(crate) mod forwarders;
 pub(crate) mod grid;
 pub(crate) mod plot;
 mod results;
 mod resume;
 
+use crate::cbuild::{Build, CBuilds};
+use crate::configs::{Config, Forwarder, Variant};
 use crate::failures::Failures;
 use crate::{command, hugepages, interrupt, machine, require, run, traffic, Common, HUGEPAGES_DIR, START_TIMEOUT};
-use forwarders::{CBuilds, Forwarder};
 use grid::{Cell, Grid, Mode};
 use l3fwd_rs::mode::RuleFormat;
 use results::{CellRun, SweepReport, SweepSettings};
@@ -68,9 +68,6 @@ pub struct SweepArgs {
     no_io: bool,
     #[arg(long, default_value = "/usr/bin/dpdk-testpmd")]
     testpmd: PathBuf,
-    /// Builds the C sample with the pool and LPM size of a cell
-    #[arg(long, default_value = "scripts/build-c-l3fwd.sh")]
-    c_build_script: PathBuf,
     /// Where those builds go, one directory per pool size
     #[arg(long, default_value = "target/c-l3fwd-sweep")]
     c_build_dir: PathBuf,
@@ -88,7 +85,7 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
         require(&args.testpmd, "install Debian's dpdk package (make deps)")?;
     }
     require(
-        &args.c_build_script,
+        &args.common.c_build_script,
         "run from the workspace root or give --c-build-script",
     )?;
     let (logs, traffic_dir) = (args.out_dir.join("logs"), args.out_dir.join("traffic"));
@@ -107,13 +104,18 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
         .filter_map(|t| t.routes)
         .max()
         .unwrap_or(0);
-    let mut c_builds = CBuilds::new(args.c_build_script.clone(), args.c_build_dir.clone(), lpm_routes);
+    let mut c_builds = CBuilds::new(args.common.c_build_script.clone(), args.c_build_dir.clone());
+    let c_build = |mbufs| Build {
+        mbufs,
+        lpm_routes,
+        sequential: false,
+    };
     let mut pools: Vec<usize> = cells.iter().map(Cell::mbufs).collect();
     pools.sort();
     pools.dedup();
     println!("building C l3fwd for pools of {pools:?} mbufs (scripts/build-c-l3fwd.sh)");
     for &mbufs in &pools {
-        if let Err(e) = c_builds.binary(mbufs) {
+        if let Err(e) = c_builds.binary(c_build(mbufs)) {
             println!("  pool {mbufs}: {e}: C cells of this pool are n/a");
         }
     }
@@ -178,7 +180,7 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
             continue;
         }
         let files = traffic::generate_cell(&args.common.tablegen_bin, &args.common.rules_dir, &traffic_dir, cell);
-        let c_bin = c_builds.binary(cell.mbufs());
+        let c_bin = c_builds.binary(c_build(cell.mbufs()));
         // Per forwarder: its process kept paused from the last round, and its
         // log. One at most: the hugepages hold two runs.
         let mut kept: Vec<Option<(run::Forwarding, PathBuf)>> = forwarders.iter().map(|_| None).collect();
@@ -338,7 +340,10 @@ impl Run<'_> {
             }
             None => {
                 let prefix = format!("l3fwd-sweep-{}-{}", std::process::id(), self.n);
-                let (cmd, stop) = forwarders::command(self.forwarder, self.program, self.cell, self.files, &prefix);
+                // make bench's command line, on the cell's mode and pool (the C build has it).
+                let config = Config::new(self.forwarder, self.cell.table.mode, Variant::Default, false);
+                let files = &self.files.files;
+                let (cmd, stop) = command::command(config, self.program, files, &self.cell.pool(), &prefix);
                 run::Forwarding::start(cmd, stop, &prefix, self.log, timing.start_timeout)?
             }
         };

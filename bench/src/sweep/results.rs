@@ -2,8 +2,8 @@
 //! min..max over rounds and the l3fwd-rs / C ratio of medians; written as
 //! JSON and CSV and printed as a table.
 
-use super::forwarders::Forwarder;
 use super::grid::{format_count, Cell};
+use crate::configs::Forwarder;
 use crate::machine::Machine;
 use crate::run::Sample;
 use crate::stats;

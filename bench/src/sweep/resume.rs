@@ -4,9 +4,9 @@
 //! hours (the C sample adds 1M routes in minutes, per run), more than a
 //! sitting may give it.
 
-use super::forwarders::Forwarder;
 use super::grid::Cell;
 use super::results::{CellRun, RunRecord, SweepReport, SweepSettings};
+use crate::configs::Forwarder;
 use crate::machine::Machine;
 use crate::run::Sample;
 

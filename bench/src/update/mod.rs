@@ -7,6 +7,7 @@
 mod changes;
 mod plot;
 
+use crate::cbuild::Build;
 use crate::command;
 use crate::configs::{Config, Forwarder, Variant};
 use crate::failures::Failures;
@@ -60,8 +61,7 @@ pub struct UpdateArgs {
     /// Entries each run adds beyond its table and deletes again, over and over
     #[arg(long, default_value_t = 10_000)]
     span: u32,
-    /// mbufs per pool (the C binary must be built with C_L3FWD_MIN_MBUFS set to it; --quick
-    /// gives l3fwd-rs fewer)
+    /// mbufs per pool (the C binary is built with it; --quick gives l3fwd-rs fewer)
     #[arg(long, default_value_t = 1 << 20)]
     mbufs: u32,
     /// EAL memory (-m) in MB: a shadow-swap change holds two tables for a moment
@@ -69,7 +69,8 @@ pub struct UpdateArgs {
     memory: u32,
     #[arg(long, default_value = "target/release/l3fwd-ctl")]
     ctl_bin: PathBuf,
-    /// C l3fwd for the restart time; skipped if it is not built (a C that fails to start fails the run)
+    /// C l3fwd for the restart time, built there with --mbufs; skipped if it cannot be built (a C
+    /// that fails to start fails the run)
     #[arg(long, default_value = "target/c-l3fwd-scale/dpdk-l3fwd")]
     c_scale_bin: PathBuf,
     #[arg(long, default_value = "target/release/l3fwd-gen")]
@@ -140,12 +141,20 @@ pub fn update(mut args: UpdateArgs) -> Result<ExitCode, String> {
         crate::require(bin, hint)?;
     }
     // C restarts on the EM table only: its LPM holds 1024 rules.
-    let c_runs = args.targets.iter().any(|t| t.mode() == "em") && args.c_scale_bin.is_file();
-    if c_runs {
-        crate::check_c_variant(&args.c_scale_bin, c_mbufs, false)?;
-    } else if args.targets.iter().any(|t| t.mode() == "em") {
-        println!("{} not built: no C restart time", args.c_scale_bin.display());
-    }
+    // Built with its pool here (nothing to do when it is up to date).
+    let c_build = Build {
+        mbufs: c_mbufs as usize,
+        ..Build::STOCK
+    };
+    let c_dir = args.c_scale_bin.parent().unwrap_or(Path::new("."));
+    let c_runs = args.targets.iter().any(|t| t.mode() == "em")
+        && match c_build.make(&args.common.c_build_script, c_dir) {
+            Ok(_) => true,
+            Err(e) => {
+                println!("{}: {e}: no C restart time", args.c_scale_bin.display());
+                false
+            }
+        };
     let logs = args.out_dir.join("logs");
     std::fs::create_dir_all(&logs).map_err(|e| format!("{}: {e}", logs.display()))?;
     let generators = args.common.generators(&args.gen_bin);
