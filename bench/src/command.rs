@@ -1,6 +1,6 @@
 //! The command line of each configuration: same EAL setup, ports and traffic for all.
 
-use crate::configs::{Config, Forwarder};
+use crate::configs::{Config, Forwarder, Variant};
 pub use crate::pool::Pool;
 use crate::run::Stop;
 use l3fwd_rs::mode::RuleFormat;
@@ -73,21 +73,14 @@ pub fn command(config: Config, program: &Path, files: &Files, pool: &Pool, prefi
             Stop::CloseStdin,
         );
     }
-    let mut rs_options = Vec::new();
-    if config.is_c_drain() {
-        rs_options.push("--c-drain".to_string());
-    }
-    if config.is_rs() && config.is_sequential() {
-        rs_options.push("--sequential-lookup".to_string());
-    }
-    if let Some(group) = config.em_lookup_group() {
-        rs_options.push(format!("--em-lookup-group={group}"));
-    }
+    // C's variants are builds (crate::cbuild), l3fwd-rs's options.
+    let mut rs_options = if config.is_rs() {
+        rs_options(config.variant)
+    } else {
+        vec![]
+    };
     if let (true, Some(mbufs)) = (config.is_rs(), pool.mbufs) {
         rs_options.extend(["--num-mbufs".to_string(), mbufs.to_string()]);
-    }
-    if let Some(burst) = config.burst() {
-        rs_options.extend(["--rx-burst", "--tx-burst"].map(|o| format!("{o}={burst}")));
     }
     let run = L3fwdRun {
         program,
@@ -103,6 +96,19 @@ pub fn command(config: Config, program: &Path, files: &Files, pool: &Pool, prefi
         l3fwd(&run, prefix)
     };
     (cmd, Stop::Sigint)
+}
+
+/// l3fwd-rs's options for `variant` (eventdev mode is a command line of
+/// its own).
+pub fn rs_options(variant: Variant) -> Vec<String> {
+    match variant {
+        Variant::Default | Variant::Event => vec![],
+        Variant::CDrain => vec!["--c-drain".into()],
+        Variant::Burst(n) => ["--rx-burst", "--tx-burst"].map(|o| format!("{o}={n}")).into(),
+        Variant::Group(n) => vec![format!("--em-lookup-group={n}")],
+        Variant::Sequential => vec!["--sequential-lookup".into()],
+        Variant::IdleFlushGap(n) => vec!["--idle-flush-gap".into(), n.to_string()],
+    }
 }
 
 /// One run of C l3fwd or l3fwd-rs: both take the same arguments.
