@@ -3,9 +3,10 @@
 //! only when it is beyond the tolerance and significant.
 
 use crate::configs::Config;
-use crate::report::RunRecord;
+use crate::report::{Report, RunRecord};
 use crate::significance::{self, Change, ALPHA};
 use crate::stats::ratio_pairs_on;
+use std::path::Path;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Verdict {
@@ -30,6 +31,39 @@ pub struct Comparison {
     /// None: no round of this run measured both configurations.
     pub change: Option<Change>,
     pub verdict: Verdict,
+}
+
+/// The baseline at `path`, read before any run (a bad path should not
+/// cost minutes of runs): a report of the same kind as this run's, a
+/// sweep's if `sweep`, else make bench's.
+pub fn read(path: &Path, sweep: bool) -> Result<Report, String> {
+    let old: Report = crate::read_json(path)?;
+    let (is, other) = (["make bench's", "`l3fwd-bench`"], ["a sweep's", "`l3fwd-bench sweep`"]);
+    let [kind, command] = if sweep { is } else { other };
+    if old.is_sweep() == sweep {
+        return Ok(old);
+    }
+    Err(format!(
+        "baseline {}: {kind} report: give it to {command} --baseline",
+        path.display()
+    ))
+}
+
+/// Prints the verdicts of `new` against the baseline `old` (from `path`):
+/// make bench's by ratio of configurations (those `selected`), a sweep's
+/// by cell; whether one is a regression.
+pub fn check(path: &Path, old: &Report, new: &Report, selected: &[Config], tolerance: f64) -> bool {
+    println!("\nagainst baseline {} ({}):", path.display(), old.timestamp);
+    let comparisons = if new.is_sweep() {
+        crate::sweep::compare::compare(old, new, tolerance)
+    } else {
+        compare(&old.runs, &new.runs, selected, tolerance)
+    };
+    if comparisons.is_empty() {
+        println!("  no {} in common", if new.is_sweep() { "cell" } else { "ratio" });
+    }
+    print(&comparisons, tolerance);
+    comparisons.iter().any(|c| c.verdict.is_regression())
 }
 
 /// Judges each ratio the baseline `old` measured whose configurations were
@@ -129,12 +163,28 @@ mod tests {
     use super::*;
     use crate::configs::tests::config;
 
+    /// One schema, two kinds: each command takes a baseline of its own
+    /// kind only, and says which command the other kind is for.
+    #[test]
+    fn a_baseline_is_of_the_same_kind_as_the_run() {
+        let path = std::env::temp_dir().join(format!("l3fwd-bench-baseline-{}.json", std::process::id()));
+        crate::write_json(&path, &crate::sweep::results::tests::sample()).unwrap();
+        assert!(read(&path, true).unwrap().is_sweep());
+        let err = read(&path, false).unwrap_err();
+        assert!(
+            err.contains("a sweep's report: give it to `l3fwd-bench sweep` --baseline"),
+            "{err}"
+        );
+        std::fs::remove_file(&path).unwrap();
+    }
+
     /// Runs of `(config, [rate per round])`.
     fn runs(rates: &[(&str, &[f64])]) -> Vec<RunRecord> {
         rates
             .iter()
             .flat_map(|&(config, per_round)| {
                 per_round.iter().enumerate().map(move |(i, &mpps)| RunRecord {
+                    cell: None,
                     config: config.to_owned(),
                     round: i as u32 + 1,
                     mpps: (mpps > 0.0).then_some(mpps),

@@ -216,29 +216,18 @@ fn main() -> ExitCode {
 
 fn bench(args: Args) -> Result<ExitCode, String> {
     let selected = versions::on_releases(configs::select(&args.only)?, &args.dpdk)?;
-    // Read the baseline first: a bad path should not cost minutes of runs.
-    let baseline: Option<Report> = args.common.baseline.as_deref().map(read_json).transpose()?;
+    let baseline = args.common.baseline.as_deref();
+    let old = baseline.map(|path| baseline::read(path, false)).transpose()?;
     let (report, failures) = measure(&args, &args.common.rs_bin, &selected)?;
     write_json(&args.json, &report)?;
     println!("\nwrote {}", args.json.display());
     if args.dpdk.len() > 1 {
         versions::report(&report, &args.json.with_file_name("versions.png"))?;
     }
-
-    let Some(old) = baseline else {
-        return Ok(failures.finish(ExitCode::SUCCESS));
+    let regressed = match (baseline, old) {
+        (Some(path), Some(old)) => baseline::check(path, &old, &report, &selected, args.common.tolerance),
+        _ => false,
     };
-    println!(
-        "\nagainst baseline {} ({}):",
-        args.common.baseline.unwrap_or_default().display(),
-        old.timestamp
-    );
-    let comparisons = baseline::compare(&old.runs, &report.runs, &selected, args.common.tolerance);
-    if comparisons.is_empty() {
-        println!("  no ratio in common");
-    }
-    baseline::print(&comparisons, args.common.tolerance);
-    let regressed = comparisons.iter().any(|c| c.verdict.is_regression());
     Ok(failures.finish(if regressed {
         ExitCode::from(2)
     } else {
@@ -391,6 +380,7 @@ pub fn measure(args: &Args, rs_bin: &Path, selected: &[Config]) -> Result<(Repor
             frames: sizes.frames,
             mbufs: args.scale_mbufs,
         }),
+        ..Settings::default()
     };
     let report = report::build(
         settings,

@@ -276,7 +276,7 @@ mod tests {
             frames: 1024,
             selected: selected.iter().map(|c| c.id()).collect(),
             memory: "no-huge (test)".into(),
-            scale: None,
+            ..Settings::default()
         };
         let machine = crate::machine::Machine {
             nproc: 2,

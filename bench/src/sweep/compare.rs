@@ -2,13 +2,13 @@
 //! each cell both measured, over rounds, judged as `make bench` judges its
 //! ratios.
 
-use super::results::SweepReport;
 use crate::baseline::{self, Comparison};
+use crate::report::Report;
 use crate::significance;
 
 /// Each cell of `new` that `old` has a ratio for. A cell whose ratio is
 /// gone (a run failed) counts as a regression, as in `make bench`.
-pub fn compare(old: &SweepReport, new: &SweepReport, tolerance: f64) -> Vec<Comparison> {
+pub fn compare(old: &Report, new: &Report, tolerance: f64) -> Vec<Comparison> {
     new.cells
         .iter()
         .filter_map(|cell| {
@@ -28,13 +28,13 @@ pub fn compare(old: &SweepReport, new: &SweepReport, tolerance: f64) -> Vec<Comp
 }
 
 /// l3fwd-rs over C in each round of `cell` where both ran.
-fn per_round(report: &SweepReport, cell: &str) -> Vec<f64> {
+fn per_round(report: &Report, cell: &str) -> Vec<f64> {
     let rate = |forwarder: &'static str| {
         move |round: u32| {
             let run = report
                 .runs
                 .iter()
-                .find(|r| r.cell == cell && r.forwarder == forwarder && r.round == round);
+                .find(|r| r.cell.as_deref() == Some(cell) && r.forwarder() == forwarder && r.round == round);
             run.and_then(|r| r.mpps)
         }
     };
@@ -48,9 +48,13 @@ mod tests {
     use crate::baseline::Verdict;
 
     /// `sample()` with l3fwd-rs's rates in `cell` scaled by `factor`.
-    fn scaled(cell: &str, factor: f64) -> SweepReport {
+    fn scaled(cell: &str, factor: f64) -> Report {
         let mut report = sample();
-        for r in report.runs.iter_mut().filter(|r| r.cell == cell && r.forwarder == "rs") {
+        for r in report
+            .runs
+            .iter_mut()
+            .filter(|r| r.cell.as_deref() == Some(cell) && r.forwarder() == "rs")
+        {
             r.mpps = r.mpps.map(|m| m * factor);
         }
         report
@@ -63,9 +67,13 @@ mod tests {
         // round below every old one; lpm-16/1518B/16 (1.2, 1.3, 1.25) 4%.
         let mut new = scaled("lpm-16/64B/16", 0.92);
         let fallen = scaled("lpm-16/1518B/16", 0.96);
-        new.runs.retain(|r| r.cell != "lpm-16/1518B/16");
-        new.runs
-            .extend(fallen.runs.into_iter().filter(|r| r.cell == "lpm-16/1518B/16"));
+        new.runs.retain(|r| r.cell.as_deref() != Some("lpm-16/1518B/16"));
+        new.runs.extend(
+            fallen
+                .runs
+                .into_iter()
+                .filter(|r| r.cell.as_deref() == Some("lpm-16/1518B/16")),
+        );
         let verdicts: Vec<(String, Verdict)> = compare(&old, &new, 0.05)
             .into_iter()
             .map(|c| (c.name, c.verdict))
@@ -85,7 +93,8 @@ mod tests {
     fn lost_and_improved_cells() {
         let old = sample();
         let mut new = scaled("lpm-16/1518B/16", 1.5);
-        new.runs.retain(|r| !(r.cell == "lpm-16/64B/16" && r.forwarder == "rs"));
+        new.runs
+            .retain(|r| !(r.cell.as_deref() == Some("lpm-16/64B/16") && r.forwarder() == "rs"));
         new.cells.remove(2);
         let c = compare(&old, &new, 0.05);
         assert_eq!(c[0].verdict, Verdict::Missing);

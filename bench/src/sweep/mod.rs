@@ -4,19 +4,20 @@
 //! for it; the result is a table, CSV and JSON with every run, plots, and
 //! optionally a cell-by-cell comparison with an earlier sweep.
 
-mod compare;
+pub(crate) mod compare;
 pub(crate) mod grid;
 pub(crate) mod plot;
-mod results;
+pub(crate) mod results;
 mod resume;
 
 use crate::cbuild::{Build, CBuilds};
 use crate::configs::{Config, Forwarder, Variant};
 use crate::failures::Failures;
+use crate::report::{Report, Settings};
 use crate::{command, hugepages, interrupt, machine, require, run, traffic, Common, HUGEPAGES_DIR, START_TIMEOUT};
 use grid::{Cell, Grid, Mode};
 use l3fwd_rs::mode::RuleFormat;
-use results::{CellRun, SweepReport, SweepSettings};
+use results::CellRun;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -76,7 +77,8 @@ pub struct SweepArgs {
 pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
     let grid = Grid::new(args.sizes.clone(), args.flows.clone(), &args.modes, &args.routes)?;
     // Everything that can fail fast does, before minutes of runs.
-    let baseline: Option<SweepReport> = args.common.baseline.as_deref().map(crate::read_json).transpose()?;
+    let baseline = args.common.baseline.as_deref();
+    let old = baseline.map(|path| crate::baseline::read(path, true)).transpose()?;
     plot::load_font()?;
     let hint = "build it with `cargo build --release -p l3fwd-rs -p trafficgen`, or `make bench-sweep` does it";
     require(&args.common.rs_bin, hint)?;
@@ -129,7 +131,7 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
     if !args.no_io {
         forwarders.push(Forwarder::Io);
     }
-    let mut settings = SweepSettings {
+    let mut settings = Settings {
         rounds,
         warmup_secs: args.common.warmup,
         window_secs: args.common.window,
@@ -137,7 +139,7 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
         flows: grid.flows.clone(),
         tables: grid.tables.iter().map(|t| t.id()).collect(),
         memory: memory.describe(),
-        resumed_from: Vec::new(),
+        ..Settings::default()
     };
     let mut carried: Vec<Option<Vec<CellRun>>> = cells.iter().map(|_| None).collect();
     let mut earlier_sweep = None;
@@ -271,17 +273,10 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
         plots.len()
     );
 
-    let Some(old) = baseline else {
-        return Ok(failures.finish(ExitCode::SUCCESS));
+    let regressed = match (baseline, old) {
+        (Some(path), Some(old)) => crate::baseline::check(path, &old, &report, &[], args.common.tolerance),
+        _ => false,
     };
-    let path = args.common.baseline.unwrap_or_default();
-    println!("\nagainst baseline {} ({}):", path.display(), old.timestamp);
-    let comparisons = compare::compare(&old, &report, args.common.tolerance);
-    if comparisons.is_empty() {
-        println!("  no cell in common");
-    }
-    crate::baseline::print(&comparisons, args.common.tolerance);
-    let regressed = comparisons.iter().any(|c| c.verdict.is_regression());
     Ok(failures.finish(if regressed {
         ExitCode::from(2)
     } else {
@@ -396,7 +391,7 @@ fn trim_log(log: &Path) {
     }
 }
 
-fn write_data(dir: &Path, report: &SweepReport) -> Result<(), String> {
+fn write_data(dir: &Path, report: &Report) -> Result<(), String> {
     crate::write_json(&dir.join("sweep.json"), report)?;
     for (name, text) in [
         ("runs.csv", results::runs_csv(report)),
