@@ -14,6 +14,7 @@ mod callgrind;
 mod cbuild;
 mod command;
 mod configs;
+mod engine;
 mod failures;
 mod hugepages;
 mod interrupt;
@@ -37,9 +38,10 @@ use cbuild::Build;
 use clap::{Parser, Subcommand};
 use command::Tools;
 use configs::{Config, Forwarder};
+use engine::{Engine, Unit};
 use failures::Failures;
 use pool::Pool;
-use report::{Report, Run, ScaleSettings, Settings};
+use report::{Report, ScaleSettings, Settings};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -274,7 +276,6 @@ pub fn measure(args: &Args, rs_bin: &Path, selected: &[Config]) -> Result<(Repor
 
     let frames = args.frames as usize;
     let logs = args.work_dir.join("logs");
-    std::fs::create_dir_all(&logs).map_err(|e| format!("{}: {e}", logs.display()))?;
     let generators = args.common.generators(&args.gen_bin);
     let sizes = traffic::ScaleSizes {
         em_rules: args.scale_em_rules,
@@ -316,55 +317,30 @@ pub fn measure(args: &Args, rs_bin: &Path, selected: &[Config]) -> Result<(Repor
         args.common.warmup + args.common.window + 1.0,
         if any_scale { " plus start-up" } else { "" }
     );
-    // Ctrl-C ends the runs and unwinds, so that the hugepages are given back.
-    interrupt::catch_signals()?;
     let largest = if any_scale {
         scale.memory_mb
     } else {
         Pool::DEFAULT.memory_mb
     };
+    // Ctrl-C ends the runs and unwinds, so that the hugepages are given back.
+    interrupt::catch_signals()?;
+    let mut engine = Engine::new(total, args.common.rounds, &logs)?;
     let memory = hugepages::Memory::for_runs(largest, Path::new(HUGEPAGES_DIR), args.common.no_huge);
     command::use_memory(memory.eal_args());
-    let mut runs = Vec::with_capacity(total);
-    let mut failures = Failures::new();
-    let mut progress = progress::Progress::new(total);
-    for round in 1..=args.common.rounds {
-        for &config in selected {
-            if interrupt::interrupted() {
-                return Err("interrupted".into());
-            }
-            progress.start(format!("{} round {round}", config.label()));
-            let prefix = format!("l3fwd-bench-{}-{}", std::process::id(), runs.len());
-            let log = logs.join(format!("{}-r{round}.log", config.id()));
-            let pool = if config.is_scale() { &scale } else { &Pool::DEFAULT };
-            let release = config.release();
-            let tools = release.tools(&tools);
-            let program = command::program(config, &tools);
-            let (cmd, stop) = command::command(config, program, traffic.files(config), pool, &prefix);
-            let mut cmd = release.command(cmd);
-            // l3fwd-rs's own counters: what its lcores spend per packet.
-            let stats_json =
-                (config.forwarder == Forwarder::Rs).then(|| logs.join(format!("{}-r{round}.json", config.id())));
-            if let Some(file) = &stats_json {
-                let _ = std::fs::remove_file(file); // one an earlier run left
-                cmd.arg("--stats-json").arg(file);
-            }
-            let result = run::measure(cmd, stop, &prefix, &log, &timing(config)).map(|s| run::Sample {
-                cycles_per_packet: stats_json.as_deref().and_then(run::cycles_per_packet),
-                ..s
-            });
-            progress.done(&match &result {
-                Ok(s) => format!(
-                    "{:.2} Mpps, first TX after {:.2} s, {:.0} MB resident",
-                    s.mpps, s.first_tx_secs, s.rss_mb
-                ),
-                Err(e) => format!("FAILED: {e} (log: {})", log.display()),
-            });
-            failures.count(format!("{} round {round}", config.id()), &log, &result);
-            runs.push(Run { config, round, result });
-        }
-    }
-    drop(progress);
+    let units: Vec<Unit> = selected
+        .iter()
+        .map(|&config| Unit {
+            config,
+            cell: None,
+            program: Ok(command::program(config, &config.release().tools(&tools)).to_owned()),
+            files: Ok(traffic.files(config).clone()),
+            pool: if config.is_scale() { scale } else { Pool::DEFAULT },
+            timing: timing(config),
+            may_keep: false,
+        })
+        .collect();
+    let runs = engine.run(&units)?;
+    let failures = engine.finish();
 
     let settings = Settings {
         rounds: args.common.rounds,

@@ -2,6 +2,7 @@
 //! written as JSON and printed as a table.
 
 use crate::configs::{Config, Forwarder};
+pub use crate::engine::Run;
 use crate::machine::Machine;
 use crate::run::Sample;
 use crate::stats;
@@ -194,15 +195,14 @@ pub struct ConfigSummary {
     pub of_io: Option<f64>,
 }
 
-/// One run's outcome: what it measured or why there is nothing.
-pub struct Run {
-    pub config: Config,
-    pub round: u32,
-    pub result: Result<Sample, String>,
-}
-
 pub fn build(settings: Settings, machine: Machine, timestamp: String, selected: &[Config], runs: &[Run]) -> Report {
-    let rates = |c: Config| Rates::of(runs.iter().filter(|r| r.config == c).map(|r| &r.result));
+    let rates = |c: Config| {
+        Rates::of(
+            runs.iter()
+                .filter(|r| r.config == c && r.cell.is_none())
+                .map(|r| &r.result),
+        )
+    };
     let medians: BTreeMap<Config, f64> = selected
         .iter()
         .filter_map(|&c| Some((c, rates(c).median_mpps?)))
@@ -315,21 +315,25 @@ mod tests {
         let runs = [
             Run {
                 config: config("c-lpm"),
+                cell: None,
                 round: 1,
                 result: ok(20.0),
             },
             Run {
                 config: config("rs-lpm"),
+                cell: None,
                 round: 1,
                 result: ok(25.0),
             },
             Run {
                 config: config("io"),
+                cell: None,
                 round: 1,
                 result: ok(40.0),
             },
             Run {
                 config: config("rs-em"),
+                cell: None,
                 round: 1,
                 result: Err("exited early".into()),
             },

@@ -259,6 +259,7 @@ mod tests {
             .flat_map(|round| {
                 selected.iter().map(move |&config| Run {
                     config,
+                    cell: None,
                     round,
                     result: Ok(Sample {
                         mpps: 10.0 + f64::from(round) + if config.is_rs() { 5.0 } else { 0.0 },

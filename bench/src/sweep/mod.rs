@@ -12,12 +12,11 @@ mod resume;
 
 use crate::cbuild::{Build, CBuilds};
 use crate::configs::{Config, Forwarder, Variant};
-use crate::failures::Failures;
+use crate::engine::{Engine, Run, Unit};
 use crate::report::{Report, Settings};
-use crate::{command, hugepages, interrupt, machine, require, run, traffic, Common, HUGEPAGES_DIR, START_TIMEOUT};
+use crate::{command, hugepages, interrupt, machine, require, traffic, Common, HUGEPAGES_DIR, START_TIMEOUT};
 use grid::{Cell, Grid, Mode};
 use l3fwd_rs::mode::RuleFormat;
-use results::CellRun;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -29,11 +28,6 @@ const SLOW_START_RULES: usize = 1 << 16;
 const SLOW_START_MBUFS: usize = 1 << 16;
 /// ...so they may take this long to forward.
 const SLOW_START_TIMEOUT: Duration = Duration::from_secs(300);
-/// In a cell of more than SLOW_START_RULES rules, a forwarder that took
-/// longer than this to forward is not restarted for its next round: it
-/// waits paused (SIGSTOP) while the others run, its memory held. On
-/// hugepages the C sample takes 3-4 min to add 1M routes, twice a cell.
-const KEEP_AFTER_SECS: f64 = 30.0;
 
 #[derive(clap::Args)]
 pub struct SweepArgs {
@@ -141,7 +135,7 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
         memory: memory.describe(),
         ..Settings::default()
     };
-    let mut carried: Vec<Option<Vec<CellRun>>> = cells.iter().map(|_| None).collect();
+    let mut carried: Vec<Option<Vec<Run>>> = cells.iter().map(|_| None).collect();
     let mut earlier_sweep = None;
     if args.resume {
         let path = args.out_dir.join("sweep.json");
@@ -168,83 +162,40 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
         labels.join(", "),
         args.common.warmup + args.common.window + 1.0
     );
-    let mut runs = Vec::with_capacity(cells.len() * rounds as usize * forwarders.len());
-    let mut failures = Failures::new();
-    let mut progress = crate::progress::Progress::new(total);
+    let mut engine = Engine::new(total, rounds, &logs)?;
+    let mut runs = Vec::new();
     for ((done, cell), carried) in cells.iter().enumerate().zip(carried) {
         if let Some(carried) = carried {
-            let from = earlier_sweep.as_deref().unwrap_or_default();
-            for run in &carried {
-                let who = format!("{} round {} (kept from the sweep of {from})", run.who(), run.round);
-                failures.count(who, &run.log(&logs), &run.result);
-            }
+            engine.carried(&carried, earlier_sweep.as_deref().unwrap_or_default());
             runs.extend(carried);
             continue;
         }
         let files = traffic::generate_cell(&args.common.tablegen_bin, &args.common.rules_dir, &traffic_dir, cell);
         let c_bin = c_builds.binary(c_build(cell.mbufs()));
-        // Per forwarder: its process kept paused from the last round, and its
-        // log. One at most: the hugepages hold two runs.
-        let mut kept: Vec<Option<(run::Forwarding, PathBuf)>> = forwarders.iter().map(|_| None).collect();
-        for round in 1..=rounds {
-            for (i, &forwarder) in forwarders.iter().enumerate() {
-                let another_kept = kept.iter().enumerate().any(|(j, k)| j != i && k.is_some());
-                let kept = &mut kept[i];
-                if interrupt::interrupted() {
-                    return Err("interrupted (the cells measured so far are in sweep.json)".into());
-                }
-                progress.start(format!("{cell}, {} round {round}", forwarder.label()));
-                let program = match forwarder {
+        let slow = cell.rules() > SLOW_START_RULES || cell.mbufs() > SLOW_START_MBUFS;
+        let units: Vec<Unit> = forwarders
+            .iter()
+            .map(|&forwarder| Unit {
+                config: Config::new(forwarder, cell.table.mode, Variant::Default, false),
+                cell: Some(*cell),
+                program: match forwarder {
                     Forwarder::C => c_bin.clone().map_err(|e| format!("C n/a: {e}")),
                     Forwarder::Rs => Ok(args.common.rs_bin.clone()),
                     Forwarder::Io => Ok(args.testpmd.clone()),
-                };
-                let resumed = kept.is_some();
-                let log = kept
+                },
+                files: files
                     .as_ref()
-                    .map_or_else(|| run_log(&logs, cell, forwarder, round), |(_, log)| log.clone());
-                let may_keep = keep_slow && !another_kept && round < rounds && cell.rules() > SLOW_START_RULES;
-                let result = match (&files, program) {
-                    (Err(e), _) => Err(format!("no traffic: {e}")),
-                    (_, Err(e)) => Err(e),
-                    (Ok(files), Ok(program)) => {
-                        let run = Run {
-                            forwarder,
-                            program: &program,
-                            cell,
-                            files,
-                            log: &log,
-                            n: runs.len(),
-                        };
-                        run.measure(&args.common, kept, may_keep)
-                    }
-                };
-                progress.done(&match &result {
-                    Ok(s) => {
-                        let start = if resumed {
-                            "resumed from the last round".to_string()
-                        } else {
-                            format!("first TX after {:.2} s", s.first_tx_secs)
-                        };
-                        if kept.is_some() {
-                            format!("{:.2} Mpps, {start}; paused for the next round", s.mpps)
-                        } else {
-                            trim_log(&log);
-                            format!("{:.2} Mpps, {start}", s.mpps)
-                        }
-                    }
-                    Err(e) => format!("FAILED: {e} (log: {})", log.display()),
-                });
-                let run = CellRun {
-                    cell: *cell,
-                    forwarder,
-                    round,
-                    result,
-                };
-                failures.count(format!("{} round {round}", run.who()), &log, &run.result);
-                runs.push(run);
-            }
-        }
+                    .map(|f| f.files.clone())
+                    .map_err(|e| format!("no traffic: {e}")),
+                pool: cell.pool(),
+                timing: args
+                    .common
+                    .timing(if slow { SLOW_START_TIMEOUT } else { START_TIMEOUT }),
+                may_keep: keep_slow && cell.rules() > SLOW_START_RULES,
+            })
+            .collect();
+        let measured = engine.run(&units);
+        runs.extend(measured.map_err(|e| format!("{e} (the cells measured so far are in sweep.json)"))?);
         drop(files);
         // Written after every cell, so that an interrupted sweep keeps what it measured.
         let so_far = results::build(
@@ -256,6 +207,7 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
         );
         write_data(&args.out_dir, &so_far)?;
     }
+    let failures = engine.finish();
 
     let report = results::build(
         settings,
@@ -284,75 +236,6 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
     }))
 }
 
-/// The log of `forwarder`'s run in `cell`, round `round` (kept over a
-/// resume: a cell carried keeps the logs of its runs).
-fn run_log(logs: &Path, cell: &Cell, forwarder: Forwarder, round: u32) -> PathBuf {
-    logs.join(format!(
-        "{}-{}-r{round}.log",
-        cell.key().replace('/', "-"),
-        forwarder.id()
-    ))
-}
-
-impl CellRun {
-    /// `CELL FORWARDER`, e.g. `lpm-10K/64B/1K c`: the run's name in a failure.
-    fn who(&self) -> String {
-        format!("{} {}", self.cell.key(), self.forwarder.id())
-    }
-
-    fn log(&self, logs: &Path) -> PathBuf {
-        run_log(logs, &self.cell, self.forwarder, self.round)
-    }
-}
-
-/// One run of a forwarder on a cell.
-struct Run<'a> {
-    forwarder: Forwarder,
-    program: &'a Path,
-    cell: &'a Cell,
-    files: &'a traffic::CellFiles,
-    log: &'a Path,
-    /// The sweep's run number: makes the EAL file prefix unique.
-    n: usize,
-}
-
-impl Run<'_> {
-    /// Measures one round: in the process `kept` paused from the last round
-    /// if there is one, else in a new one. If `may_keep`, a process that was
-    /// slow to start is paused into `kept` for the next round, not stopped.
-    fn measure(
-        &self,
-        common: &Common,
-        kept: &mut Option<(run::Forwarding, PathBuf)>,
-        may_keep: bool,
-    ) -> Result<run::Sample, String> {
-        let slow = self.cell.rules() > SLOW_START_RULES || self.cell.mbufs() > SLOW_START_MBUFS;
-        let timing = common.timing(if slow { SLOW_START_TIMEOUT } else { START_TIMEOUT });
-        let mut forwarding = match kept.take() {
-            Some((forwarding, _)) => {
-                forwarding.resume()?;
-                forwarding
-            }
-            None => {
-                let prefix = format!("l3fwd-sweep-{}-{}", std::process::id(), self.n);
-                // make bench's command line, on the cell's mode and pool (the C build has it).
-                let config = Config::new(self.forwarder, self.cell.table.mode, Variant::Default, false);
-                let files = &self.files.files;
-                let (cmd, stop) = command::command(config, self.program, files, &self.cell.pool(), &prefix);
-                run::Forwarding::start(cmd, stop, &prefix, self.log, timing.start_timeout)?
-            }
-        };
-        let sample = forwarding.sample(&timing);
-        if sample.is_ok() && may_keep && forwarding.first_tx_secs > KEEP_AFTER_SECS {
-            forwarding.pause()?;
-            *kept = Some((forwarding, self.log.to_path_buf()));
-            return sample;
-        }
-        let stopped = forwarding.stop();
-        run::stopped_after(sample, stopped)
-    }
-}
-
 /// EAL memory for the runs of `cells`, and whether a slow-starting
 /// forwarder may wait paused beside another's run: only on hugepages
 /// reserved for two of the largest such cells at once (for one if two
@@ -375,20 +258,6 @@ fn memory_for(cells: &[Cell], rounds: u32, no_huge: bool) -> (hugepages::Memory,
     let memory = hugepages::Memory::for_runs(one, dir, no_huge);
     let keep = two.is_none() && memory.is_huge();
     (memory, keep)
-}
-
-/// Logs of successful runs keep only their end: the C sample logs every
-/// route it adds (50 MB for 1M routes, per run).
-fn trim_log(log: &Path) {
-    const KEEP: usize = 64 << 10;
-    let Ok(text) = std::fs::read(log) else {
-        return;
-    };
-    if text.len() > 2 * KEEP {
-        let mut kept = format!("[l3fwd-bench: {} bytes trimmed]\n", text.len() - KEEP).into_bytes();
-        kept.extend_from_slice(&text[text.len() - KEEP..]);
-        let _ = std::fs::write(log, kept);
-    }
 }
 
 fn write_data(dir: &Path, report: &Report) -> Result<(), String> {

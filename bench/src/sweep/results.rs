@@ -3,10 +3,10 @@
 //! JSON and CSV and printed as a table.
 
 use super::grid::{format_count, Cell};
-use crate::configs::{Config, Forwarder, Variant};
+use crate::configs::Forwarder;
+use crate::engine::Run;
 use crate::machine::Machine;
 use crate::report::{Rates, Report, RunRecord, Settings};
-use crate::run::Sample;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 
@@ -61,27 +61,14 @@ impl AboveIo {
     }
 }
 
-/// One run's outcome: what it measured or why there is nothing.
-pub struct CellRun {
-    pub cell: Cell,
-    pub forwarder: Forwarder,
-    pub round: u32,
-    pub result: Result<Sample, String>,
-}
-
-impl CellRun {
-    /// make bench's configuration of its forwarder on the cell's mode.
-    pub fn config(&self) -> Config {
-        Config::new(self.forwarder, self.cell.table.mode, Variant::Default, false)
-    }
-}
-
-pub fn build(settings: Settings, machine: Machine, timestamp: String, cells: &[Cell], runs: &[CellRun]) -> Report {
+pub fn build(settings: Settings, machine: Machine, timestamp: String, cells: &[Cell], runs: &[Run]) -> Report {
     let summaries = cells
         .iter()
         .map(|cell| {
             let rates = |forwarder| {
-                let mine = runs.iter().filter(|r| r.cell == *cell && r.forwarder == forwarder);
+                let mine = runs
+                    .iter()
+                    .filter(|r| r.cell == Some(*cell) && r.config.forwarder == forwarder);
                 Rates::of(mine.map(|r| &r.result))
             };
             let (c, rs, io) = (rates(Forwarder::C), rates(Forwarder::Rs), rates(Forwarder::Io));
@@ -111,7 +98,7 @@ pub fn build(settings: Settings, machine: Machine, timestamp: String, cells: &[C
         .collect();
     let runs = runs
         .iter()
-        .map(|r| RunRecord::new(Some(r.cell.key()), r.config(), r.round, &r.result))
+        .map(|r| RunRecord::new(r.cell.map(|c| c.key()), r.config, r.round, &r.result))
         .collect();
     Report {
         timestamp,
@@ -283,6 +270,17 @@ pub(crate) mod tests {
     use super::super::grid::tests::mode;
     use super::super::grid::Table;
     use super::*;
+    use crate::run::Sample;
+
+    fn cell_run(cell: Cell, forwarder: Forwarder, round: u32, result: Result<Sample, String>) -> Run {
+        let config = crate::configs::Config::new(forwarder, cell.table.mode, crate::configs::Variant::Default, false);
+        Run {
+            config,
+            cell: Some(cell),
+            round,
+            result,
+        }
+    }
 
     pub fn cell(table: Table, size: u32, flows: usize) -> Cell {
         Cell { table, size, flows }
@@ -321,32 +319,12 @@ pub(crate) mod tests {
         for round in 1..=3 {
             for (cell, c, rs) in &rates {
                 let i = round as usize - 1;
-                runs.push(CellRun {
-                    cell: *cell,
-                    forwarder: Forwarder::C,
-                    round,
-                    result: ok(c[i]),
-                });
-                runs.push(CellRun {
-                    cell: *cell,
-                    forwarder: Forwarder::Rs,
-                    round,
-                    result: ok(rs[i]),
-                });
+                runs.push(cell_run(*cell, Forwarder::C, round, ok(c[i])));
+                runs.push(cell_run(*cell, Forwarder::Rs, round, ok(rs[i])));
             }
             let failed = Err("exited early, \"Cause: no memory\"".to_string());
-            runs.push(CellRun {
-                cell: cells[2],
-                forwarder: Forwarder::C,
-                round,
-                result: failed,
-            });
-            runs.push(CellRun {
-                cell: cells[2],
-                forwarder: Forwarder::Rs,
-                round,
-                result: ok(5.0),
-            });
+            runs.push(cell_run(cells[2], Forwarder::C, round, failed));
+            runs.push(cell_run(cells[2], Forwarder::Rs, round, ok(5.0)));
         }
         let settings = Settings {
             rounds: 3,
@@ -463,15 +441,10 @@ pub(crate) mod tests {
             routes: Some(16),
         };
         let cells: Vec<Cell> = vec![cell(lpm, 64, 16)];
-        let runs: Vec<CellRun> = [20.0, 22.0, 21.0]
+        let runs: Vec<Run> = [20.0, 22.0, 21.0]
             .into_iter()
             .zip(1..)
-            .map(|(mpps, round)| CellRun {
-                cell: cells[0],
-                forwarder: Forwarder::Io,
-                round,
-                result: ok(mpps),
-            })
+            .map(|(mpps, round)| cell_run(cells[0], Forwarder::Io, round, ok(mpps)))
             .collect();
         r = build(r.settings, r.machine, r.timestamp, &cells, &runs);
         let io = r.cells[0].io.as_ref().unwrap();

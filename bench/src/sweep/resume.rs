@@ -5,8 +5,8 @@
 //! sitting may give it.
 
 use super::grid::Cell;
-use super::results::CellRun;
-use crate::configs::Forwarder;
+use crate::configs::{Config, Forwarder, Variant};
+use crate::engine::Run;
 use crate::machine::Machine;
 use crate::report::{Report, Settings};
 
@@ -40,7 +40,7 @@ fn memory_kind(memory: &str) -> &str {
 
 /// The runs of `cell` in `earlier`, if it holds one of each of `forwarders`
 /// in each of `rounds` rounds.
-pub fn carried(earlier: &Report, cell: &Cell, forwarders: &[Forwarder], rounds: u32) -> Option<Vec<CellRun>> {
+pub fn carried(earlier: &Report, cell: &Cell, forwarders: &[Forwarder], rounds: u32) -> Option<Vec<Run>> {
     let key = cell.key();
     let mut runs = Vec::new();
     for round in 1..=rounds {
@@ -49,9 +49,9 @@ pub fn carried(earlier: &Report, cell: &Cell, forwarders: &[Forwarder], rounds: 
                 .runs
                 .iter()
                 .find(|r| r.cell.as_ref() == Some(&key) && r.round == round && r.forwarder() == forwarder.id())?;
-            runs.push(CellRun {
-                cell: *cell,
-                forwarder,
+            runs.push(Run {
+                config: Config::new(forwarder, cell.table.mode, Variant::Default, false),
+                cell: Some(*cell),
                 round,
                 result: record.result(),
             });
