@@ -1,14 +1,16 @@
 //! The benchmark's result: every run, per-configuration summaries and the ratios;
 //! written as JSON and printed as a table.
 
-use crate::configs::{Config, Forwarder};
+use crate::configs::{Config, Forwarder, Variant};
 pub use crate::engine::Run;
 use crate::machine::Machine;
+use crate::mode::Mode;
 use crate::run::Sample;
 use crate::stats;
 pub use crate::sweep::results::CellSummary;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::path::Path;
 
 /// The one report of every rate command: make bench's (a summary per
 /// configuration, the key ratios) and a sweep's (a summary per cell).
@@ -29,6 +31,26 @@ pub struct Report {
 }
 
 impl Report {
+    /// Reads a report. The runs of sweeps written before the schema was
+    /// shared name their forwarder alone (`c`): they get their
+    /// configuration's id (`c-lpm`), the mode being their cell's.
+    pub fn read(path: &Path) -> Result<Report, String> {
+        let mut report: Report = crate::read_json(path)?;
+        for run in &mut report.runs {
+            let mode = run
+                .cell
+                .as_deref()
+                .and_then(|cell| Mode::parse(cell.split(['-', '/']).next()?).ok());
+            let forwarder = [Forwarder::C, Forwarder::Rs, Forwarder::Io]
+                .into_iter()
+                .find(|f| f.id() == run.config);
+            if let (Some(mode), Some(forwarder)) = (mode, forwarder) {
+                run.config = Config::new(forwarder, mode, Variant::Default, false).id();
+            }
+        }
+        Ok(report)
+    }
+
     /// A sweep's, not make bench's.
     pub fn is_sweep(&self) -> bool {
         !self.cells.is_empty() || !self.settings.tables.is_empty()

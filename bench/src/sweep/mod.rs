@@ -4,7 +4,6 @@
 //! for it; the result is a table, CSV and JSON with every run, plots, and
 //! optionally a cell-by-cell comparison with an earlier sweep.
 
-pub(crate) mod compare;
 pub(crate) mod grid;
 pub(crate) mod plot;
 pub(crate) mod results;
@@ -139,7 +138,7 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
     let mut earlier_sweep = None;
     if args.resume {
         let path = args.out_dir.join("sweep.json");
-        let earlier = resume::check(crate::read_json(&path)?, &settings, &machine::Machine::current())?;
+        let earlier = resume::check(Report::read(&path)?, &settings, &machine::Machine::current())?;
         carried = cells
             .iter()
             .map(|cell| resume::carried(&earlier, cell, &forwarders, rounds))
