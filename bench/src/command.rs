@@ -1,9 +1,9 @@
 //! The command line of each configuration: same EAL setup, ports and traffic for all.
 
 use crate::configs::{Config, Forwarder, Variant};
-pub use crate::pool::Pool;
+use crate::pool::Pool;
 use crate::run::Stop;
-use l3fwd_rs::mode::RuleFormat;
+use crate::traffic::Files;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -29,37 +29,6 @@ pub struct Tools {
     /// ...and sequential lookup (C_L3FWD_SEQUENTIAL).
     pub c_scale_seq_bin: PathBuf,
     pub testpmd: PathBuf,
-}
-
-/// The IPv4 and IPv6 rule files and the two pcap files (one per port) of
-/// one kind of run.
-#[derive(Clone)]
-pub struct Files {
-    pub rules: [PathBuf; 2],
-    pub pcaps: [PathBuf; 2],
-}
-
-/// The files of each kind of run.
-pub struct Traffic {
-    pub lpm: Files,
-    /// The LPM traffic, against generated ACL rules.
-    pub acl: Files,
-    pub em: Files,
-    pub lpm_scale: Files,
-    pub em_scale: Files,
-}
-
-impl Traffic {
-    /// FIB mode runs on the LPM route files and traffic.
-    pub fn files(&self, config: Config) -> &Files {
-        match (config.is_scale(), config.is_em()) {
-            _ if config.mode.rules() == RuleFormat::Acl => &self.acl,
-            (false, false) => &self.lpm,
-            (false, true) => &self.em,
-            (true, false) => &self.lpm_scale,
-            (true, true) => &self.em_scale,
-        }
-    }
 }
 
 /// The command line of `config`, running `program` ([`program`]) on `files`
@@ -225,6 +194,7 @@ pub fn program(config: Config, tools: &Tools) -> &Path {
 mod tests {
     use super::*;
     use crate::configs::tests::config;
+    use crate::traffic::Traffic;
 
     fn args(config: Config) -> Vec<String> {
         let tools = Tools {

@@ -5,7 +5,7 @@
 //! at once; a sweep one cell's at a time (a cell's traffic is removed
 //! before the next is made).
 
-use crate::command::{self, Files};
+use crate::command;
 use crate::configs::{Config, Forwarder};
 use crate::failures::Failures;
 use crate::interrupt;
@@ -13,6 +13,7 @@ use crate::pool::Pool;
 use crate::progress::Progress;
 use crate::run::{self, Forwarding, Sample, Timing};
 use crate::sweep::grid::Cell;
+use crate::traffic::Files;
 use std::path::{Path, PathBuf};
 
 /// One run's outcome: what it measured or why there is nothing.

@@ -112,10 +112,11 @@ impl Failures {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::command::{Files, Pool};
     use crate::configs::tests::config;
     use crate::engine::{Engine, Unit};
+    use crate::pool::Pool;
     use crate::run;
+    use crate::traffic::Files;
     use std::time::Duration;
 
     #[test]

@@ -10,11 +10,42 @@
 //! ACL runs take the LPM traffic against the LPM routes rewritten as ACL
 //! rules behind deny rules.
 
-use crate::command::{Files, Traffic};
+use crate::configs::Config;
 use crate::sweep::grid::{Cell, FCS};
 use l3fwd_rs::mode::RuleFormat;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+/// The IPv4 and IPv6 rule files and the two pcap files (one per port) of
+/// one kind of run.
+#[derive(Clone)]
+pub struct Files {
+    pub rules: [PathBuf; 2],
+    pub pcaps: [PathBuf; 2],
+}
+
+/// The files of each kind of run.
+pub struct Traffic {
+    pub lpm: Files,
+    /// The LPM traffic, against generated ACL rules.
+    pub acl: Files,
+    pub em: Files,
+    pub lpm_scale: Files,
+    pub em_scale: Files,
+}
+
+impl Traffic {
+    /// FIB mode runs on the LPM route files and traffic.
+    pub fn files(&self, config: Config) -> &Files {
+        match (config.is_scale(), config.is_em()) {
+            _ if config.mode.rules() == RuleFormat::Acl => &self.acl,
+            (false, false) => &self.lpm,
+            (false, true) => &self.em,
+            (true, false) => &self.lpm_scale,
+            (true, true) => &self.em_scale,
+        }
+    }
+}
 
 /// Where the generators and the default rule files are.
 pub struct Generators<'a> {

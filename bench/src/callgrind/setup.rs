@@ -4,10 +4,11 @@
 //! and for --lpm-flows/--em-flows the sweep's cells, pools and C builds.
 
 use crate::cbuild::{self, Build};
-use crate::command::{Files, Pool};
 use crate::configs::{self, Config, Forwarder};
 use crate::mode::Mode;
+use crate::pool::Pool;
 use crate::sweep::grid::{Cell, Table};
+use crate::traffic::Files;
 use crate::traffic::{self, CellFiles};
 use l3fwd_rs::mode::RuleFormat;
 use std::path::{Path, PathBuf};

@@ -62,7 +62,7 @@ pub struct SweepArgs {
     no_io: bool,
     #[arg(long, default_value = "/usr/bin/dpdk-testpmd")]
     testpmd: PathBuf,
-    /// Where those builds go, one directory per pool size
+    /// Where the C builds of its cells go, one directory per pool size
     #[arg(long, default_value = "target/c-l3fwd-sweep")]
     c_build_dir: PathBuf,
 }

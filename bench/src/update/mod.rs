@@ -248,7 +248,7 @@ pub fn update(mut args: UpdateArgs) -> Result<ExitCode, String> {
 /// l3fwd-rs on `config`'s tables while they change.
 struct Changing<'a> {
     config: Config,
-    files: &'a command::Files,
+    files: &'a crate::traffic::Files,
     pool: &'a Pool,
     /// Its output.
     log: &'a Path,
@@ -299,7 +299,7 @@ impl Changing<'_> {
 fn c_restart(
     args: &UpdateArgs,
     pool: &Pool,
-    files: &command::Files,
+    files: &crate::traffic::Files,
     log: &Path,
     timing: &Timing,
 ) -> Result<f64, String> {
