@@ -41,7 +41,7 @@ use configs::{Config, Forwarder};
 use engine::{Engine, Unit};
 use failures::Failures;
 use pool::Pool;
-use report::{Report, ScaleSettings, Settings};
+use report::{Report, Settings};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -282,6 +282,7 @@ pub fn measure(args: &Args, rs_bin: &Path, selected: &[Config]) -> Result<(Repor
         v4_routes: args.scale_v4_routes,
         v6_routes: args.scale_v6_routes,
         frames: args.scale_frames,
+        mbufs: args.scale_mbufs,
     };
     let needed = |scale: bool, em: bool| selected.iter().any(|c| c.is_scale() == scale && c.is_em() == em);
     let traffic = traffic::generate(&generators, &args.work_dir, frames, &sizes, needed)?;
@@ -349,13 +350,7 @@ pub fn measure(args: &Args, rs_bin: &Path, selected: &[Config]) -> Result<(Repor
         frames,
         selected: selected.iter().map(|c| c.id()).collect(),
         memory: memory.describe(),
-        scale: any_scale.then_some(ScaleSettings {
-            em_rules: sizes.em_rules,
-            v4_routes: sizes.v4_routes,
-            v6_routes: sizes.v6_routes,
-            frames: sizes.frames,
-            mbufs: args.scale_mbufs,
-        }),
+        scale: any_scale.then_some(sizes),
         ..Settings::default()
     };
     let report = report::build(

@@ -8,6 +8,7 @@ use crate::mode::Mode;
 use crate::run::Sample;
 use crate::stats;
 pub use crate::sweep::results::CellSummary;
+use crate::traffic::ScaleSizes;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -74,7 +75,7 @@ pub struct Settings {
     pub selected: Vec<String>,
     /// The large tables and traffic, when a scale configuration ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scale: Option<ScaleSettings>,
+    pub scale: Option<ScaleSizes>,
     /// A sweep's frame sizes with FCS (pcap frames are 4 bytes shorter)...
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sizes: Vec<u32>,
@@ -92,17 +93,6 @@ pub struct Settings {
 
 fn is_zero(n: &usize) -> bool {
     *n == 0
-}
-
-#[derive(Serialize, Deserialize, PartialEq, Debug, Clone)]
-pub struct ScaleSettings {
-    pub em_rules: usize,
-    pub v4_routes: usize,
-    pub v6_routes: usize,
-    /// Frames per pcap file (flows per port).
-    pub frames: usize,
-    /// mbufs per pool, both forwarders.
-    pub mbufs: u32,
 }
 
 /// One run: what it measured, or why there is nothing.

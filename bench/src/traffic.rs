@@ -13,6 +13,7 @@
 use crate::configs::Config;
 use crate::sweep::grid::{Cell, FCS};
 use l3fwd_rs::mode::RuleFormat;
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -54,12 +55,17 @@ pub struct Generators<'a> {
     pub rules_dir: &'a Path,
 }
 
-/// The sizes of the large tables and of their traffic.
+/// The large tables of scale runs and their traffic, and the pool that
+/// replays it.
+#[derive(Serialize, Deserialize, PartialEq, Debug, Clone)]
 pub struct ScaleSizes {
     pub em_rules: usize,
     pub v4_routes: usize,
     pub v6_routes: usize,
+    /// Frames per pcap file (flows per port).
     pub frames: usize,
+    /// mbufs per pool, both forwarders.
+    pub mbufs: u32,
 }
 
 /// The seed of every generated table and file (l3fwd-gen's port 1 takes

@@ -163,6 +163,7 @@ pub fn update(mut args: UpdateArgs) -> Result<ExitCode, String> {
         v4_routes: args.v4_routes,
         v6_routes: args.v6_routes,
         frames: args.frames,
+        mbufs: args.mbufs,
     };
     let traffic = traffic::generate(&generators, &args.out_dir, 1, &sizes, |scale, _| scale)?;
     interrupt::catch_signals()?;
