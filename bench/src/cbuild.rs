@@ -173,4 +173,41 @@ mod tests {
         assert!(err.contains("not 'min_mbufs=1048576 sequential=0'"), "{err}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
+
+    /// The script gets the build's settings, and a build is made once per
+    /// CBuilds however many runs ask for it; a failed one says why.
+    #[test]
+    fn builds_are_made_by_the_script_with_their_settings() {
+        let dir = std::env::temp_dir().join(format!("l3fwd-bench-cbuild-script-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let script = dir.join("build.sh");
+        let body = "#!/bin/sh\n[ \"$C_L3FWD_MIN_MBUFS\" = 0 ] && { echo no pool >&2; exit 1; }\n\
+             echo \"$1 $C_L3FWD_MIN_MBUFS $C_L3FWD_SEQUENTIAL $C_L3FWD_LPM_RULES $C_L3FWD_LPM_TBL8S\" >>\"${0%/*}/calls\"\n";
+        std::fs::write(&script, body).unwrap();
+        std::process::Command::new("chmod")
+            .arg("+x")
+            .arg(&script)
+            .status()
+            .unwrap();
+        let mut builds = CBuilds::new(script, dir.join("root"));
+        let seq = Build {
+            mbufs: 16_384,
+            lpm_routes: 10_240,
+            sequential: true,
+        };
+        let bin = builds.binary(seq).unwrap();
+        assert_eq!(builds.binary(seq).unwrap(), bin);
+        assert_eq!(bin, seq.dir(&dir.join("root")).join(BINARY));
+        let calls = std::fs::read_to_string(dir.join("calls")).unwrap();
+        assert_eq!(
+            calls,
+            format!("{} 16384 1 16384 1024\n", seq.dir(&dir.join("root")).display())
+        );
+        let none = Build { mbufs: 0, ..seq };
+        assert!(builds
+            .binary(none)
+            .unwrap_err()
+            .contains("C build failed (exit status: 1): no pool"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
