@@ -5,8 +5,8 @@
 //! run on a given DPDK release (`--dpdk`) adds it: `rs-lpm@24.11`.
 
 use crate::mode::Mode;
+use crate::mode::RuleFormat;
 use crate::release::Release;
-use l3fwd_rs::mode::RuleFormat;
 use std::cmp::Ordering;
 
 /// Who forwards.

@@ -6,11 +6,11 @@
 use crate::cbuild::{self, Build};
 use crate::configs::{self, Config, Forwarder};
 use crate::mode::Mode;
+use crate::mode::RuleFormat;
 use crate::pool::Pool;
 use crate::sweep::grid::{Cell, Table};
 use crate::traffic::Files;
 use crate::traffic::{self, CellFiles};
-use l3fwd_rs::mode::RuleFormat;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -2,8 +2,8 @@
 //! cells of that grid, and how a user writes them (`64,1518`, `16,1K,1M`).
 
 pub use crate::mode::Mode;
+use crate::mode::RuleFormat;
 use crate::pool::Pool;
-use l3fwd_rs::mode::RuleFormat;
 use std::fmt;
 
 /// Ethernet's frame check sequence: counted in a frame's size, absent from pcap files.
