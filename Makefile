@@ -155,8 +155,6 @@ test: deps
 SCALE_MBUFS ?= 1048576
 SCALE_ARGS ?=
 bench-scale: deps
-	C_L3FWD_MIN_MBUFS=$(SCALE_MBUFS) scripts/build-c-l3fwd.sh target/c-l3fwd-scale
-	C_L3FWD_MIN_MBUFS=$(SCALE_MBUFS) C_L3FWD_SEQUENTIAL=1 scripts/build-c-l3fwd.sh target/c-l3fwd-scale-seq
 	$(CARGO) build --release -p l3fwd-rs -p trafficgen -p l3fwd-bench
 	$(RELEASE)/l3fwd-bench --only scale --scale-mbufs $(SCALE_MBUFS) --json target/bench/bench-scale.json $(SCALE_ARGS)
 
@@ -169,7 +167,6 @@ bench-scale: deps
 # Exits 1, naming the forwarder and its log, if l3fwd-rs or C fails.
 UPDATE_ARGS ?=
 bench-update: deps
-	C_L3FWD_MIN_MBUFS=$(SCALE_MBUFS) scripts/build-c-l3fwd.sh target/c-l3fwd-scale
 	$(CARGO) build --release -p l3fwd-rs -p trafficgen -p l3fwd-bench
 	$(RELEASE)/l3fwd-bench update --mbufs $(SCALE_MBUFS) $(UPDATE_ARGS)
 
