@@ -90,6 +90,11 @@ impl ModeTask for Run<'_> {
 /// EAL start, its ports, and the port/queue/lcore plan: common to every mode.
 fn start(eal_args: &[String], args: &Args) -> Result<(Eal, Vec<Port>, Plan), Box<dyn Error>> {
     let eal = Eal::init(eal_args)?;
+    // dpdk-dumpcap and dpdk-pdump can capture our ports (C l3fwd does not
+    // serve them); nothing runs per packet until one does.
+    if let Err(e) = eal.serve_packet_capture() {
+        log::warn!("{e}: dpdk-dumpcap cannot capture this run's ports");
+    }
     check_vdevs(&eal, eal_args)?;
     let ports = eal.take_ports()?;
     let mut topology = topology(&eal, &ports)?;

@@ -40,6 +40,8 @@ struct EalState {
     /// Pools whose last handle went while a job could still be returning
     /// mbufs to them: freed after every lcore is waited for, at cleanup.
     deferred_pools: Mutex<Vec<DeferredPool>>,
+    /// [`Eal::serve_packet_capture`] started DPDK's capture server.
+    pdump: AtomicBool,
 }
 
 /// Which pools the RX queues of this EAL have filled from. Mbufs enter the
@@ -144,6 +146,7 @@ impl Eal {
             ports_taken: AtomicBool::new(false),
             rx_pools: Mutex::new(RxPools::default()),
             deferred_pools: Mutex::new(Vec::new()),
+            pdump: AtomicBool::new(false),
         })))
     }
 
@@ -247,6 +250,27 @@ impl Eal {
             next = unsafe { sys::rte_eth_find_next_owned_by(id + 1, no_owner) };
         }
         Ok(ports)
+    }
+
+    /// Serves DPDK's packet capture (`rte_pdump_init`), so that
+    /// `dpdk-dumpcap` and `dpdk-pdump`, run as secondary processes, can
+    /// capture this process's ports. Until one asks, nothing runs on the
+    /// data path: the capture's RX and TX callbacks are installed on the
+    /// queues it names only while it captures. Where EAL runs without
+    /// multi-process support (`--in-memory`, `--no-shconf`) no tool can
+    /// attach, and this does nothing.
+    pub fn serve_packet_capture(&self) -> Result<()> {
+        if self.0.pdump.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        // SAFETY: EAL is up (an Eal exists); registers DPDK's capture
+        // request handler and its statistics memzone.
+        let ret = unsafe { sys::rte_pdump_init() };
+        if ret != 0 {
+            return Err(DpdkError::from_errno("cannot serve packet capture"));
+        }
+        self.0.pdump.store(true, Ordering::Release);
+        Ok(())
     }
 
     /// The id of the port named `name` (e.g. `net_pcap0`), if it exists.
@@ -407,6 +431,12 @@ impl Drop for EalState {
             // returning mbufs to the pool; its last handle is gone (so none
             // can be taken) and all were back in it when it went.
             unsafe { sys::rte_mempool_free(pool.0.as_ptr()) }
+        }
+        if *self.pdump.get_mut() {
+            // SAFETY: rte_pdump_init succeeded in this process; every
+            // lcore has been waited for, so no RX or TX burst runs a
+            // capture callback.
+            unsafe { sys::rte_pdump_uninit() };
         }
         crate::telemetry::hang_up_clients(&started_runtime_dir());
         // SAFETY: no object of this EAL is left (each holds a handle) and
