@@ -265,6 +265,11 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub stats_json: Option<PathBuf>,
 
+    /// l3fwd-rs: serve the counters in Prometheus' text format at
+    /// http://ADDR:PORT/metrics (off by default)
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub metrics: Option<std::net::SocketAddr>,
+
     /// Arguments that are not options: C's getopt leaves them unread, and
     /// l3fwd-rs ignores them too, with a warning, unless they look like a
     /// split `--config`.

@@ -6,6 +6,7 @@
 //! ([`signals`]).
 
 pub mod live;
+pub mod metrics;
 pub mod output;
 pub mod protocol;
 pub mod signals;

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::control::live::{Tables, RELOAD_READ_TIMEOUT};
+use crate::control::metrics::Metrics;
 use crate::control::protocol::Command;
 use crate::control::socket::Socket;
 use crate::dataplane::counters::{LcoreStats, Totals};
@@ -33,6 +34,8 @@ pub struct Control {
     pub socket: Socket,
     /// Ports whose pools ran empty.
     pub pools: PoolWatch,
+    /// `--metrics`' endpoint.
+    pub metrics: Option<Metrics>,
 }
 
 /// [`port_packets`] of every port.
@@ -46,7 +49,7 @@ impl Control {
         let start = Instant::now();
         let mut last = (start, snapshot(&self.ports, &self.lcores), self.lcore_totals());
         let mut last_watch = start;
-        // Shorter while clients send commands.
+        // Shorter while clients send commands or scrape.
         let (idle_tick, busy_tick) = (Duration::from_millis(20), Duration::from_millis(1));
         let mut tick = idle_tick;
         // A SIGHUP's reload waits here while its rule files are read.
@@ -73,11 +76,9 @@ impl Control {
                     );
                 }
             }
-            tick = if self.socket.serve(self.tables.as_mut()) {
-                busy_tick
-            } else {
-                idle_tick
-            };
+            let commands = self.socket.serve(self.tables.as_mut());
+            let scrapes = self.metrics.as_mut().is_some_and(Metrics::serve);
+            tick = if commands || scrapes { busy_tick } else { idle_tick };
             let now = Instant::now();
             if self.duration.is_some_and(|d| now - start >= d) {
                 self.quit.store(true, Relaxed);

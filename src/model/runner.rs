@@ -12,6 +12,7 @@ use dpdk::{Eal, Live, Port, Reader};
 
 use crate::cli::Args;
 use crate::control::live::Tables;
+use crate::control::metrics::{self, Metrics};
 use crate::control::signals::Hangup;
 use crate::control::socket::Socket;
 use crate::control::summary::{self, Summary};
@@ -168,6 +169,19 @@ pub fn forward<J: LcoreJob>(
     )?;
     let socket = Socket::bind(&eal.runtime_dir())?;
     log::info!("l3fwd-ctl socket: {}", socket.path().display());
+    let metrics = match args.metrics {
+        Some(addr) => {
+            let sources = metrics::Sources {
+                ports: configured.ports.iter().map(Port::stats_reader).collect(),
+                lcores: stats.to_vec(),
+                pool_empty: configured.pool_empty.clone(),
+            };
+            let served = Metrics::bind(addr, sources).map_err(|e| format!("--metrics {addr}: {e}"))?;
+            log::info!("metrics: http://{}/metrics", served.local_addr()?);
+            Some(served)
+        }
+        None => None,
+    };
     let control = Control {
         ports: configured.ports.iter().map(Port::id).collect(),
         lcores: stats.to_vec(),
@@ -182,6 +196,7 @@ pub fn forward<J: LcoreJob>(
             configured.pool_empty.clone(),
             args.rx_burst,
         ),
+        metrics,
     };
     let control_thread = eal.spawn_control_thread("l3fwd-ctrl", move || control.run())?;
     let started = Instant::now();
