@@ -136,7 +136,7 @@ fn acl_deny_from_subnet_9(seed: u64) -> Vec<Vec<u8>> {
 /// exactly: LPM and FIB mode must send every frame where C does.
 #[test]
 fn nested_routes_lpm_and_fib_output_is_identical_to_the_c_sample() {
-    let dir = common::TestDir::new("nested-routes");
+    let dir = common::Scratch::new("nested-routes");
     let v4_anchor = u32::from_be_bytes([198, 18, 7, 77]);
     let v6_anchor = u128::from_be_bytes("2001:200:0:7:0:0:4d:1".parse::<std::net::Ipv6Addr>().unwrap().octets());
     // Port d % 2, and the disabled port 2 for a few depths.

@@ -7,7 +7,7 @@
 mod common;
 mod frames;
 
-use common::{c_l3fwd, c_l3fwd_options, l3fwd_rs, run_cli, Run, TestDir, TWO_PORTS};
+use common::{c_l3fwd, c_l3fwd_options, l3fwd_rs, run_cli, Run, Scratch, TWO_PORTS};
 use frames::{em_flow4, udp4};
 use trafficgen::{generate, GenOpts, Mix};
 
@@ -43,7 +43,7 @@ fn with_ports(extra: &[&str]) -> Vec<String> {
 }
 
 /// Rule files to write for the rows, and the rows using them.
-fn rows(dir: &TestDir) -> Vec<Row> {
+fn rows(dir: &Scratch) -> Vec<Row> {
     // Routes to ports 0 and 1 only: runs with ports that do not exist
     // enabled send nothing to them (C would crash on those).
     let v4 = dir.file(
@@ -309,7 +309,7 @@ fn refuses(bin: &std::path::Path, args: &[String]) -> common::Outcome {
 
 #[test]
 fn c_l3fwd_command_lines_run_l3fwd_rs_alike() {
-    let dir = TestDir::new("drop-in");
+    let dir = Scratch::new("drop-in");
     let inputs = traffic(3);
     for row in rows(&dir) {
         let context = format!("row '{}': {:?}", row.name, row.args);

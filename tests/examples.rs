@@ -7,11 +7,11 @@ mod common;
 use std::path::PathBuf;
 use std::process::Command;
 
-use common::{l3fwd_rs, workspace, TestDir};
+use common::{l3fwd_rs, workspace, Scratch};
 
 #[test]
 fn every_example_that_needs_no_nic_runs_without_a_warning() {
-    let dir = TestDir::new("examples");
+    let dir = Scratch::new("examples");
     let generator = testkit::binary("trafficgen", "l3fwd-gen");
     let mut scripts: Vec<PathBuf> = std::fs::read_dir(workspace().join("configs/examples"))
         .expect("configs/examples")

@@ -3,11 +3,11 @@
 
 mod common;
 
-use common::{l3fwd_rs, Run, TestDir};
+use common::{l3fwd_rs, Run, Scratch};
 
 #[test]
 fn copied_binary_forwards_with_built_in_rules_from_an_unrelated_directory() {
-    let dir = TestDir::new("installed");
+    let dir = Scratch::new("installed");
     let bin = dir.path("l3fwd-rs");
     std::fs::copy(l3fwd_rs(), &bin).unwrap();
     for mode in ["-L", "-E"] {

@@ -12,13 +12,13 @@ mod frames;
 use std::io::{Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::UnixStream;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{l3fwd_rs, Run, TestDir};
-use rustix::net::{AddressFamily, RecvFlags, SendFlags, SocketAddrUnix, SocketType};
+use common::{l3fwd_rs, Run, Scratch};
+use testkit::Telemetry;
 
 /// The flow port 0 replays: UDP 198.18.5.1:9 -> 198.18.5.0:9, as EM's
 /// rule files name flows.
@@ -54,7 +54,7 @@ enum Dataplane {
 struct Forwarder {
     child: Child,
     prefix: String,
-    dir: TestDir,
+    dir: Scratch,
     stats: PathBuf,
 }
 
@@ -66,7 +66,7 @@ impl Forwarder {
 
     /// As [`Forwarder::start`], on `dataplane`, with `extra` options.
     fn start_on(name: &str, mode: &str, port: u16, dataplane: Dataplane, extra: &[&str]) -> Forwarder {
-        let dir = TestDir::new(&format!("live-{name}"));
+        let dir = Scratch::new(&format!("live-{name}"));
         let input = dir.path("in.pcap");
         trafficgen::write_pcap(&input, &stream()).unwrap();
         let [v4, v6] = rules(mode, port);
@@ -200,7 +200,8 @@ impl Forwarder {
 
     /// Packets `port` has sent, from DPDK's telemetry.
     fn opackets(&self, port: u16) -> u64 {
-        opackets(&dpdk::runtime_dir_of(&self.prefix).join("dpdk_telemetry.v2"), port)
+        let telemetry = Telemetry::of(&self.prefix).expect("connect to telemetry");
+        telemetry.opackets(port).expect("telemetry").expect("port set up")
     }
 
     /// Asserts that from now on the stream leaves by `port` (1 or 2) only:
@@ -266,21 +267,7 @@ impl Forwarder {
         let status = self.child.wait().unwrap();
         assert!(status.success(), "{status}\n{}", self.stderr());
         let stats: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&self.stats).unwrap()).unwrap();
-        let forwarded = &stats["forwarded"];
-        let drops: u64 = forwarded
-            .as_object()
-            .unwrap()
-            .iter()
-            .filter(|(k, _)| k.starts_with("dropped_"))
-            .map(|(_, v)| v.as_u64().unwrap())
-            .sum();
-        assert_eq!(
-            forwarded["rx"].as_u64().unwrap(),
-            forwarded["tx"].as_u64().unwrap() + drops,
-            "{stats}"
-        );
-        let mbufs = &stats["mbufs_in_use"];
-        assert_eq!(mbufs[0], mbufs[1], "every mbuf back: {stats}");
+        testkit::assert_accounted(&stats, 0);
         assert!(!self.stderr().contains("panicked"), "{}", self.stderr());
     }
 }
@@ -293,20 +280,6 @@ impl Drop for Forwarder {
         }
         let _ = std::fs::remove_dir_all(dpdk::runtime_dir_of(&self.prefix));
     }
-}
-
-/// `opackets` of `port` from the DPDK telemetry socket at `socket`.
-fn opackets(socket: &Path, port: u16) -> u64 {
-    let fd = rustix::net::socket(AddressFamily::UNIX, SocketType::SEQPACKET, None).unwrap();
-    rustix::net::connect(&fd, &SocketAddrUnix::new(socket).unwrap()).unwrap();
-    let mut buf = vec![0u8; 64 * 1024];
-    let reply = |buf: &mut Vec<u8>| {
-        let (n, _) = rustix::net::recv(&fd, &mut buf[..], RecvFlags::empty()).unwrap();
-        serde_json::from_slice::<serde_json::Value>(&buf[..n]).unwrap()
-    };
-    reply(&mut buf); // the greeting
-    rustix::net::send(&fd, format!("/ethdev/stats,{port}").as_bytes(), SendFlags::empty()).unwrap();
-    reply(&mut buf)["/ethdev/stats"]["opackets"].as_u64().unwrap()
 }
 
 #[test]

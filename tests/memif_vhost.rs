@@ -12,8 +12,9 @@
 mod frames;
 mod linux;
 
-use linux::forwarder::{Forwarder, ScratchDir};
+use linux::forwarder::Forwarder;
 use linux::testpmd::{last_count, TestPmd};
+use testkit::Scratch;
 
 /// testpmd's txonly frames go from 198.18.0.1 to 198.18.0.2: routed to
 /// port 1, the sink.
@@ -46,7 +47,7 @@ fn source_forwarder_sink(
         return;
     }
     let tag = linux::unique_tag(id);
-    let scratch = ScratchDir::new(&tag);
+    let scratch = Scratch::new(&format!("linux-{tag}"));
     let sockets = [0, 1].map(|p| scratch.path(&format!("port{p}.sock")).display().to_string());
     let eal = vec!["-l".into(), "1".into(), ours(0, &sockets[0]), ours(1, &sockets[1])];
     let app = ["-p", "0x3", "--config", "(0,0,1),(1,0,1)"].map(String::from);

@@ -18,9 +18,10 @@ mod linux;
 use std::net::IpAddr;
 
 use linux::capture::{check_frames, Capture};
-use linux::forwarder::{Forwarder, ScratchDir, Summary};
+use linux::forwarder::{Forwarder, Summary};
 use linux::sites::{LinkCounts, Pmd, Site, Sites};
 use linux::traffic::{self, udp_ports};
+use testkit::Scratch;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Lookup {
@@ -92,7 +93,7 @@ impl Case {
             return;
         }
         let tag = linux::unique_tag(self.id);
-        let scratch = ScratchDir::new(&tag);
+        let scratch = Scratch::new(&format!("linux-{tag}"));
         let sites = Sites::new(self.pmd, self.queues, &tag);
         let mut eal = sites.eal_lcores();
         eal.extend(sites.vdevs());

@@ -29,9 +29,10 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use linux::forwarder::{Forwarder, ScratchDir};
+use linux::forwarder::Forwarder;
 use linux::sites::{Namespace, Pmd, Site, Sites};
 use linux::traffic;
+use testkit::Scratch;
 
 const TCP_PORTS: (u16, u16) = (40000, 7000);
 const TCP_BYTES: u64 = 16 << 20;
@@ -109,7 +110,7 @@ fn af_packet_lpm_route_change_moves_a_tcp_stream_and_back() {
         return;
     }
     let tag = linux::unique_tag(1);
-    let scratch = ScratchDir::new(&tag);
+    let scratch = Scratch::new(&format!("linux-{tag}"));
     let sites: Sites<3> = Sites::new(Pmd::AfPacket, 1, &tag);
     let [client, a, b] = &sites.sites;
     let detour = Detour::new(&tag, a, b);

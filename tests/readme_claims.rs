@@ -8,7 +8,7 @@ mod frames;
 use std::process::Stdio;
 use std::time::Duration;
 
-use common::{l3fwd_rs, run_cli, Run, TestDir, TWO_PORTS};
+use common::{l3fwd_rs, run_cli, Run, Scratch, TWO_PORTS};
 
 /// A run on two pcap ports, one frame in on port 0, with `args` after
 /// [`TWO_PORTS`]; its stderr, once it exited 0.
@@ -26,7 +26,7 @@ fn stderr_of_run(args: &[&str]) -> String {
 
 #[test]
 fn a_lone_rule_file_is_ignored_with_a_warning() {
-    let dir = TestDir::new("lone-rules");
+    let dir = Scratch::new("lone-rules");
     let v4 = dir.file("v4.rules", "R198.18.0.0/16 1\n");
     let v6 = dir.file("v6.rules", "R2001:db8::/32 1\n");
     for (given, file, missing) in [("--rule_ipv4", &v4, "--rule_ipv6"), ("--rule_ipv6", &v6, "--rule_ipv4")] {
@@ -69,7 +69,7 @@ fn text_inside_a_config_tuple_is_refused() {
 /// to its end.
 #[test]
 fn stdout_to_a_full_disk_warns_once_and_forwarding_goes_on() {
-    let dir = TestDir::new("full-stdout");
+    let dir = Scratch::new("full-stdout");
     let json = dir.path("stats.json").display().to_string();
     let prefix = format!("l3fwd-readme-full-{}", std::process::id());
     let args = ["--stats-interval", "1", "--duration", "3", "--stats-json", &json];

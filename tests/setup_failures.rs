@@ -14,7 +14,7 @@ use std::process::Stdio;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{l3fwd_rs, run_cli, Outcome, Run, TestDir};
+use common::{l3fwd_rs, run_cli, Outcome, Run, Scratch};
 
 const ONE_PORT: &[&str] = &["-p", "0x1", "--config", "(0,0,0)"];
 
@@ -194,8 +194,8 @@ fn lookup_table_that_does_not_fit_in_eal_memory() {
 /// rte_eth_dev_adjust_nb_rx_tx_desc fits them to the device's limits.)
 #[test]
 fn more_tx_queues_than_the_port_has() {
-    let dir = TestDir::new("one-frame");
-    let vdev = dir.one_frame_pcap_vdev();
+    let dir = Scratch::new("one-frame");
+    let vdev = common::one_frame_pcap_vdev(&dir);
     let out = fails_with(&["-l", "0-1", &vdev], ONE_PORT, &["port 0", "2 TX queues", "at most 1"]);
     assert_eal_cleaned_up(&out);
 }
@@ -203,7 +203,7 @@ fn more_tx_queues_than_the_port_has() {
 /// Rule files are read before EAL starts: no EAL runtime files at all.
 #[test]
 fn rule_files_that_cannot_be_read() {
-    let dir = TestDir::new("rules-dir");
+    let dir = Scratch::new("rules-dir");
     let path = dir.path("").display().to_string();
     // Files are read only when both are given, as in C.
     for (mode, rule, other) in [
@@ -336,7 +336,7 @@ fn runs_on_hugepages_leave_no_page_files() {
         eprintln!("skipped: hugepages need root");
         return;
     }
-    let dir = TestDir::new("hugepages");
+    let dir = Scratch::new("hugepages");
     let mount = dir.path("mnt");
     let memory = hugepages::Memory::huge(512, &mount).expect("hugepages");
     assert!(matches!(memory, hugepages::Memory::Huge(_)));

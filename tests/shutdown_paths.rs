@@ -4,12 +4,13 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, ErrorKind};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{l3fwd_rs, Run, TestDir};
+use common::{l3fwd_rs, Run, Scratch};
+use testkit::Telemetry;
 
 /// l3fwd-rs on two net_null ports (endless traffic) with `app_args`; its
 /// file prefix is unique to this test process and `name`.
@@ -68,7 +69,7 @@ fn assert_eal_cleaned_up(prefix: &str, stderr: &str) {
 
 #[test]
 fn closed_stdout_does_not_crash_and_the_run_ends_cleanly() {
-    let dir = TestDir::new("closed-stdout");
+    let dir = Scratch::new("closed-stdout");
     let json = dir.path("stats.json");
     let json_arg = json.display().to_string();
     let args = ["--stats-interval", "1", "--duration", "3", "--stats-json", &json_arg];
@@ -90,7 +91,7 @@ fn closed_stdout_does_not_crash_and_the_run_ends_cleanly() {
 
 #[test]
 fn signal_during_set_up_exits_0_with_the_summary_before_forwarding() {
-    let dir = TestDir::new("early-signals");
+    let dir = Scratch::new("early-signals");
     for signal in ["INT", "TERM", "HUP"] {
         let json = dir.path(&format!("{signal}.json"));
         let json_arg = json.display().to_string();
@@ -135,7 +136,7 @@ fn assert_nothing_forwarded(json: &std::path::Path, signal: &str) {
 
 #[test]
 fn every_signal_that_would_kill_it_stops_it_cleanly_while_forwarding() {
-    let dir = TestDir::new("stop-signals");
+    let dir = Scratch::new("stop-signals");
     // SIGHUP reloads while forwarding (tests/live_tables.rs).
     for signal in ["USR1", "USR2", "ALRM", "VTALRM", "PROF", "IO", "XCPU", "XFSZ"] {
         let json = dir.path(&format!("{signal}.json"));
@@ -167,25 +168,23 @@ fn every_signal_that_would_kill_it_stops_it_cleanly_while_forwarding() {
 /// The forwarder hangs up on telemetry clients before its cleanup.
 #[test]
 fn a_telemetry_client_polling_through_the_stop_does_not_crash_it() {
-    use rustix::net::{AddressFamily, RecvFlags, SendFlags, SocketAddrUnix, SocketType};
     for round in 0..3 {
         let (mut child, prefix) = spawn(&format!("telemetry-{round}"), &["--duration", "1"], Stdio::null());
-        let socket = dpdk::runtime_dir_of(&prefix).join("dpdk_telemetry.v2");
+        let socket = Telemetry::socket_path(&prefix);
         let deadline = Instant::now() + Duration::from_secs(10);
-        let fd = loop {
-            let fd = rustix::net::socket(AddressFamily::UNIX, SocketType::SEQPACKET, None).unwrap();
-            if rustix::net::connect(&fd, &SocketAddrUnix::new(&socket).unwrap()).is_ok() {
-                break fd;
+        let telemetry = loop {
+            match Telemetry::connect(&socket) {
+                Ok(telemetry) => break Some(telemetry),
+                // It hung up before its greeting: it is stopping already.
+                Err(err) if matches!(err.kind(), ErrorKind::UnexpectedEof | ErrorKind::ConnectionReset) => break None,
+                Err(_) => {}
             }
             assert!(Instant::now() < deadline, "no telemetry socket at {}", socket.display());
             thread::sleep(Duration::from_millis(10));
         };
         // Ask until the forwarder hangs up (a reply of 0 bytes) or is gone.
-        let mut buf = vec![0u8; 64 * 1024];
-        while let Ok((n, _)) = rustix::net::recv(&fd, &mut buf[..], RecvFlags::empty()) {
-            if n == 0 || rustix::net::send(&fd, b"/ethdev/stats,0", SendFlags::empty()).is_err() {
-                break;
-            }
+        if let Some(telemetry) = telemetry {
+            while telemetry.query("/ethdev/stats,0").is_ok() {}
         }
         let status = wait(&mut child, Duration::from_secs(15));
         let stderr = stderr_of(&mut child);

@@ -11,7 +11,7 @@ use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{l3fwd_rs, Run, TestDir};
+use common::{l3fwd_rs, Run, Scratch};
 
 const V6: &str = "--rule_ipv6=configs/lpm_v6.cfg";
 
@@ -61,7 +61,7 @@ fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
-fn mkfifo(dir: &TestDir, name: &str) -> String {
+fn mkfifo(dir: &Scratch, name: &str) -> String {
     let path = dir.path(name).display().to_string();
     let status: ExitStatus = Command::new("mkfifo").arg(&path).status().expect("run mkfifo");
     assert!(status.success(), "mkfifo {path}");
@@ -94,7 +94,7 @@ fn a_rule_file_from_a_pipe_is_read() {
 
 #[test]
 fn a_fifo_without_a_writer_gives_way_to_sigint() {
-    let dir = TestDir::new("fifo-rules");
+    let dir = Scratch::new("fifo-rules");
     let fifo = mkfifo(&dir, "routes");
     let mut child = spawn("fifo", &[&format!("--rule_ipv4={fifo}"), V6]);
     thread::sleep(Duration::from_secs(1));
@@ -111,7 +111,7 @@ fn a_fifo_without_a_writer_gives_way_to_sigint() {
 
 #[test]
 fn a_stats_json_fifo_without_a_reader_holds_nothing_up() {
-    let dir = TestDir::new("fifo-json");
+    let dir = Scratch::new("fifo-json");
     let fifo = mkfifo(&dir, "stats.json");
     let child = spawn("json", &["--stats-json", &fifo, "--duration", "1"]);
     let out = exit_within(child, "json", Duration::from_secs(20));
@@ -121,7 +121,7 @@ fn a_stats_json_fifo_without_a_reader_holds_nothing_up() {
 #[test]
 fn a_stats_json_reader_that_stopped_reading_holds_up_the_exit_2_s_at_most() {
     use rustix::fs::{Mode, OFlags};
-    let dir = TestDir::new("full-fifo-json");
+    let dir = Scratch::new("full-fifo-json");
     let fifo = mkfifo(&dir, "stats.json");
     // A reader that read nothing, and a pipe buffer already full.
     let reader = rustix::fs::open(&fifo, OFlags::RDWR | OFlags::NONBLOCK, Mode::empty()).unwrap();

@@ -1,5 +1,21 @@
-//! What the integration tests (`tests/`) and the bench's tests share to
-//! run this workspace's programs: the seed of one test kit for both.
+//! The test kit: what the integration tests (`tests/`) and the bench share
+//! to run this workspace's programs and check what they did.
+//!
+//! - [`Scratch`]: one directory per test for its files and logs;
+//! - [`Telemetry`]: a client of DPDK's telemetry socket;
+//! - [`assert_accounted`]: every packet received was sent or counted as
+//!   dropped, and the counts agree;
+//! - [`Pmd`]: the drivers of ports on Linux interfaces.
+
+mod accounting;
+mod pmd;
+mod scratch;
+mod telemetry;
+
+pub use accounting::{assert_accounted, dropped};
+pub use pmd::Pmd;
+pub use scratch::Scratch;
+pub use telemetry::Telemetry;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

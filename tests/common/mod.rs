@@ -19,8 +19,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
+
 use std::thread;
 use std::time::{Duration, Instant};
+pub use testkit::Scratch;
 
 /// A run is over once its files have not moved for this long...
 const QUIET: Duration = Duration::from_millis(300);
@@ -257,7 +259,7 @@ impl Run {
     /// [`Run::stop_with`] says), stops it with SIGINT and collects what it
     /// sent. Panics if it does not settle or stop.
     pub fn run(self) -> Outcome {
-        let scratch = Scratch::new();
+        let scratch = RunDir::new();
         let tx_files = self.tx_files.unwrap_or_else(|| lcore_count(&self.lcores));
         let mut vdevs = Vec::new();
         let mut outputs = Vec::new();
@@ -324,7 +326,7 @@ impl Run {
 /// Runs `bin` with the harness's EAL arguments, `eal_args`, `--`, `app_args`,
 /// and waits for it to exit by itself (for command-line error tests).
 pub fn run_cli(bin: &Path, eal_args: &[&str], app_args: &[&str]) -> Outcome {
-    let scratch = Scratch::new();
+    let scratch = RunDir::new();
     let eal_args: Vec<String> = eal_args.iter().map(|&a| a.into()).collect();
     let mut args = virtual_eal(512, &scratch.prefix, &eal_args);
     args.extend(eal_args);
@@ -390,45 +392,13 @@ impl Outcome {
     }
 }
 
-/// A directory of test files under `target/test-runs`, of this process
-/// alone, removed when dropped.
-pub struct TestDir(PathBuf);
-
-impl TestDir {
-    pub fn new(name: &str) -> TestDir {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let unique = format!("{name}-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
-        let dir = workspace().join("target/test-runs").join(unique);
-        fs::create_dir_all(&dir).expect("create test directory");
-        TestDir(dir)
-    }
-
-    /// The path of `name` inside the directory.
-    pub fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-
-    /// Writes `text` to `name` inside the directory; returns its path.
-    pub fn file(&self, name: &str, text: &str) -> String {
-        let path = self.path(name);
-        fs::write(&path, text).expect("write test file");
-        path.display().to_string()
-    }
-
-    /// `--vdev=net_pcap0,rx_pcap=F`, F a file of one 60-byte frame in the
-    /// directory: a port with one RX queue (a pcap port has one per
-    /// rx_pcap file) and one TX queue.
-    pub fn one_frame_pcap_vdev(&self) -> String {
-        let input = self.path("one-frame.pcap");
-        trafficgen::write_pcap(&input, &[vec![0u8; 60]]).expect("write input pcap");
-        format!("--vdev=net_pcap0,rx_pcap={}", input.display())
-    }
-}
-
-impl Drop for TestDir {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
-    }
+/// `--vdev=net_pcap0,rx_pcap=F`, F a file of one 60-byte frame in `dir`:
+/// a port with one RX queue (a pcap port has one per rx_pcap file) and one
+/// TX queue.
+pub fn one_frame_pcap_vdev(dir: &Scratch) -> String {
+    let input = dir.path("one-frame.pcap");
+    trafficgen::write_pcap(&input, &[vec![0u8; 60]]).expect("write input pcap");
+    format!("--vdev=net_pcap0,rx_pcap={}", input.display())
 }
 
 /// EAL's arguments for virtual ports only: no hugepages (`memory_mb` of
@@ -481,29 +451,28 @@ fn lcore_id(id: &str) -> usize {
         .unwrap_or_else(|_| panic!("lcore list: bad id {id:?}"))
 }
 
-/// Per-run resources: a directory under target/test-runs for pcaps and
-/// logs, a unique EAL file prefix, and the right to run a forwarder (one
-/// at a time per test process: on two cores, parallel busy-polling
-/// forwarders starve each other and the timing heuristics).
-struct Scratch {
+/// Per-run resources: a scratch directory for pcaps and logs, a unique
+/// EAL file prefix, and the right to run a forwarder (one at a time per
+/// test process: on two cores, parallel busy-polling forwarders starve
+/// each other and the timing heuristics).
+struct RunDir {
+    scratch: Scratch,
     dir: PathBuf,
     prefix: String,
     _one_at_a_time: MutexGuard<'static, ()>,
 }
 
-impl Scratch {
+impl RunDir {
     fn new() -> Self {
         static RUNNING: Mutex<()> = Mutex::new(());
         static NEXT: AtomicUsize = AtomicUsize::new(0);
         // A panicking test poisons the lock; the next run is unaffected.
         let guard = RUNNING.lock().unwrap_or_else(PoisonError::into_inner);
+        let scratch = Scratch::new("run");
         let name = format!("{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
-        let dir = workspace().join("target/test-runs").join(&name);
-        fs::create_dir_all(&dir).expect("create test run directory");
-        // Canonical, to compare with the paths in /proc/PID/fd.
-        let dir = fs::canonicalize(dir).expect("canonicalize test run directory");
-        Scratch {
-            dir,
+        RunDir {
+            dir: scratch.dir().to_path_buf(),
+            scratch,
             prefix: format!("l3fwd-test-{name}"),
             _one_at_a_time: guard,
         }
@@ -526,7 +495,7 @@ impl Scratch {
     }
 
     fn log(&self, name: &str) -> String {
-        fs::read_to_string(self.dir.join(name)).unwrap_or_default()
+        self.scratch.read(name)
     }
 
     fn describe(&self) -> String {
@@ -578,14 +547,11 @@ impl Scratch {
     }
 }
 
-impl Drop for Scratch {
-    /// Removes EAL's runtime files (several MB per prefix, never reused) and,
-    /// unless the test is failing, the run directory.
+impl Drop for RunDir {
+    /// Removes EAL's runtime files (several MB per prefix, never reused);
+    /// the scratch directory goes unless the test is failing.
     fn drop(&mut self) {
         let _ = fs::remove_dir_all(dpdk::runtime_dir_of(&self.prefix));
-        if !thread::panicking() {
-            let _ = fs::remove_dir_all(&self.dir);
-        }
     }
 }
 
@@ -643,7 +609,7 @@ impl Running {
     /// eventdev mode, "entering lpm_event_loop_burst on lcore N", on either
     /// stream), so that a slow start on a loaded machine is not taken for
     /// idleness; returns its status if it exited meanwhile.
-    fn wait_for_main_loop(&mut self, scratch: &Scratch) -> Option<ExitStatus> {
+    fn wait_for_main_loop(&mut self, scratch: &RunDir) -> Option<ExitStatus> {
         self.wait_for_log(scratch, "main loop", |scratch| {
             let logs = scratch.log("stderr") + &scratch.log("stdout");
             logs.contains(": forwarding") || logs.contains("entering main loop") || logs.contains("_event_loop")
@@ -652,7 +618,7 @@ impl Running {
 
     /// Waits until the process's stderr contains `needle`; returns its
     /// status if it exited meanwhile.
-    fn wait_for_stderr(&mut self, scratch: &Scratch, needle: &str) -> Option<ExitStatus> {
+    fn wait_for_stderr(&mut self, scratch: &RunDir, needle: &str) -> Option<ExitStatus> {
         self.wait_for_log(scratch, &format!("'{needle}'"), |scratch| {
             scratch.log("stderr").contains(needle)
         })
@@ -660,7 +626,7 @@ impl Running {
 
     /// Waits until `found` sees `what` in the run's logs; returns the
     /// process's status if it exited meanwhile.
-    fn wait_for_log(&mut self, scratch: &Scratch, what: &str, found: impl Fn(&Scratch) -> bool) -> Option<ExitStatus> {
+    fn wait_for_log(&mut self, scratch: &RunDir, what: &str, found: impl Fn(&RunDir) -> bool) -> Option<ExitStatus> {
         let start = Instant::now();
         loop {
             if let Some(status) = self.0.try_wait().expect("wait for forwarder") {

@@ -9,38 +9,12 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use testkit::Scratch;
 
 /// Up to the first "forwarding" log line (af_xdp loads a BPF program).
 const START_TIMEOUT: Duration = Duration::from_secs(20);
 const EXIT_TIMEOUT: Duration = Duration::from_secs(10);
 const POLL: Duration = Duration::from_millis(20);
-
-/// Where a test keeps its files: under target/, removed on drop unless the
-/// test fails (then the logs stay for a look).
-pub struct ScratchDir(pub PathBuf);
-
-impl ScratchDir {
-    pub fn new(tag: &str) -> ScratchDir {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("target/test-runs")
-            .join(format!("linux-{tag}"));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir).expect("create scratch directory");
-        ScratchDir(dir)
-    }
-
-    pub fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for ScratchDir {
-    fn drop(&mut self) {
-        if !thread::panicking() {
-            let _ = fs::remove_dir_all(&self.0);
-        }
-    }
-}
 
 /// A running l3fwd-rs, killed on drop if still running; its EAL runtime
 /// directory is removed on drop.
@@ -69,7 +43,7 @@ impl Forwarder {
     /// Starts l3fwd-rs with `eal` arguments (lcores and vdevs; memory and
     /// file prefix are added) and `app` arguments, and waits until it
     /// forwards. The rule files are written to `dir` first.
-    pub fn start(dir: &ScratchDir, tag: &str, eal: &[String], app: &[String], rules: &[(&str, String)]) -> Forwarder {
+    pub fn start(dir: &Scratch, tag: &str, eal: &[String], app: &[String], rules: &[(&str, String)]) -> Forwarder {
         // A failed test poisons the lock; the next one is unaffected.
         let one_at_a_time = RUNNING.lock().unwrap_or_else(PoisonError::into_inner);
         let prefix = format!("l3fwd-linux-{tag}");
@@ -98,7 +72,7 @@ impl Forwarder {
         let mut fwd = Forwarder {
             child,
             prefix,
-            dir: dir.0.clone(),
+            dir: dir.dir().to_path_buf(),
             _one_at_a_time: one_at_a_time,
         };
         fwd.wait_for_forwarding();
@@ -221,29 +195,8 @@ impl Summary {
     /// Every packet received was sent or counted as dropped, and no mbuf
     /// went missing: what every run must show.
     pub fn assert_conserved(&self) {
-        let (rx, tx) = (self.forwarded("rx"), self.forwarded("tx"));
-        let dropped: u64 = ["dropped_invalid", "dropped_runt", "dropped_tx_full"]
-            .iter()
-            .map(|n| self.forwarded(n))
-            .sum();
-        assert_eq!(rx, tx + dropped, "received != sent + dropped\n{}", self.stdout);
-        let ports = self.json["ports"].as_array().unwrap().len();
-        let port_rx: u64 = (0..ports).map(|p| self.port_rx_tx(p).0).sum();
-        let port_tx: u64 = (0..ports).map(|p| self.port_rx_tx(p).1).sum();
-        assert_eq!(
-            (port_rx, port_tx),
-            (rx, tx),
-            "port lines disagree with the lcores' totals\n{}",
-            self.stdout
-        );
+        testkit::assert_accounted(&self.json, 0);
         let in_use = &self.json["mbufs_in_use"];
-        assert_eq!(
-            in_use[0],
-            in_use[1],
-            "mbufs leaked: {}\n{}",
-            self.mbufs_line(),
-            self.stdout
-        );
         // What a driver keeps after its port closed (af_xdp's fill rings)
         // keeps its pool: the summary says so, as the pool's warning does.
         let kept = self.json["mbufs_after_close"].as_u64().expect("mbufs_after_close");

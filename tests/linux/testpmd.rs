@@ -8,7 +8,7 @@ use std::process::{Child, Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use super::forwarder::ScratchDir;
+use testkit::Scratch;
 
 /// Its periodic statistics (`--stats-period`) come every this often.
 pub const STATS_PERIOD: Duration = Duration::from_secs(1);
@@ -24,7 +24,7 @@ impl TestPmd {
     /// Starts testpmd on `vdevs` (ports 0, 1, ...) in forward mode `mode`
     /// (txonly, rxonly, flowgen, io); returns once it forwards and has
     /// printed its first statistics (its ports are connected by then).
-    pub fn start(dir: &ScratchDir, name: &str, vdevs: &[String], mode: &str) -> TestPmd {
+    pub fn start(dir: &Scratch, name: &str, vdevs: &[String], mode: &str) -> TestPmd {
         let prefix = format!("l3fwd-testpmd-{}-{name}", std::process::id());
         let log = dir.path(&format!("testpmd-{name}.log"));
         let child = Command::new("dpdk-testpmd")
