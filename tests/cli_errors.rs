@@ -1,9 +1,7 @@
 //! Bad command lines, port/queue/lcore configs and rule files: exit code 1
 //! and a one-line message naming the problem, never a panic.
 
-mod common;
-
-use common::{l3fwd_rs, run_cli, Scratch};
+use testkit::{l3fwd_rs, run_cli, Scratch};
 
 /// Runs l3fwd-rs on one lcore and the ports `vdevs` with `app` arguments,
 /// asserting a clean failure whose one error line contains `needle`.
@@ -56,7 +54,7 @@ fn config_against_the_ports_and_lcores() {
 fn more_queues_than_the_port_has() {
     // A pcap port has one RX queue per rx_pcap file.
     let dir = Scratch::new("one-frame");
-    let vdev = common::one_frame_pcap_vdev(&dir);
+    let vdev = testkit::one_frame_pcap_vdev(&dir);
     assert_fails_on(&[&vdev], &["-p", "0x1", "--config", "(0,0,0),(0,1,0)"], "2 RX queues");
 }
 
@@ -264,7 +262,7 @@ fn a_bare_l3fwd_rs_shows_the_usage_and_an_example_that_runs() {
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&run.stdout);
-    common::assert_runtime_folder_gone(&prefix, example);
+    testkit::assert_runtime_folder_gone(&prefix, example);
     assert!(
         run.status.success(),
         "{example}\n{}",

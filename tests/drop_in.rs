@@ -4,11 +4,8 @@
 //! and every port's output is identical, both refuse, or a difference
 //! README's "Smaller differences" documents.
 
-mod common;
-mod frames;
-
-use common::{c_l3fwd, c_l3fwd_options, l3fwd_rs, run_cli, Run, Scratch, TWO_PORTS};
-use frames::{em_flow4, udp4};
+use testkit::frames::{em_flow4, udp4};
+use testkit::{c_l3fwd, c_l3fwd_options, l3fwd_rs, run_cli, Run, Scratch, TWO_PORTS};
 use trafficgen::{generate, GenOpts, Mix};
 
 /// What a row expects of the two programs.
@@ -290,7 +287,7 @@ fn traffic(seed: u64) -> [Vec<Vec<u8>>; 2] {
     [generate(seed, 200, &mix, &opts), generate(seed + 1, 200, &mix, &opts)]
 }
 
-fn forward(bin: std::path::PathBuf, inputs: &[Vec<Vec<u8>>; 2], args: &[String]) -> common::Outcome {
+fn forward(bin: std::path::PathBuf, inputs: &[Vec<Vec<u8>>; 2], args: &[String]) -> testkit::Outcome {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     // Exact match: two 4M-entry tables, as in the C sample.
     let memory_mb = if args.contains(&"-E") { 2048 } else { 512 };
@@ -302,7 +299,7 @@ fn forward(bin: std::path::PathBuf, inputs: &[Vec<Vec<u8>>; 2], args: &[String])
         .run()
 }
 
-fn refuses(bin: &std::path::Path, args: &[String]) -> common::Outcome {
+fn refuses(bin: &std::path::Path, args: &[String]) -> testkit::Outcome {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     run_cli(bin, &["-l", "0", "--vdev=net_null0", "--vdev=net_null1"], &args)
 }

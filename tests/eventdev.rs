@@ -5,13 +5,10 @@
 //! scheduling with two workers, every mbuf back after a stop under load,
 //! and C's set-up errors as one line.
 
-mod common;
-mod frames;
-
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use common::{c_l3fwd, l3fwd_rs, run_cli, traffic, Outcome, Run};
+use testkit::{c_l3fwd, l3fwd_rs, run_cli, traffic, Outcome, Run};
 
 /// Lcore 0 works, lcore 1 runs the scheduler and the adapters.
 const EVENT_EAL: &[&str] = &["-s", "0x2", "--vdev=event_sw0"];
@@ -221,7 +218,7 @@ fn sequenced_flows(flows: u16, per_flow: u32) -> Vec<Vec<u8>> {
     let mut frames = Vec::new();
     for seq in 0..per_flow {
         for flow in 0..flows {
-            let mut f = frames::udp4_ports([198, 18, 0, 7], [198, 18, 1, 9], (5000 + flow, 9), 64, 26);
+            let mut f = testkit::frames::udp4_ports([198, 18, 0, 7], [198, 18, 1, 9], (5000 + flow, 9), 64, 26);
             let end = f.len();
             f[end - 4..].copy_from_slice(&seq.to_be_bytes());
             frames.push(f);

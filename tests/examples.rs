@@ -2,12 +2,10 @@
 //! runs them: every script that needs no NIC exits 0 and prints no warning
 //! and nothing IGNORED (an example that only works by luck teaches wrong).
 
-mod common;
-
 use std::path::PathBuf;
 use std::process::Command;
 
-use common::{l3fwd_rs, workspace, Scratch};
+use testkit::{l3fwd_rs, workspace, Scratch};
 
 #[test]
 fn every_example_that_needs_no_nic_runs_without_a_warning() {

@@ -5,13 +5,11 @@
 //! also checked against the model in this process, at the edges of every
 //! route.
 
-mod common;
-
 use std::collections::HashMap;
 use std::path::Path;
 use std::time::Duration;
 
-use common::{l3fwd_rs, Run, Scratch};
+use testkit::{l3fwd_rs, Run, Scratch};
 use trafficgen::aimed::{self, Aim};
 use trafficgen::tables::{self, Address, Route};
 

@@ -9,7 +9,6 @@
 //! files under /var/run); without it, fails (or skips with
 //! `L3FWD_ALLOW_SKIP=1`).
 
-mod frames;
 mod linux;
 
 use linux::forwarder::Forwarder;
@@ -123,7 +122,10 @@ fn assert_routed(frames: &[Vec<u8>], forwarder_log: &str) {
         assert_eq!(f[12..14], [0x08, 0x00], "frame {at}: IPv4");
         assert_eq!(f[14 + 8], 63, "frame {at}: TTL");
         assert_eq!(f[14 + 16..14 + 20], [198, 18, 0, 2], "frame {at}: destination");
-        assert!(frames::ipv4_checksum_ok(&f[14..34]), "frame {at}: IPv4 checksum");
+        assert!(
+            testkit::frames::ipv4_checksum_ok(&f[14..34]),
+            "frame {at}: IPv4 checksum"
+        );
     }
 }
 

@@ -2,18 +2,15 @@
 //! each checked on the real binary. Covered elsewhere: a signal during
 //! set-up (tests/shutdown_paths.rs), a closed stdout (the same file).
 
-mod common;
-mod frames;
-
 use std::process::Stdio;
 use std::time::Duration;
 
-use common::{l3fwd_rs, run_cli, Run, Scratch, TWO_PORTS};
+use testkit::{l3fwd_rs, run_cli, Run, Scratch, TWO_PORTS};
 
 /// A run on two pcap ports, one frame in on port 0, with `args` after
 /// [`TWO_PORTS`]; its stderr, once it exited 0.
 fn stderr_of_run(args: &[&str]) -> String {
-    let frame = frames::udp4([198, 18, 0, 1], [198, 18, 1, 1], 64, 18);
+    let frame = testkit::frames::udp4([198, 18, 0, 1], [198, 18, 1, 1], 64, 18);
     let out = Run::new(l3fwd_rs())
         .port(vec![frame])
         .port(Vec::new())
@@ -84,7 +81,7 @@ fn stdout_to_a_full_disk_warns_once_and_forwarding_goes_on() {
         .expect("spawn l3fwd-rs")
         .wait_with_output()
         .unwrap();
-    common::assert_runtime_folder_gone(&prefix, "closed stdout");
+    testkit::assert_runtime_folder_gone(&prefix, "closed stdout");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{}\n{stderr}", out.status);
     assert_eq!(stderr.matches("cannot write to stdout").count(), 1, "{stderr}");

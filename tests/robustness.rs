@@ -4,17 +4,15 @@
 //! counted, SIGINT/SIGTERM flush every TX buffer, and two lcores on two RX
 //! queues per port forward correctly with per-queue counters that add up.
 
-mod common;
-mod frames;
 mod oracle;
 
 use std::time::Duration;
 
-use common::{l3fwd_rs, Outcome, Run, TWO_PORTS};
-use frames::*;
 use l3fwd_rs::mode::{Em, Lpm, Mode, ModeInfo};
 use oracle::{check, Decision};
 use serde_json::Value;
+use testkit::frames::*;
+use testkit::{l3fwd_rs, Outcome, Run, TWO_PORTS};
 use trafficgen::{generate, GenOpts, Mix};
 
 /// Two lcores, each polling queue N of both ports (and sending on TX queue N).

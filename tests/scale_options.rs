@@ -3,9 +3,7 @@
 //! `--lpm-tbl8s` say otherwise (a route that does not fit is an error naming
 //! its file and line), and `--num-mbufs` for ports replaying large files.
 
-mod common;
-
-use common::{l3fwd_rs, run_cli, Outcome, Scratch, TWO_PORTS};
+use testkit::{l3fwd_rs, run_cli, Outcome, Scratch, TWO_PORTS};
 use trafficgen::{generate, write_pcap, GenOpts, Mix};
 
 /// 5 rules; the /25s and longer need 3 tbl8 groups (two share a /24).

@@ -2,15 +2,13 @@
 //! reader of stdout that goes away. Both must end like any other stop:
 //! exit 0, the summary, EAL cleaned up, `--stats-json` written.
 
-mod common;
-
 use std::io::{BufRead, BufReader, ErrorKind};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{l3fwd_rs, Run, Scratch};
 use testkit::Telemetry;
+use testkit::{l3fwd_rs, Run, Scratch};
 
 /// l3fwd-rs on two net_null ports (endless traffic) with `app_args`; its
 /// file prefix is unique to this test process and `name`.
@@ -64,7 +62,7 @@ fn assert_eal_cleaned_up(prefix: &str, stderr: &str) {
         stderr.contains("EAL cleaned up"),
         "{prefix}: no rte_eal_cleanup\n{stderr}"
     );
-    common::assert_runtime_folder_gone(prefix, prefix);
+    testkit::assert_runtime_folder_gone(prefix, prefix);
 }
 
 #[test]

@@ -4,14 +4,12 @@
 //! reader, or one that stopped reading, holds up neither start-up nor
 //! shutdown.
 
-mod common;
-
 use std::io::Write;
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{l3fwd_rs, Run, Scratch};
+use testkit::{l3fwd_rs, Run, Scratch};
 
 const V6: &str = "--rule_ipv6=configs/lpm_v6.cfg";
 
@@ -47,7 +45,7 @@ fn exit_within(mut child: Child, name: &str, timeout: Duration) -> Output {
         thread::sleep(Duration::from_millis(20));
     }
     let output = child.wait_with_output().unwrap();
-    common::assert_runtime_folder_gone(&prefix(name), name);
+    testkit::assert_runtime_folder_gone(&prefix(name), name);
     output
 }
 
@@ -82,7 +80,7 @@ fn a_rule_file_without_line_ends_fails_at_its_first_line() {
 #[test]
 fn a_rule_file_from_a_pipe_is_read() {
     let mut child = spawn("pipe", &["--rule_ipv4=/dev/stdin", V6, "--duration", "1"]);
-    let routes = std::fs::read(common::workspace().join("configs/lpm_v4.cfg")).unwrap();
+    let routes = std::fs::read(testkit::workspace().join("configs/lpm_v4.cfg")).unwrap();
     let mut stdin = child.stdin.take().unwrap();
     thread::sleep(Duration::from_millis(300)); // the writer comes late
     stdin.write_all(&routes).unwrap();
