@@ -1,6 +1,6 @@
 //! Claims of the README's "Smaller differences" that no other test makes,
 //! each checked on the real binary. Covered elsewhere: a signal during
-//! set-up (tests/shutdown_paths.rs), a closed stdout (the same file).
+//! set-up (tests/usage/shutdown_paths.rs), a closed stdout (the same file).
 
 use std::process::Stdio;
 use std::time::Duration;

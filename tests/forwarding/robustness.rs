@@ -4,12 +4,10 @@
 //! counted, SIGINT/SIGTERM flush every TX buffer, and two lcores on two RX
 //! queues per port forward correctly with per-queue counters that add up.
 
-mod oracle;
-
 use std::time::Duration;
 
+use crate::oracle::{check, Decision};
 use l3fwd_rs::mode::{Em, Lpm, Mode, ModeInfo};
-use oracle::{check, Decision};
 use serde_json::Value;
 use testkit::frames::*;
 use testkit::{l3fwd_rs, Outcome, Run, TWO_PORTS};

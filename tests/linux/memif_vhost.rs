@@ -9,10 +9,8 @@
 //! files under /var/run); without it, fails (or skips with
 //! `L3FWD_ALLOW_SKIP=1`).
 
-mod linux;
-
-use linux::forwarder::Forwarder;
-use linux::testpmd::{last_count, TestPmd};
+use crate::forwarder::Forwarder;
+use crate::testpmd::{last_count, TestPmd};
 use testkit::Scratch;
 
 /// testpmd's txonly frames go from 198.18.0.1 to 198.18.0.2: routed to
@@ -42,10 +40,10 @@ fn source_forwarder_sink(
     in_flight_at_stop: u64,
 ) {
     if !is_root() {
-        linux::cannot_run(name, "EAL's runtime files and the peers' sockets need root");
+        crate::cannot_run(name, "EAL's runtime files and the peers' sockets need root");
         return;
     }
-    let tag = linux::unique_tag(id);
+    let tag = crate::unique_tag(id);
     let scratch = Scratch::new(&format!("linux-{tag}"));
     let sockets = [0, 1].map(|p| scratch.path(&format!("port{p}.sock")).display().to_string());
     let eal = vec!["-l".into(), "1".into(), ours(0, &sockets[0]), ours(1, &sockets[1])];

@@ -308,7 +308,7 @@ fn a_control_socket_path_that_is_a_directory_says_so() {
 /// The bench's hugepage reservation, shared rather than copied (the test
 /// uses part of it).
 #[allow(dead_code)]
-#[path = "../bench/src/hugepages.rs"]
+#[path = "../../bench/src/hugepages.rs"]
 mod hugepages;
 
 /// On hugepages DPDK keeps a page file (`PREFIXmap_N`) for every segment

@@ -6,10 +6,8 @@
 //! read past the frame, rewrite only of MACs/TTL/checksum), in every lookup
 //! mode. The cargo-fuzz target in fuzz/ checks the same contract.
 
-mod oracle;
-
+use crate::oracle::{check, Decision};
 use l3fwd_rs::mode::{Em, Lpm, Mode, MODES};
-use oracle::{check, Decision};
 use proptest::collection::vec;
 use proptest::prelude::*;
 
