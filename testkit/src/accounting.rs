@@ -48,3 +48,59 @@ pub fn assert_accounted(stats: &Value, held: u64) {
     let [before, after] = [0, 1].map(|i| count(&stats["mbufs_in_use"][i], "mbufs_in_use", stats));
     assert_eq!(after, before + held, "mbufs in use before start / after stop: {stats}");
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A run of two lcores on two ports: 10 received, 7 sent, 2 invalid
+    /// and 1 at the stop.
+    fn stats() -> Value {
+        json!({
+            "forwarded": {"rx": 10, "tx": 7, "dropped_invalid": 2, "dropped_at_stop": 1},
+            "lcores": [
+                {"rx": 6, "tx": 4, "dropped_invalid": 2, "dropped_at_stop": 0},
+                {"rx": 4, "tx": 3, "dropped_invalid": 0, "dropped_at_stop": 1},
+            ],
+            "ports": [{"rx_packets": 6, "tx_packets": 3}, {"rx_packets": 4, "tx_packets": 4}],
+            "mbufs_in_use": [100, 103],
+        })
+    }
+
+    #[test]
+    fn every_dropped_count_is_summed() {
+        assert_eq!(dropped(&stats()["forwarded"]), 3);
+        assert_accounted(&stats(), 3);
+    }
+
+    #[test]
+    #[should_panic(expected = "received != sent + dropped")]
+    fn a_packet_neither_sent_nor_counted_fails() {
+        let mut s = stats();
+        s["forwarded"]["rx"] = json!(11);
+        assert_accounted(&s, 3);
+    }
+
+    #[test]
+    #[should_panic(expected = "the lcores' tx")]
+    fn lcores_that_do_not_add_up_fail() {
+        let mut s = stats();
+        s["lcores"][0]["tx"] = json!(5);
+        assert_accounted(&s, 3);
+    }
+
+    #[test]
+    #[should_panic(expected = "the ports' RX and TX")]
+    fn ports_that_disagree_with_the_lcores_fail() {
+        let mut s = stats();
+        s["ports"][0]["tx_packets"] = json!(4);
+        assert_accounted(&s, 3);
+    }
+
+    #[test]
+    #[should_panic(expected = "mbufs in use")]
+    fn a_missing_mbuf_fails() {
+        assert_accounted(&stats(), 0);
+    }
+}

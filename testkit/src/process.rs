@@ -248,3 +248,60 @@ impl Drop for Process {
         let _ = fs::remove_dir_all(dpdk::runtime_dir_of(&self.prefix));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Scratch;
+
+    /// `perl -e CODE`, with SIGINT back to its default (a shell's
+    /// background jobs inherit it ignored).
+    fn perl(code: &str) -> Command {
+        let mut command = Command::new("perl");
+        command.args(["-e", &format!("$SIG{{INT}} = 'DEFAULT'; $| = 1; {code}")]);
+        command
+    }
+
+    /// The state letter of /proc/PID/stat: `T` when stopped by a signal.
+    fn state(pid: u32) -> char {
+        let stat = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+        stat.rsplit(')').next().unwrap().trim_start().chars().next().unwrap()
+    }
+
+    #[test]
+    fn a_paused_process_still_stops_when_asked() {
+        use std::os::unix::process::ExitStatusExt;
+        let dir = Scratch::new("testkit-pause");
+        let command = perl("print \"ready\\n\"; sleep 60");
+        let mut p = Process::spawn(command, "testkit-none", &dir.path("perl"), Stop::Sigint).unwrap();
+        assert!(p.wait_until(EXIT_TIMEOUT, |p| p.stdout().contains("ready")).is_ok());
+        p.signal("STOP").unwrap();
+        assert!(p.wait_until(EXIT_TIMEOUT, |p| state(p.pid()) == 'T').is_ok());
+        let status = p.stop().expect("ended by its SIGINT, not killed");
+        assert_eq!(status.signal(), Some(2));
+    }
+
+    #[test]
+    fn closing_stdin_stops_a_process_that_reads_it() {
+        let dir = Scratch::new("testkit-stdin");
+        let command = perl("print \"ready\\n\"; <STDIN>; print \"bye\\n\"");
+        let mut p = Process::spawn(command, "testkit-none", &dir.path("perl"), Stop::CloseStdin).unwrap();
+        assert!(p.wait_until(EXIT_TIMEOUT, |p| p.stdout().contains("ready")).is_ok());
+        let exit = p.stop_cleanly();
+        assert_eq!(exit.stdout, "ready\nbye\n");
+    }
+
+    #[test]
+    fn a_dropped_process_is_killed_and_its_runtime_folder_removed() {
+        let dir = Scratch::new("testkit-drop");
+        let prefix = format!("testkit-drop-{}", std::process::id());
+        let runtime = dpdk::runtime_dir_of(&prefix);
+        fs::create_dir_all(&runtime).unwrap();
+        let p = Process::spawn(perl("sleep 60"), &prefix, &dir.path("perl"), Stop::Sigint).unwrap();
+        let pid = p.pid();
+        drop(p);
+        assert!(!runtime.exists(), "{}", runtime.display());
+        // Reaped: no such process any more.
+        assert!(!Path::new(&format!("/proc/{pid}")).exists());
+    }
+}

@@ -680,3 +680,38 @@ fn open_file_offsets(pid: u32, dir: &Path) -> Vec<(PathBuf, u64)> {
     offsets.sort();
     offsets
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lcore_lists_are_counted() {
+        assert_eq!(lcore_count("0"), 1);
+        assert_eq!(lcore_count("0-1,3"), 3);
+    }
+
+    #[test]
+    fn the_tests_own_memory_and_prefix_are_not_given_twice() {
+        let given = ["-m".to_string(), "64".to_string()];
+        let args = virtual_eal(512, "p", &given);
+        assert_eq!(args, ["--no-pci", "--no-huge", "--file-prefix", "p"]);
+        let huge = [
+            "--huge-dir".to_string(),
+            "/mnt".to_string(),
+            "--file-prefix".to_string(),
+        ];
+        assert_eq!(virtual_eal(512, "p", &huge), ["--no-pci", "-m", "512"]);
+    }
+
+    #[test]
+    fn lcores_given_with_the_eal_arguments_replace_the_default() {
+        let run = Run::new("l3fwd").eal_args(&["--lcores", "1@1"]).two_ports();
+        let line = run.command_line("p", vec!["--vdev=net_null0".into()]);
+        assert!(!line.contains(&"-l".to_string()), "{line:?}");
+        let run = Run::new("l3fwd").lcores("0-1");
+        let line = run.command_line("p", Vec::new());
+        let at = line.iter().position(|a| a == "-l").expect("-l");
+        assert_eq!(line[at + 1], "0-1");
+    }
+}
