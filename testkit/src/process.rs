@@ -49,7 +49,8 @@ pub struct Process {
     stdin: Option<ChildStdin>,
     stop: Stop,
     prefix: String,
-    logs: PathBuf,
+    /// None when the caller set its stdio ([`Process::spawn_with_own_stdio`]).
+    logs: Option<PathBuf>,
 }
 
 /// How a [`Process`] ended.
@@ -84,8 +85,33 @@ impl Process {
             child,
             stop,
             prefix: prefix.to_string(),
-            logs: logs.to_path_buf(),
+            logs: Some(logs.to_path_buf()),
         })
+    }
+
+    /// Starts `command` with the stdin, stdout and stderr it sets (pipes
+    /// the test writes, reads or closes through [`Process::child`]), for a
+    /// test of how the program treats them; stopped by SIGINT. Its logs
+    /// ([`Process::stdout`], [`Process::stderr`]) read as empty.
+    pub fn spawn_with_own_stdio(mut command: Command, prefix: &str) -> io::Result<Process> {
+        let child = command.spawn().map_err(|err| {
+            io::Error::new(
+                err.kind(),
+                format!("{}: {err}", command.get_program().to_string_lossy()),
+            )
+        })?;
+        Ok(Process {
+            child,
+            stdin: None,
+            stop: Stop::Sigint,
+            prefix: prefix.to_string(),
+            logs: None,
+        })
+    }
+
+    /// The child process, for its pipes.
+    pub fn child(&mut self) -> &mut Child {
+        &mut self.child
     }
 
     pub fn pid(&self) -> u32 {
@@ -99,30 +125,31 @@ impl Process {
 
     /// What it wrote to stdout so far.
     pub fn stdout(&self) -> String {
-        fs::read_to_string(self.logs.with_extension("stdout")).unwrap_or_default()
+        self.log("stdout")
     }
 
     /// What it wrote to stderr so far.
     pub fn stderr(&self) -> String {
-        fs::read_to_string(self.logs.with_extension("stderr")).unwrap_or_default()
+        self.log("stderr")
+    }
+
+    fn log(&self, ext: &str) -> String {
+        let path = self.logs.as_ref().map(|logs| logs.with_extension(ext));
+        path.and_then(|path| fs::read_to_string(path).ok()).unwrap_or_default()
     }
 
     /// Its logs, for a message: where they are, stdout and stderr.
     pub fn describe(&self) -> String {
+        let Some(logs) = &self.logs else {
+            return format!("pid {} (its output in the test's pipes)", self.pid());
+        };
         format!(
-            "{} (pid {}, logs {}.*)\n--- stdout\n{}\n--- stderr\n{}",
-            self.child_name(),
+            "pid {}, logs {}.*\n--- stdout\n{}\n--- stderr\n{}",
             self.pid(),
-            self.logs.display(),
+            logs.display(),
             self.stdout(),
             self.stderr()
         )
-    }
-
-    fn child_name(&self) -> String {
-        self.logs
-            .file_name()
-            .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
     }
 
     /// Its exit status, if it has exited.

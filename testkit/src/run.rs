@@ -237,7 +237,7 @@ impl Run {
 
     /// The EAL lcore list (`-l`), e.g. "0" or "0-1", or map to CPUs
     /// (`--lcores`), e.g. "0@0,1@0,2@1" (then give [`Run::tx_files`]).
-    /// None if [`Run::eal_args`] has `-l` or `--lcores`.
+    /// Left out when [`Run::eal_args`] has `-l` or `--lcores`.
     pub fn lcores(mut self, list: &str) -> Self {
         self.lcores = list.into();
         self
