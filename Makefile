@@ -155,8 +155,6 @@ test: deps
 SCALE_MBUFS ?= 1048576
 SCALE_ARGS ?=
 bench-scale: deps
-	C_L3FWD_MIN_MBUFS=$(SCALE_MBUFS) scripts/build-c-l3fwd.sh target/c-l3fwd-scale
-	C_L3FWD_MIN_MBUFS=$(SCALE_MBUFS) C_L3FWD_SEQUENTIAL=1 scripts/build-c-l3fwd.sh target/c-l3fwd-scale-seq
 	$(CARGO) build --release -p l3fwd-rs -p trafficgen -p l3fwd-bench
 	$(RELEASE)/l3fwd-bench --only scale --scale-mbufs $(SCALE_MBUFS) --json target/bench/bench-scale.json $(SCALE_ARGS)
 
@@ -169,7 +167,6 @@ bench-scale: deps
 # Exits 1, naming the forwarder and its log, if l3fwd-rs or C fails.
 UPDATE_ARGS ?=
 bench-update: deps
-	C_L3FWD_MIN_MBUFS=$(SCALE_MBUFS) scripts/build-c-l3fwd.sh target/c-l3fwd-scale
 	$(CARGO) build --release -p l3fwd-rs -p trafficgen -p l3fwd-bench
 	$(RELEASE)/l3fwd-bench update --mbufs $(SCALE_MBUFS) $(UPDATE_ARGS)
 
@@ -177,9 +174,10 @@ bench-update: deps
 # 16, 10K and 1M routes; EM with a rule per flow): table, CSV, JSON and PNG/SVG
 # plots in target/bench/sweep/. The C sample is rebuilt per pool size (and
 # with an LPM table for 1M routes) into target/c-l3fwd-sweep/. The full grid
-# (6 sizes x 4 flow counts x 4 tables, 3 rounds) takes about 2 hours (79 min
-# with --rounds 2), most of it the C sample adding 1M routes one by one; a
-# quick sweep (~5 min):
+# (6 sizes x 4 flow counts x 4 tables) with SWEEP_ARGS="--rounds 2 --warmup 1
+# --window 2" took 2.4 hours on hugepages (2026-12-03) and 79 min on 4 KB
+# pages (2026-12-01), most of it the C sample adding 1M routes one by one
+# (docs/BENCHMARKS.md); a quick sweep (~5 min):
 #   make bench-sweep SWEEP_ARGS="--sizes 64,1518 --flows 16,1K,64K --routes 10K --warmup 1 --window 2"
 # BASELINE=old-sweep.json exits 2 if a cell's ratio fell by more than 5% and
 # significantly, as for make bench.

@@ -7,15 +7,18 @@ use std::error::Error;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
+use dpdk::eal_args::NetworkVdev;
 use dpdk::{Eal, Port};
 
-use crate::cli::{Args, Io};
-use crate::live::LiveTables;
-use crate::mode::{self, Mode, ModeTask};
-use crate::plan::{Plan, PortCaps, Topology};
-use crate::runner::{Changes, LiveLookup};
-use crate::signals::{self, Hangup};
-use crate::{event, poll, stats_json};
+use crate::cli::plan::{Plan, PortCaps, Topology};
+use crate::cli::{Args, Model};
+use crate::control::live::LiveTables;
+use crate::control::signals::{self, Hangup};
+use crate::control::stats_json;
+use crate::dataplane::mode::{self, Mode, ModeTask};
+use crate::dataplane::sockets;
+use crate::model::runner::{Changes, LiveLookup};
+use crate::model::{event, poll};
 
 /// Runs l3fwd-rs with EAL arguments `eal_args` (program name first) and the
 /// application's parsed `args`; returns when forwarding has stopped and the
@@ -50,7 +53,7 @@ impl ModeTask for Run<'_> {
     type Output = Result<(), Box<dyn Error>>;
 
     /// The lookup mode and the dataplane model are separate axes: the mode
-    /// builds its [`Lookup`](crate::lookup::Lookup) here, and the model (the
+    /// builds its [`Lookup`](crate::dataplane::lookup::Lookup) here, and the model (the
     /// poll loop or the event loop, `--mode`) forwards with any lookup.
     fn run<M: Mode>(self) -> Self::Output {
         let Run {
@@ -61,19 +64,25 @@ impl ModeTask for Run<'_> {
         } = self;
         // The rule files are read before EAL starts: a typo costs no EAL
         // start-up.
-        let rules = M::load(args)?;
+        let options = M::Options::from(args);
+        let rules = M::load(&options)?;
         let (eal, ports, plan) = start(eal_args, args)?;
-        let tables = LiveTables::<M>::new(&eal, &plan, args, rules)?;
+        let lcores = match args.model {
+            Model::Poll => plan.lcores.iter().map(|l| l.lcore).collect(),
+            Model::Eventdev => event::worker_lcores(&eal),
+        };
+        let socket = |lcore| sockets::socket_of(&eal, args.no_numa, lcore);
+        let tables = LiveTables::<M>::new(&eal, &plan, &options, rules, &lcores, socket)?;
         let lookup = LiveLookup {
-            live: Arc::clone(tables.live()),
+            live: tables.live(),
             changes: Changes {
                 tables: Box::new(tables),
                 hangup,
             },
         };
-        match args.io {
-            Io::Poll => poll::serve(&eal, ports, &plan, args, M::RSS_L4, lookup, quit),
-            Io::Eventdev => event::serve(&eal, ports, &plan, args, M::RSS_L4, lookup, quit),
+        match args.model {
+            Model::Poll => poll::serve(&eal, ports, &plan, args, M::RSS_L4, lookup, quit),
+            Model::Eventdev => event::serve(&eal, ports, &plan, args, M::RSS_L4, lookup, quit),
         }
     }
 }
@@ -81,14 +90,19 @@ impl ModeTask for Run<'_> {
 /// EAL start, its ports, and the port/queue/lcore plan: common to every mode.
 fn start(eal_args: &[String], args: &Args) -> Result<(Eal, Vec<Port>, Plan), Box<dyn Error>> {
     let eal = Eal::init(eal_args)?;
+    // dpdk-dumpcap and dpdk-pdump can capture our ports (C l3fwd does not
+    // serve them); nothing runs per packet until one does.
+    if let Err(e) = eal.serve_packet_capture() {
+        log::warn!("{e}: dpdk-dumpcap cannot capture this run's ports");
+    }
     check_vdevs(&eal, eal_args)?;
     let ports = eal.take_ports()?;
     let mut topology = topology(&eal, &ports)?;
-    let plan = match args.io {
-        Io::Poll => Plan::build(&args.config, args.portmask, &topology)?,
+    let plan = match args.model {
+        Model::Poll => Plan::build(&args.config, args.portmask, &topology)?,
         // The event model's RX queues go to the RX adapter, and each port
         // has one TX queue, the TX adapter's: planned as one lcore's.
-        Io::Eventdev => {
+        Model::Eventdev => {
             topology.lcores = vec![topology.main_lcore];
             let config = event::rx_queues(args, ports.len(), topology.main_lcore);
             Plan::build(&config, args.portmask, &topology)?
@@ -102,9 +116,9 @@ fn start(eal_args: &[String], args: &Args) -> Result<(Eal, Vec<Port>, Plan), Box
 /// carried on without it, which would silently shift the ids of the ports
 /// after it.
 fn check_vdevs(eal: &Eal, eal_args: &[String]) -> Result<(), String> {
-    let names = network_vdev_names(eal_args);
-    for (i, (name, spec)) in names.iter().enumerate() {
-        if let Some((_, first)) = names[..i].iter().find(|(other, _)| other == name) {
+    let vdevs = dpdk::eal_args::network_vdevs(eal_args);
+    for (i, &NetworkVdev { name, spec }) in vdevs.iter().enumerate() {
+        if let Some(first) = vdevs[..i].iter().find(|other| other.name == name).map(|v| v.spec) {
             return Err(format!(
                 "--vdev {spec}: a second device named {name} (the first: --vdev {first}); EAL creates one of them only"
             ));
@@ -116,27 +130,6 @@ fn check_vdevs(eal: &Eal, eal_args: &[String]) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// The `(name, argument)` of every `--vdev` of `eal_args` that names a
-/// network device: DPDK's `net_*` drivers and their `eth_*` aliases
-/// (`eth_pcap0`, `eth_ring0`, `eth_null0`, `eth_af_packet0`, ...).
-fn network_vdev_names(eal_args: &[String]) -> Vec<(&str, &str)> {
-    let mut names = Vec::new();
-    let mut args = eal_args.iter();
-    while let Some(arg) = args.next() {
-        let spec = match arg.strip_prefix("--vdev") {
-            Some("") => args.next().map(String::as_str),
-            Some(rest) => rest.strip_prefix('='),
-            None => None,
-        };
-        let Some(spec) = spec else { continue };
-        let name = spec.split(',').next().unwrap_or_default();
-        if name.starts_with("net_") || name.starts_with("eth_") {
-            names.push((name, spec));
-        }
-    }
-    names
 }
 
 /// What EAL created: ports with their queue limits, and the lcores.
@@ -156,35 +149,4 @@ fn topology(eal: &Eal, ports: &[Port]) -> Result<Topology, Box<dyn Error>> {
         lcores: eal.lcores(),
         main_lcore: eal.main_lcore(),
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn strings(args: &[&str]) -> Vec<String> {
-        args.iter().map(|&a| a.to_owned()).collect()
-    }
-
-    #[test]
-    fn network_vdevs_by_driver_name_and_alias() {
-        let args = strings(&[
-            "l3fwd-rs",
-            "--vdev=net_pcap0,rx_pcap=a.pcap",
-            "--vdev",
-            "eth_ring0",
-            "--vdev=crypto_null0",
-            "--vdev=eth_pcap1,iface=lo",
-            "-l",
-            "0",
-        ]);
-        assert_eq!(
-            network_vdev_names(&args),
-            [
-                ("net_pcap0", "net_pcap0,rx_pcap=a.pcap"),
-                ("eth_ring0", "eth_ring0"),
-                ("eth_pcap1", "eth_pcap1,iface=lo")
-            ]
-        );
-    }
 }

@@ -10,8 +10,8 @@ use std::os::unix::net::UnixStream;
 use std::process::ExitCode;
 
 use clap::Parser;
-use l3fwd_rs::ctl;
-use l3fwd_rs::live::USAGE;
+use l3fwd_rs::control::protocol::USAGE;
+use l3fwd_rs::control::socket;
 
 /// Changes the tables of a running l3fwd-rs, over the socket in its DPDK
 /// runtime directory.
@@ -58,7 +58,7 @@ fn one_command(words: &[String]) -> Result<String, String> {
 /// Sends the commands and prints the answers; whether all were `ok`.
 fn run(cli: &Cli) -> Result<bool, String> {
     let one = (cli.command != ["-"]).then(|| one_command(&cli.command)).transpose()?;
-    let path = ctl::socket_path(&cli.file_prefix);
+    let path = socket::socket_path(&cli.file_prefix);
     let stream = UnixStream::connect(&path).map_err(|e| {
         format!(
             "cannot connect to {}: {e} (is l3fwd-rs running with --file-prefix {}?)",

@@ -4,28 +4,11 @@
 
 #![forbid(unsafe_code)]
 
-pub mod abbrev;
 pub mod app;
 pub mod cli;
 pub mod control;
-pub mod counters;
-pub mod ctl;
-pub mod event;
-pub mod forward;
-pub mod live;
-pub mod lookup;
-pub mod mode;
-pub mod output;
-pub mod packet;
-pub mod plan;
-pub mod poll;
-pub mod pool_watch;
-pub mod portmask;
-pub mod rule_files;
-pub mod runner;
-pub mod setup;
-pub mod signals;
-pub mod stats_json;
+pub mod dataplane;
+pub mod model;
 
 /// Most packets per RX burst and per TX buffer (`--rx-burst`, `--tx-burst`:
 /// later l3fwd's MAX_PKT_BURST): the capacity of the per-lcore arrays.

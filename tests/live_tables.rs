@@ -344,7 +344,7 @@ fn idle_clients_never_starve_the_control_socket() {
         .status()
         .unwrap();
     assert!(status.success(), "prlimit");
-    let path = l3fwd_rs::ctl::socket_path(f.process.prefix());
+    let path = l3fwd_rs::control::socket::socket_path(f.process.prefix());
     let idle: Vec<UnixStream> = (0..300).filter_map(|_| UnixStream::connect(&path).ok()).collect();
     assert!(idle.len() >= 100, "{} connections", idle.len());
     let started = Instant::now();

@@ -2,10 +2,12 @@
 //! Each ratio is compared over rounds ([`significance`]): a change counts
 //! only when it is beyond the tolerance and significant.
 
-use crate::configs::Config;
-use crate::report::RunRecord;
+use crate::configs::{Config, Forwarder, Variant};
+use crate::mode::Mode;
+use crate::report::{Report, RunRecord};
 use crate::significance::{self, Change, ALPHA};
 use crate::stats::ratio_pairs_on;
+use std::path::Path;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Verdict {
@@ -32,20 +34,84 @@ pub struct Comparison {
     pub verdict: Verdict,
 }
 
+/// The baseline at `path`, read before any run (a bad path should not
+/// cost minutes of runs): a report of the same kind as this run's, a
+/// sweep's if `sweep`, else make bench's.
+pub fn read(path: &Path, sweep: bool) -> Result<Report, String> {
+    let old = Report::read(path)?;
+    let (is, other) = (["make bench's", "`l3fwd-bench`"], ["a sweep's", "`l3fwd-bench sweep`"]);
+    let [kind, command] = if sweep { is } else { other };
+    if old.is_sweep() == sweep {
+        return Ok(old);
+    }
+    Err(format!(
+        "baseline {}: {kind} report: give it to {command} --baseline",
+        path.display()
+    ))
+}
+
+/// Prints the verdicts of `new` against the baseline `old` (from `path`):
+/// make bench's by ratio of configurations (those `selected`), a sweep's
+/// by cell; whether one is a regression.
+pub fn check(path: &Path, old: &Report, new: &Report, selected: &[Config], tolerance: f64) -> bool {
+    println!("\nagainst baseline {} ({}):", path.display(), old.timestamp);
+    let comparisons = if new.is_sweep() {
+        compare_cells(old, new, tolerance)
+    } else {
+        compare(&old.runs, &new.runs, selected, tolerance)
+    };
+    if comparisons.is_empty() {
+        println!("  no {} in common", if new.is_sweep() { "cell" } else { "ratio" });
+    }
+    print(&comparisons, tolerance);
+    comparisons.iter().any(|c| c.verdict.is_regression())
+}
+
 /// Judges each ratio the baseline `old` measured whose configurations were
 /// selected this time, from the per-round values of both runs.
 pub fn compare(old: &[RunRecord], new: &[RunRecord], selected: &[Config], tolerance: f64) -> Vec<Comparison> {
-    ratio_pairs_on(selected.iter().copied())
+    let pairs = ratio_pairs_on(selected.iter().copied())
         .into_iter()
         .filter(|(num, den)| selected.contains(num) && selected.contains(den))
-        .filter_map(|(num, den)| {
-            let old = per_round(old, num, den);
+        .map(|(num, den)| (format!("{} / {}", num.label(), den.label()), None, num, den));
+    judge_all(old, new, pairs, tolerance)
+}
+
+/// Judges the l3fwd-rs / C ratio of each cell of the sweep `new` that the
+/// sweep `old` has one for. A cell whose ratio is gone (a run failed)
+/// counts as a regression, as in make bench.
+pub fn compare_cells(old: &Report, new: &Report, tolerance: f64) -> Vec<Comparison> {
+    let pairs = new.cells.iter().filter_map(|cell| {
+        let mode = Mode::parse(cell.table.split('-').next()?).ok()?;
+        let config = |forwarder| Config::new(forwarder, mode, Variant::Default, false);
+        let name = format!("{} l3fwd-rs / C", cell.cell);
+        Some((
+            name,
+            Some(cell.cell.as_str()),
+            config(Forwarder::Rs),
+            config(Forwarder::C),
+        ))
+    });
+    judge_all(&old.runs, &new.runs, pairs, tolerance)
+}
+
+/// Judges each ratio (name, sweep cell or none, numerator, denominator)
+/// that `old` has values of.
+fn judge_all<'a>(
+    old: &[RunRecord],
+    new: &[RunRecord],
+    pairs: impl Iterator<Item = (String, Option<&'a str>, Config, Config)>,
+    tolerance: f64,
+) -> Vec<Comparison> {
+    pairs
+        .filter_map(|(name, cell, num, den)| {
+            let old = per_round(old, cell, num, den);
             if old.is_empty() {
                 return None;
             }
-            let change = significance::compare(&old, &per_round(new, num, den));
+            let change = significance::compare(&old, &per_round(new, cell, num, den));
             Some(Comparison {
-                name: format!("{} / {}", num.label(), den.label()),
+                name,
                 tracks_rs: num.is_rs() && !den.is_rs(),
                 change,
                 verdict: judge(change, tolerance),
@@ -54,12 +120,12 @@ pub fn compare(old: &[RunRecord], new: &[RunRecord], selected: &[Config], tolera
         .collect()
 }
 
-/// The ratio `num / den` in each round where both ran.
-fn per_round(runs: &[RunRecord], num: Config, den: Config) -> Vec<f64> {
+/// The ratio `num / den` in each round where both ran (in `cell`).
+fn per_round(runs: &[RunRecord], cell: Option<&str>, num: Config, den: Config) -> Vec<f64> {
     let rate = |config: Config| {
         move |round: u32| {
             runs.iter()
-                .find(|r| r.config == config.id() && r.round == round)
+                .find(|r| r.config == config.id() && r.round == round && r.cell.as_deref() == cell)
                 .and_then(|r| r.mpps)
         }
     };
@@ -68,7 +134,7 @@ fn per_round(runs: &[RunRecord], num: Config, den: Config) -> Vec<f64> {
 
 /// `num(round) / den(round)` for each distinct round of `rounds` where
 /// both rates exist: the per-round values [`significance::compare`] takes.
-pub fn ratios_by_round(
+fn ratios_by_round(
     rounds: impl Iterator<Item = u32>,
     num: impl Fn(u32) -> Option<f64>,
     den: impl Fn(u32) -> Option<f64>,
@@ -129,12 +195,28 @@ mod tests {
     use super::*;
     use crate::configs::tests::config;
 
+    /// One schema, two kinds: each command takes a baseline of its own
+    /// kind only, and says which command the other kind is for.
+    #[test]
+    fn a_baseline_is_of_the_same_kind_as_the_run() {
+        let path = std::env::temp_dir().join(format!("l3fwd-bench-baseline-{}.json", std::process::id()));
+        crate::write_json(&path, &crate::sweep::results::tests::sample()).unwrap();
+        assert!(read(&path, true).unwrap().is_sweep());
+        let err = read(&path, false).unwrap_err();
+        assert!(
+            err.contains("a sweep's report: give it to `l3fwd-bench sweep` --baseline"),
+            "{err}"
+        );
+        std::fs::remove_file(&path).unwrap();
+    }
+
     /// Runs of `(config, [rate per round])`.
     fn runs(rates: &[(&str, &[f64])]) -> Vec<RunRecord> {
         rates
             .iter()
             .flat_map(|&(config, per_round)| {
                 per_round.iter().enumerate().map(move |(i, &mpps)| RunRecord {
+                    cell: None,
                     config: config.to_owned(),
                     round: i as u32 + 1,
                     mpps: (mpps > 0.0).then_some(mpps),
@@ -198,5 +280,67 @@ mod tests {
         let c = compare(&old, &new, &lpm_only, 0.05);
         assert_eq!(c.len(), 1);
         assert!(!c[0].verdict.is_regression());
+    }
+
+    /// `sample()` with l3fwd-rs's rates in `cell` scaled by `factor`.
+    fn scaled(cell: &str, factor: f64) -> Report {
+        let mut report = crate::sweep::results::tests::sample();
+        for r in report
+            .runs
+            .iter_mut()
+            .filter(|r| r.cell.as_deref() == Some(cell) && r.forwarder() == "rs")
+        {
+            r.mpps = r.mpps.map(|m| m * factor);
+        }
+        report
+    }
+
+    #[test]
+    fn a_ratio_fallen_beyond_tolerance_is_a_regression() {
+        let old = crate::sweep::results::tests::sample();
+        // lpm-16/64B/16 (ratios 1.3, 1.25, 1.27 by round) falls 8%, every
+        // round below every old one; lpm-16/1518B/16 (1.2, 1.3, 1.25) 4%.
+        let mut new = scaled("lpm-16/64B/16", 0.92);
+        let fallen = scaled("lpm-16/1518B/16", 0.96);
+        new.runs.retain(|r| r.cell.as_deref() != Some("lpm-16/1518B/16"));
+        new.runs.extend(
+            fallen
+                .runs
+                .into_iter()
+                .filter(|r| r.cell.as_deref() == Some("lpm-16/1518B/16")),
+        );
+        let verdicts: Vec<(String, Verdict)> = compare_cells(&old, &new, 0.05)
+            .into_iter()
+            .map(|c| (c.name, c.verdict))
+            .collect();
+        assert_eq!(
+            verdicts,
+            [
+                ("lpm-16/64B/16 l3fwd-rs / C".to_string(), Verdict::Worse),
+                ("lpm-16/1518B/16 l3fwd-rs / C".to_string(), Verdict::Same),
+            ],
+            "the EM cell had no ratio before: not judged"
+        );
+        assert!(compare_cells(&old, &new, 0.10)
+            .iter()
+            .all(|c| !c.verdict.is_regression()));
+    }
+
+    #[test]
+    fn lost_and_improved_cells() {
+        let old = crate::sweep::results::tests::sample();
+        let mut new = scaled("lpm-16/1518B/16", 1.5);
+        new.runs
+            .retain(|r| !(r.cell.as_deref() == Some("lpm-16/64B/16") && r.forwarder() == "rs"));
+        new.cells.remove(2);
+        let c = compare_cells(&old, &new, 0.05);
+        assert_eq!(c[0].verdict, Verdict::Missing);
+        assert!(c[0].verdict.is_regression());
+        assert_eq!(c[1].verdict, Verdict::Better);
+        let mut other = crate::sweep::results::tests::sample();
+        for cell in &mut other.cells {
+            cell.cell = format!("em/{}", cell.cell);
+        }
+        assert!(compare_cells(&old, &other, 0.05).is_empty(), "no cell in common");
     }
 }

@@ -17,7 +17,7 @@ use std::process::ExitCode;
 
 /// The share of same-binary ratios that must say "no change".
 const SAME_SHARE: f64 = 0.95;
-/// How much slower the slowed build is (src/forward/slowdown.rs).
+/// How much slower the slowed build is (src/dataplane/forward/slowdown.rs).
 const SLOWDOWN: f64 = 0.05;
 
 #[derive(clap::Args)]

@@ -1,8 +1,9 @@
 //! The command line of each configuration: same EAL setup, ports and traffic for all.
 
-use crate::configs::{Config, Forwarder};
+use crate::configs::{Config, Forwarder, Variant};
+use crate::pool::Pool;
 use crate::run::Stop;
-use l3fwd_rs::mode::RuleFormat;
+use crate::traffic::Files;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -17,9 +18,6 @@ const FWD_LCORE: u32 = 1;
 const EVENT_LCORES: &str = "0-1";
 const EVENT_EAL: [&str; 3] = ["-s", "0x2", "--vdev=event_sw0"];
 
-/// EAL memory (-m, MB) of the runs on the default tables.
-const MEMORY_MB: u32 = 1024;
-
 /// Where the programs are.
 #[derive(Clone)]
 pub struct Tools {
@@ -33,54 +31,6 @@ pub struct Tools {
     pub testpmd: PathBuf,
 }
 
-/// The IPv4 and IPv6 rule files and the two pcap files (one per port) of
-/// one kind of run.
-#[derive(Clone)]
-pub struct Files {
-    pub rules: [PathBuf; 2],
-    pub pcaps: [PathBuf; 2],
-}
-
-/// The files of each kind of run.
-pub struct Traffic {
-    pub lpm: Files,
-    /// The LPM traffic, against generated ACL rules.
-    pub acl: Files,
-    pub em: Files,
-    pub lpm_scale: Files,
-    pub em_scale: Files,
-}
-
-impl Traffic {
-    /// FIB mode runs on the LPM route files and traffic.
-    pub fn files(&self, config: Config) -> &Files {
-        match (config.is_scale(), config.is_em()) {
-            _ if config.mode.rules() == RuleFormat::Acl => &self.acl,
-            (false, false) => &self.lpm,
-            (false, true) => &self.em,
-            (true, false) => &self.lpm_scale,
-            (true, true) => &self.em_scale,
-        }
-    }
-}
-
-/// The mbuf pool and EAL memory of a run.
-pub struct Pool {
-    /// mbufs per pool (l3fwd-rs's `--num-mbufs`, testpmd's
-    /// `--total-num-mbufs`; the C binary must be built for it); None: each
-    /// program's default.
-    pub mbufs: Option<u32>,
-    pub memory_mb: u32,
-}
-
-impl Pool {
-    /// The runs on the default tables: every program's own pool.
-    pub const DEFAULT: Pool = Pool {
-        mbufs: None,
-        memory_mb: MEMORY_MB,
-    };
-}
-
 /// The command line of `config`, running `program` ([`program`]) on `files`
 /// with `pool`, EAL file prefix `prefix` (unique per run), and how to stop it.
 pub fn command(config: Config, program: &Path, files: &Files, pool: &Pool, prefix: &str) -> (Command, Stop) {
@@ -92,21 +42,14 @@ pub fn command(config: Config, program: &Path, files: &Files, pool: &Pool, prefi
             Stop::CloseStdin,
         );
     }
-    let mut rs_options = Vec::new();
-    if config.is_c_drain() {
-        rs_options.push("--c-drain".to_string());
-    }
-    if config.is_rs() && config.is_sequential() {
-        rs_options.push("--sequential-lookup".to_string());
-    }
-    if let Some(group) = config.em_lookup_group() {
-        rs_options.push(format!("--em-lookup-group={group}"));
-    }
+    // C's variants are builds (crate::cbuild), l3fwd-rs's options.
+    let mut rs_options = if config.is_rs() {
+        rs_options(config.variant)
+    } else {
+        vec![]
+    };
     if let (true, Some(mbufs)) = (config.is_rs(), pool.mbufs) {
         rs_options.extend(["--num-mbufs".to_string(), mbufs.to_string()]);
-    }
-    if let Some(burst) = config.burst() {
-        rs_options.extend(["--rx-burst", "--tx-burst"].map(|o| format!("{o}={burst}")));
     }
     let run = L3fwdRun {
         program,
@@ -122,6 +65,19 @@ pub fn command(config: Config, program: &Path, files: &Files, pool: &Pool, prefi
         l3fwd(&run, prefix)
     };
     (cmd, Stop::Sigint)
+}
+
+/// l3fwd-rs's options for `variant` (eventdev mode is a command line of
+/// its own).
+pub fn rs_options(variant: Variant) -> Vec<String> {
+    match variant {
+        Variant::Default | Variant::Event => vec![],
+        Variant::CDrain => vec!["--c-drain".into()],
+        Variant::Burst(n) => ["--rx-burst", "--tx-burst"].map(|o| format!("{o}={n}")).into(),
+        Variant::Group(n) => vec![format!("--em-lookup-group={n}")],
+        Variant::Sequential => vec!["--sequential-lookup".into()],
+        Variant::IdleFlushGap(n) => vec!["--idle-flush-gap".into(), n.to_string()],
+    }
 }
 
 /// One run of C l3fwd or l3fwd-rs: both take the same arguments.
@@ -238,6 +194,7 @@ pub fn program(config: Config, tools: &Tools) -> &Path {
 mod tests {
     use super::*;
     use crate::configs::tests::config;
+    use crate::traffic::Traffic;
 
     fn args(config: Config) -> Vec<String> {
         let tools = Tools {

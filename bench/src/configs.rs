@@ -5,8 +5,8 @@
 //! run on a given DPDK release (`--dpdk`) adds it: `rs-lpm@24.11`.
 
 use crate::mode::Mode;
+use crate::mode::RuleFormat;
 use crate::release::Release;
-use l3fwd_rs::mode::RuleFormat;
 use std::cmp::Ordering;
 
 /// Who forwards.
@@ -61,10 +61,13 @@ pub enum Variant {
     /// atomic): one worker lcore, the scheduler and both adapters on a
     /// service lcore, for C and l3fwd-rs alike.
     Event,
+    /// l3fwd-rs `--idle-flush-gap N`: a short poll round flushes only N us
+    /// after the last flush (latency runs).
+    IdleFlushGap(u16),
 }
 
 impl Variant {
-    fn id(self) -> String {
+    pub fn id(self) -> String {
         match self {
             Variant::Default => String::new(),
             Variant::CDrain => "-c-drain".into(),
@@ -72,10 +75,11 @@ impl Variant {
             Variant::Group(n) => format!("-group{n}"),
             Variant::Sequential => "-seq".into(),
             Variant::Event => "-event".into(),
+            Variant::IdleFlushGap(n) => format!("-gap{n}"),
         }
     }
 
-    fn label(self) -> String {
+    pub fn label(self) -> String {
         match self {
             Variant::Default => String::new(),
             Variant::CDrain => " c-drain".into(),
@@ -83,6 +87,7 @@ impl Variant {
             Variant::Group(n) => format!(" groups of {n}"),
             Variant::Sequential => " seq".into(),
             Variant::Event => " eventdev".into(),
+            Variant::IdleFlushGap(n) => format!(" idle-flush-gap {n}"),
         }
     }
 }
@@ -192,23 +197,10 @@ impl Config {
         self.variant == Variant::Sequential
     }
 
-    /// Sends with C's drain timing (`--c-drain`) instead of flushing when idle.
-    pub fn is_c_drain(self) -> bool {
-        self.variant == Variant::CDrain
-    }
-
     /// The `--rx-burst` and `--tx-burst` of the burst-size configurations.
     pub fn burst(self) -> Option<usize> {
         match self.variant {
             Variant::Burst(n) => Some(n.into()),
-            _ => None,
-        }
-    }
-
-    /// The `--em-lookup-group` of the grouped exact-match configurations.
-    pub fn em_lookup_group(self) -> Option<u16> {
-        match self.variant {
-            Variant::Group(n) => Some(n),
             _ => None,
         }
     }
@@ -461,7 +453,6 @@ pub mod tests {
         assert_eq!(config("rs-lpm-burst256").burst(), Some(256));
         assert_eq!(config("rs-fib").mode(), "fib");
         assert!(config("rs-em-seq-1m").is_sequential() && config("rs-em-seq-1m").is_em());
-        assert!(config("rs-lpm-c-drain").is_c_drain() && !config("rs-lpm").is_c_drain());
         assert!(!config("io").is_rs() && !config("io").is_em());
         assert_eq!(config("rs-acl").reference(), Some(config("c-acl")));
         assert_eq!(config("rs-lpm-burst64").reference(), Some(config("c-lpm")));

@@ -112,9 +112,11 @@ impl Failures {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::command::{self, Files, Pool};
     use crate::configs::tests::config;
+    use crate::engine::{Engine, Unit};
+    use crate::pool::Pool;
     use crate::run;
+    use crate::traffic::Files;
     use std::time::Duration;
 
     #[test]
@@ -171,18 +173,25 @@ mod tests {
             memory_mb: 256,
         };
         let rs = config("rs-lpm");
-        let prefix = format!("l3fwd-bench-short-pool-{}", std::process::id());
-        let (cmd, stop) = command::command(rs, &testkit::binary("l3fwd-rs", "l3fwd-rs"), &files, &pool, &prefix);
-        let log = dir.join("rs-lpm-r1.log");
-        let timing = run::Timing {
-            start_timeout: Duration::from_secs(30),
-            warmup: Duration::from_millis(100),
-            window: Duration::from_millis(100),
+        let unit = Unit {
+            config: rs,
+            cell: None,
+            program: Ok(testkit::binary("l3fwd-rs", "l3fwd-rs")),
+            files: Ok(files),
+            pool,
+            timing: run::Timing {
+                start_timeout: Duration::from_secs(30),
+                warmup: Duration::from_millis(100),
+                window: Duration::from_millis(100),
+            },
+            may_keep: false,
         };
-        let result = run::measure(cmd, stop, &prefix, &log, &timing);
-
-        let mut failures = Failures::new();
-        failures.count(format!("{} round 1", rs.id()), &log, &result);
+        let logs = dir.join("logs");
+        let mut engine = Engine::new(1, 1, &logs).unwrap();
+        let runs = engine.run(&[unit]).unwrap();
+        assert!(runs[0].result.is_err());
+        let log = logs.join("rs-lpm-r1.log");
+        let failures = engine.finish();
         let lines = failures.lines();
         let line = lines.last().expect("the run failed");
         assert!(
@@ -197,7 +206,7 @@ mod tests {
         assert_eq!(lines[0], "l3fwd-bench: no result: all 1 runs failed");
         assert_eq!(failures.finish(ExitCode::SUCCESS), ExitCode::FAILURE);
         assert!(
-            !dpdk::runtime_dir_of(&prefix).exists(),
+            !dpdk::runtime_dir_of(&format!("l3fwd-bench-{}-0", std::process::id())).exists(),
             "a failed start leaves no runtime folder"
         );
         std::fs::remove_dir_all(&dir).unwrap();

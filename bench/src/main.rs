@@ -11,14 +11,17 @@
 mod baseline;
 mod calibrate;
 mod callgrind;
+mod cbuild;
 mod command;
 mod configs;
+mod engine;
 mod failures;
 mod hugepages;
 mod interrupt;
 mod latency;
 mod machine;
 mod mode;
+mod pool;
 mod progress;
 mod release;
 mod report;
@@ -31,20 +34,18 @@ mod traffic;
 mod update;
 mod versions;
 
+use cbuild::Build;
 use clap::{Parser, Subcommand};
-use command::{Pool, Tools};
+use command::Tools;
 use configs::{Config, Forwarder};
+use engine::{Engine, Unit};
 use failures::Failures;
-use report::{Report, Run, ScaleSettings, Settings};
+use pool::Pool;
+use report::{Report, Settings};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-/// Both forwarders size their mbuf pool at 8192 here; a pcap port with infinite_rx
-/// holds one mbuf per frame of its file, and replay needs a few more (measured: 2 x 4064
-/// frames forward, 2 x 4096 set up but forward nothing).
-const POOL_MBUFS: usize = 8192;
-const POOL_HEADROOM: usize = 256;
 /// Where the runs' hugetlbfs is mounted.
 const HUGEPAGES_DIR: &str = "target/bench/hugepages";
 /// EAL init with --no-huge and pcap setup take a few seconds; more means something is wrong...
@@ -112,6 +113,9 @@ struct Common {
     /// Directory of the rule files lpm_v4.cfg, lpm_v6.cfg, em_v4.cfg, em_v6.cfg
     #[arg(long, default_value = "configs")]
     rules_dir: PathBuf,
+    /// Builds the C sample with the pool (and LPM size) runs need
+    #[arg(long, default_value = "scripts/build-c-l3fwd.sh")]
+    c_build_script: PathBuf,
 }
 
 impl Common {
@@ -162,8 +166,7 @@ pub struct Args {
     /// Scale runs: frames in each port's pcap file, each to a random rule or route (10% to none)
     #[arg(long, default_value_t = 131_072)]
     scale_frames: usize,
-    /// Scale runs: mbufs per pool of both forwarders (the C binaries must be built with
-    /// C_L3FWD_MIN_MBUFS set to it)
+    /// Scale runs: mbufs per pool of both forwarders (the C binaries are built with it)
     #[arg(long, default_value_t = 1 << 20)]
     scale_mbufs: u32,
     /// Scale runs: EAL memory (-m) in MB
@@ -215,29 +218,18 @@ fn main() -> ExitCode {
 
 fn bench(args: Args) -> Result<ExitCode, String> {
     let selected = versions::on_releases(configs::select(&args.only)?, &args.dpdk)?;
-    // Read the baseline first: a bad path should not cost minutes of runs.
-    let baseline: Option<Report> = args.common.baseline.as_deref().map(read_json).transpose()?;
+    let baseline = args.common.baseline.as_deref();
+    let old = baseline.map(|path| baseline::read(path, false)).transpose()?;
     let (report, failures) = measure(&args, &args.common.rs_bin, &selected)?;
     write_json(&args.json, &report)?;
     println!("\nwrote {}", args.json.display());
     if args.dpdk.len() > 1 {
         versions::report(&report, &args.json.with_file_name("versions.png"))?;
     }
-
-    let Some(old) = baseline else {
-        return Ok(failures.finish(ExitCode::SUCCESS));
+    let regressed = match (baseline, old) {
+        (Some(path), Some(old)) => baseline::check(path, &old, &report, &selected, args.common.tolerance),
+        _ => false,
     };
-    println!(
-        "\nagainst baseline {} ({}):",
-        args.common.baseline.unwrap_or_default().display(),
-        old.timestamp
-    );
-    let comparisons = baseline::compare(&old.runs, &report.runs, &selected, args.common.tolerance);
-    if comparisons.is_empty() {
-        println!("  no ratio in common");
-    }
-    baseline::print(&comparisons, args.common.tolerance);
-    let regressed = comparisons.iter().any(|c| c.verdict.is_regression());
     Ok(failures.finish(if regressed {
         ExitCode::from(2)
     } else {
@@ -257,13 +249,20 @@ pub fn measure(args: &Args, rs_bin: &Path, selected: &[Config]) -> Result<(Repor
         testpmd: args.testpmd.clone(),
     };
     for &c in selected {
-        c.release().check()?;
-        let tools = c.release().tools(&tools);
-        let hint = format!(
-            "build it first (`make bench` does it; `make build c-l3fwd DPDK={}` for that release)",
-            c.release()
-        );
-        require(&c.release().on_machine(command::program(c, &tools)), &hint)?;
+        let release = c.release();
+        release.check()?;
+        let program = release.on_machine(command::program(c, &release.tools(&tools)));
+        // The C sample is built here on the machine's DPDK; another
+        // release's is built in its root, and must be the same build.
+        match (c_build(c, args.scale_mbufs), program.parent()) {
+            (Some(build), Some(dir)) if release.is_machine() => {
+                build.make(&args.common.c_build_script, dir)?;
+            }
+            (Some(build), _) if build != Build::STOCK => build.check(&program)?,
+            _ => {}
+        }
+        let hint = format!("build it first (`make build c-l3fwd DPDK={release}` for that release)");
+        require(&program, &hint)?;
     }
     require(&args.gen_bin, "build it with `cargo build --release -p trafficgen`")?;
     require(
@@ -274,40 +273,33 @@ pub fn measure(args: &Args, rs_bin: &Path, selected: &[Config]) -> Result<(Repor
         mbufs: Some(args.scale_mbufs),
         memory_mb: args.scale_memory,
     };
-    for &c in selected.iter().filter(|c| c.is_scale() && c.forwarder == Forwarder::C) {
-        check_c_variant(
-            command::program(c, &c.release().tools(&tools)),
-            args.scale_mbufs,
-            c.is_sequential(),
-        )?;
-    }
 
     let frames = args.frames as usize;
     let logs = args.work_dir.join("logs");
-    std::fs::create_dir_all(&logs).map_err(|e| format!("{}: {e}", logs.display()))?;
     let generators = args.common.generators(&args.gen_bin);
     let sizes = traffic::ScaleSizes {
         em_rules: args.scale_em_rules,
         v4_routes: args.scale_v4_routes,
         v6_routes: args.scale_v6_routes,
         frames: args.scale_frames,
+        mbufs: args.scale_mbufs,
     };
     let needed = |scale: bool, em: bool| selected.iter().any(|c| c.is_scale() == scale && c.is_em() == em);
     let traffic = traffic::generate(&generators, &args.work_dir, frames, &sizes, needed)?;
     let any_scale = selected.iter().any(|c| c.is_scale());
-    if any_scale && 2 * args.scale_frames + POOL_HEADROOM > args.scale_mbufs as usize {
+    if any_scale && !pool::holds(args.scale_mbufs as usize, args.scale_frames) {
         println!(
             "note: --scale-frames {}: the two infinite_rx ports need more than --scale-mbufs {}",
             args.scale_frames, args.scale_mbufs
         );
     }
-    if selected.iter().any(|c| c.forwarder != Forwarder::Io && !c.is_scale()) && 2 * frames + POOL_HEADROOM > POOL_MBUFS
-    {
+    if selected.iter().any(|c| c.forwarder != Forwarder::Io && !c.is_scale()) && !pool::holds(pool::MIN_MBUFS, frames) {
         println!(
-            "note: --frames {frames}: the two infinite_rx ports hold {} of the forwarders' {POOL_MBUFS} mbufs; \
+            "note: --frames {frames}: the two infinite_rx ports hold {} of the forwarders' {} mbufs; \
              l3fwd runs may fail or forward nothing (the C sample cannot grow its pool; l3fwd-rs can with \
              --num-mbufs). testpmd's pool is large enough.",
-            2 * frames
+            2 * frames,
+            pool::MIN_MBUFS
         );
     }
 
@@ -326,55 +318,30 @@ pub fn measure(args: &Args, rs_bin: &Path, selected: &[Config]) -> Result<(Repor
         args.common.warmup + args.common.window + 1.0,
         if any_scale { " plus start-up" } else { "" }
     );
-    // Ctrl-C ends the runs and unwinds, so that the hugepages are given back.
-    interrupt::catch_signals()?;
     let largest = if any_scale {
         scale.memory_mb
     } else {
         Pool::DEFAULT.memory_mb
     };
+    // Ctrl-C ends the runs and unwinds, so that the hugepages are given back.
+    interrupt::catch_signals()?;
+    let mut engine = Engine::new(total, args.common.rounds, &logs)?;
     let memory = hugepages::Memory::for_runs(largest, Path::new(HUGEPAGES_DIR), args.common.no_huge);
     command::use_memory(memory.eal_args());
-    let mut runs = Vec::with_capacity(total);
-    let mut failures = Failures::new();
-    let mut progress = progress::Progress::new(total);
-    for round in 1..=args.common.rounds {
-        for &config in selected {
-            if interrupt::interrupted() {
-                return Err("interrupted".into());
-            }
-            progress.start(format!("{} round {round}", config.label()));
-            let prefix = format!("l3fwd-bench-{}-{}", std::process::id(), runs.len());
-            let log = logs.join(format!("{}-r{round}.log", config.id()));
-            let pool = if config.is_scale() { &scale } else { &Pool::DEFAULT };
-            let release = config.release();
-            let tools = release.tools(&tools);
-            let program = command::program(config, &tools);
-            let (cmd, stop) = command::command(config, program, traffic.files(config), pool, &prefix);
-            let mut cmd = release.command(cmd);
-            // l3fwd-rs's own counters: what its lcores spend per packet.
-            let stats_json =
-                (config.forwarder == Forwarder::Rs).then(|| logs.join(format!("{}-r{round}.json", config.id())));
-            if let Some(file) = &stats_json {
-                let _ = std::fs::remove_file(file); // one an earlier run left
-                cmd.arg("--stats-json").arg(file);
-            }
-            let result = run::measure(cmd, stop, &prefix, &log, &timing(config)).map(|s| run::Sample {
-                cycles_per_packet: stats_json.as_deref().and_then(run::cycles_per_packet),
-                ..s
-            });
-            progress.done(&match &result {
-                Ok(s) => format!(
-                    "{:.2} Mpps, first TX after {:.2} s, {:.0} MB resident",
-                    s.mpps, s.first_tx_secs, s.rss_mb
-                ),
-                Err(e) => format!("FAILED: {e} (log: {})", log.display()),
-            });
-            failures.count(format!("{} round {round}", config.id()), &log, &result);
-            runs.push(Run { config, round, result });
-        }
-    }
-    drop(progress);
+    let units: Vec<Unit> = selected
+        .iter()
+        .map(|&config| Unit {
+            config,
+            cell: None,
+            program: Ok(command::program(config, &config.release().tools(&tools)).to_owned()),
+            files: Ok(traffic.files(config).clone()),
+            pool: if config.is_scale() { scale } else { Pool::DEFAULT },
+            timing: timing(config),
+            may_keep: false,
+        })
+        .collect();
+    let runs = engine.run(&units)?;
+    let failures = engine.finish();
 
     let settings = Settings {
         rounds: args.common.rounds,
@@ -383,13 +350,8 @@ pub fn measure(args: &Args, rs_bin: &Path, selected: &[Config]) -> Result<(Repor
         frames,
         selected: selected.iter().map(|c| c.id()).collect(),
         memory: memory.describe(),
-        scale: any_scale.then_some(ScaleSettings {
-            em_rules: sizes.em_rules,
-            v4_routes: sizes.v4_routes,
-            v6_routes: sizes.v6_routes,
-            frames: sizes.frames,
-            mbufs: args.scale_mbufs,
-        }),
+        scale: any_scale.then_some(sizes),
+        ..Settings::default()
     };
     let report = report::build(
         settings,
@@ -402,23 +364,15 @@ pub fn measure(args: &Args, rs_bin: &Path, selected: &[Config]) -> Result<(Repor
     Ok((report, failures))
 }
 
-/// A C binary for scale runs must have the pool the l3fwd-rs runs get, and
-/// the lookup its configuration says: scripts/build-c-l3fwd.sh records both.
-fn check_c_variant(bin: &Path, mbufs: u32, sequential: bool) -> Result<(), String> {
-    let variant_file = bin.with_file_name(".variant");
-    let variant = std::fs::read_to_string(&variant_file).unwrap_or_default();
-    let expected = format!("min_mbufs={mbufs} sequential={}", u8::from(sequential));
-    if variant.trim() != expected {
-        return Err(format!(
-            "{} was built as '{}', not '{expected}': build it with C_L3FWD_MIN_MBUFS={mbufs}{} \
-             scripts/build-c-l3fwd.sh {} (or `make bench-scale`)",
-            bin.display(),
-            variant.trim(),
-            if sequential { " C_L3FWD_SEQUENTIAL=1" } else { "" },
-            bin.parent().map_or_else(String::new, |d| d.display().to_string())
-        ));
-    }
-    Ok(())
+/// The C build `config` runs: the stock one, or at scale one with the
+/// pool of the l3fwd-rs runs (`mbufs`) and its lookup; None: not C.
+fn c_build(config: Config, mbufs: u32) -> Option<Build> {
+    let scale = Build {
+        mbufs: mbufs as usize,
+        sequential: config.is_sequential(),
+        ..Build::STOCK
+    };
+    (config.forwarder == Forwarder::C).then_some(if config.is_scale() { scale } else { Build::STOCK })
 }
 
 pub fn require(path: &Path, hint: &str) -> Result<(), String> {

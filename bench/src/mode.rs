@@ -1,8 +1,10 @@
 //! The lookup modes the bench runs: l3fwd-rs's own list
-//! (`l3fwd_rs::mode::MODES`), so that a new mode needs no bench change to be
-//! selectable, swept and counted.
+//! (`l3fwd_modes::MODES`), so that a new mode needs no bench change to be
+//! selectable, swept and counted. The rest of the bench takes the modes'
+//! types from here: this is the one file that names the crate they are in.
 
-use l3fwd_rs::mode::{self, ModeInfo, RuleFormat, MODES};
+pub use l3fwd_modes::RuleFormat;
+use l3fwd_modes::{self as mode, ModeInfo, MODES};
 use std::cmp::Ordering;
 
 /// One of l3fwd-rs's lookup modes, ordered as [`MODES`].

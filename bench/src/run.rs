@@ -50,14 +50,6 @@ pub enum Stop {
     CloseStdin,
 }
 
-/// Runs `cmd` (output into `log`) and returns what it measured, or why there is nothing.
-pub fn measure(cmd: Command, stop: Stop, prefix: &str, log: &Path, timing: &Timing) -> Result<Sample, String> {
-    let mut run = Forwarding::start(cmd, stop, prefix, log, timing.start_timeout)?;
-    let sample = run.sample(timing);
-    let stopped = run.stop();
-    stopped_after(sample, stopped)
-}
-
 /// `sample`, unless the process it came from did not stop cleanly.
 pub fn stopped_after(sample: Result<Sample, String>, stopped: Result<ExitStatus, String>) -> Result<Sample, String> {
     let sample = sample?;

@@ -1,10 +1,52 @@
-//! Test traffic: two pcap files (one per port) per kind of run: for the
-//! default rule files, made by l3fwd-gen; for large generated tables, made
-//! with the tables by l3fwd-tablegen.
+//! The one traffic model of every run: two pcap files (one per port) and
+//! the rule files they hit, all made from one seed. Three kinds:
+//! - the default rule files (configs/) and l3fwd-gen's traffic for them
+//!   (make bench, callgrind);
+//! - router-size tables and traffic touching many of their entries, made
+//!   together by l3fwd-tablegen (make bench-scale, update);
+//! - a sweep cell: an IPv4 table and frames of the cell's size that hit its
+//!   flows, each once per pass through the files (l3fwd-tablegen again).
+//!
+//! ACL runs take the LPM traffic against the LPM routes rewritten as ACL
+//! rules behind deny rules.
 
-use crate::command::{Files, Traffic};
+use crate::configs::Config;
+use crate::mode::RuleFormat;
+use crate::sweep::grid::{Cell, FCS};
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+/// The IPv4 and IPv6 rule files and the two pcap files (one per port) of
+/// one kind of run.
+#[derive(Clone)]
+pub struct Files {
+    pub rules: [PathBuf; 2],
+    pub pcaps: [PathBuf; 2],
+}
+
+/// The files of each kind of run.
+pub struct Traffic {
+    pub lpm: Files,
+    /// The LPM traffic, against generated ACL rules.
+    pub acl: Files,
+    pub em: Files,
+    pub lpm_scale: Files,
+    pub em_scale: Files,
+}
+
+impl Traffic {
+    /// FIB mode runs on the LPM route files and traffic.
+    pub fn files(&self, config: Config) -> &Files {
+        match (config.is_scale(), config.is_em()) {
+            _ if config.mode.rules() == RuleFormat::Acl => &self.acl,
+            (false, false) => &self.lpm,
+            (false, true) => &self.em,
+            (true, false) => &self.lpm_scale,
+            (true, true) => &self.em_scale,
+        }
+    }
+}
 
 /// Where the generators and the default rule files are.
 pub struct Generators<'a> {
@@ -13,16 +55,22 @@ pub struct Generators<'a> {
     pub rules_dir: &'a Path,
 }
 
-/// The sizes of the large tables and of their traffic.
+/// The large tables of scale runs and their traffic, and the pool that
+/// replays it.
+#[derive(Serialize, Deserialize, PartialEq, Debug, Clone)]
 pub struct ScaleSizes {
     pub em_rules: usize,
     pub v4_routes: usize,
     pub v6_routes: usize,
+    /// Frames per pcap file (flows per port).
     pub frames: usize,
+    /// mbufs per pool, both forwarders.
+    pub mbufs: u32,
 }
 
-/// The seed of every generated table and file.
-const SEED: &str = "1";
+/// The seed of every generated table and file (l3fwd-gen's port 1 takes
+/// the next): cells of one table share their rules.
+const SEED: u32 = 1;
 
 /// Writes into `dir` the files that the selected kinds of run need
 /// (`default` / `scale` x `lpm` / `em`); `frames` per default pcap.
@@ -71,13 +119,8 @@ pub fn generate(
     ];
     for (mode, v4, v6, extra) in tables {
         if needed(true, mode == "em") {
-            let mut cmd = Command::new(tools.tablegen);
-            cmd.args([mode, "--seed", SEED, "--ports", "0,1", "--pcaps", "2"])
-                .args(["--v4", &v4.to_string(), "--v6", &v6.to_string()])
-                .args(extra)
-                .args(["--frames", &scale.frames.to_string()])
-                .arg("--dir")
-                .arg(scale_dir(mode));
+            let mut cmd = tablegen(tools.tablegen, mode, &scale_dir(mode), v4, scale.frames);
+            cmd.args(["--v6", &v6.to_string()]).args(extra);
             run(cmd)?;
         }
     }
@@ -94,7 +137,7 @@ fn acl_v6_net(n: u16) -> String {
 /// ACL deny rules as users write them, IPv4 and IPv6, a line each: one per
 /// source subnet for a narrow band of UDP destination ports. Few packets
 /// hit one, but every rule shapes the trie a packet is classified through.
-pub fn acl_deny_rules() -> (String, String) {
+fn acl_deny_rules() -> (String, String) {
     let (mut v4, mut v6) = (String::new(), String::new());
     for n in 0..ACL_SUBNETS {
         let ports = format!("{} : {}", n * 256, n * 256 + 15);
@@ -105,32 +148,39 @@ pub fn acl_deny_rules() -> (String, String) {
 }
 
 /// An ACL route: any source, destinations in `prefix`, any port and protocol.
-pub fn acl_route(prefix: &str, port: u16) -> String {
-    let any = if prefix.contains(':') {
-        "0:0:0:0:0:0:0:0/0"
-    } else {
-        "0.0.0.0/0"
-    };
+fn acl_route(prefix: &str, port: u16) -> String {
+    let any = if prefix.contains(':') { ACL_ANY_V6 } else { "0.0.0.0/0" };
     format!("R{any} {prefix} 0 : 65535 0 : 65535 0x00/0x00 {port}\n")
 }
 
-/// ACL rules for the LPM traffic (`acl_v4.cfg`, `acl_v6.cfg` in `dir`), a
-/// few hundred per family: [`acl_deny_rules`], a route per destination
-/// subnet (to port 0 or 1), and a last rule that routes the rest.
+/// ACL rules for the default LPM traffic (`acl_v4.cfg`, `acl_v6.cfg` in
+/// `dir`), a few hundred per family: a route per destination subnet of
+/// the deny rules (to port 0 or 1), and a last rule that routes the rest.
 fn write_acl_rules(dir: &Path) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let header = "# l3fwd-bench: generated ACL rules for the LPM traffic\n";
+    let subnets = |net: fn(u16) -> String, any: &str| {
+        let routes = (0..ACL_SUBNETS).map(|n| (net(n), n % 2));
+        routes.chain([(any.to_string(), 0)]).collect::<Vec<_>>()
+    };
+    let v4 = subnets(|n| format!("198.18.{n}.0/24"), "0.0.0.0/0");
+    let v6 = subnets(acl_v6_net, ACL_ANY_V6);
+    write_acl(&["v4", "v6"].map(|f| dir.join(format!("acl_{f}.cfg"))), &v4, &v6)
+}
+
+/// IPv6's default route in ACL rules.
+const ACL_ANY_V6: &str = "0:0:0:0:0:0:0:0/0";
+
+/// Writes ACL rule files `out` (IPv4, IPv6): [`acl_deny_rules`], then the
+/// routes (prefix, port) of each family.
+fn write_acl(out: &[PathBuf; 2], v4: &[(String, u16)], v6: &[(String, u16)]) -> Result<(), String> {
+    let header = "# l3fwd-bench: generated ACL rules\n";
     let (deny4, deny6) = acl_deny_rules();
-    let (mut v4, mut v6) = (format!("{header}{deny4}"), format!("{header}{deny6}"));
-    for n in 0..ACL_SUBNETS {
-        v4 += &acl_route(&format!("198.18.{n}.0/24"), n % 2);
-        v6 += &acl_route(&acl_v6_net(n), n % 2);
-    }
-    v4 += &acl_route("0.0.0.0/0", 0);
-    v6 += &acl_route("0:0:0:0:0:0:0:0/0", 0);
-    for (name, text) in [("acl_v4.cfg", v4), ("acl_v6.cfg", v6)] {
-        let path = dir.join(name);
-        std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+    for (path, deny, routes) in [(&out[0], deny4, v4), (&out[1], deny6, v6)] {
+        let mut text = format!("{header}{deny}");
+        for (prefix, port) in routes {
+            text += &acl_route(prefix, *port);
+        }
+        std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
     }
     Ok(())
 }
@@ -141,12 +191,12 @@ pub fn default_pcaps(dir: &Path, mode: &str, frames: usize) -> [PathBuf; 2] {
     [1, 2].map(|seed| dir.join(format!("{mode}-{frames}-{seed}.pcap")))
 }
 
-/// Writes `pcaps` with l3fwd-gen, `frames` each, seeds 1 and 2; valid
+/// Writes `pcaps` with l3fwd-gen, `frames` each, seeds SEED and the next; valid
 /// traffic only, so that rates do not depend on drop paths; for the default
 /// exact-match rules if `em`, else for the LPM routes.
 pub fn write_pair(gen: &Path, pcaps: &[PathBuf; 2], frames: usize, em: bool) -> Result<(), String> {
     let extra: &[&str] = if em { &["--em"] } else { &[] };
-    for (seed, pcap) in (1..).zip(pcaps) {
+    for (seed, pcap) in (SEED..).zip(pcaps) {
         let mut cmd = Command::new(gen);
         cmd.arg("--out")
             .arg(pcap)
@@ -157,6 +207,17 @@ pub fn write_pair(gen: &Path, pcaps: &[PathBuf; 2], frames: usize, em: bool) -> 
     Ok(())
 }
 
+/// l3fwd-tablegen making `mode`'s table of `v4` IPv4 entries into `dir`,
+/// and two pcap files of `frames` frames for ports 0 and 1.
+fn tablegen(program: &Path, mode: &str, dir: &Path, v4: usize, frames: usize) -> Command {
+    let mut cmd = Command::new(program);
+    cmd.args([mode, "--seed", &SEED.to_string(), "--ports", "0,1", "--pcaps", "2"])
+        .args(["--v4", &v4.to_string(), "--frames", &frames.to_string()])
+        .arg("--dir")
+        .arg(dir);
+    cmd
+}
+
 fn run(mut cmd: Command) -> Result<(), String> {
     let program = cmd.get_program().to_string_lossy().into_owned();
     let out = cmd.output().map_err(|e| format!("cannot run {program}: {e}"))?;
@@ -165,4 +226,105 @@ fn run(mut cmd: Command) -> Result<(), String> {
         return Err(format!("{program} failed ({}): {}", out.status, stderr.trim()));
     }
     Ok(())
+}
+
+/// A cell's files, removed when dropped (a million 1518-byte frames take 1.6 GB).
+pub struct CellFiles {
+    dir: PathBuf,
+    pub files: Files,
+}
+
+impl Drop for CellFiles {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Writes `cell`'s files into a directory of `work_dir`. Traffic is IPv4
+/// UDP only, with no misses: IPv6 headers do not fit in a 64-byte frame,
+/// and the C sample looks up groups mixing TCP and UDP one by one. Its IPv6
+/// rule file is the default one of `rules_dir` (the C sample refuses an
+/// empty file).
+pub fn generate_cell(tablegen_bin: &Path, rules_dir: &Path, work_dir: &Path, cell: &Cell) -> Result<CellFiles, String> {
+    let mode = cell.table.mode.tables();
+    let dir = work_dir.join(cell.key().replace('/', "-"));
+    let rules = match cell.table.mode.rules() {
+        RuleFormat::Acl => [dir.join("acl_v4.cfg"), dir.join("acl_v6.cfg")],
+        _ => [
+            dir.join(format!("{mode}_v4.cfg")),
+            rules_dir.join(format!("{mode}_v6.cfg")),
+        ],
+    };
+    let files = CellFiles {
+        files: Files {
+            rules,
+            pcaps: [0, 1].map(|i| dir.join(format!("{mode}_{i}.pcap"))),
+        },
+        dir,
+    };
+    let frame = (cell.size - FCS).to_string();
+    let mut cmd = tablegen(tablegen_bin, mode, &files.dir, cell.rules(), cell.frames_per_port());
+    cmd.args(["--in-turn", "--v6", "0", "--miss", "0"])
+        .args(["--min-size", &frame, "--max-size", &frame]);
+    if cell.table.mode.rules() == RuleFormat::Flows {
+        cmd.args(["--tcp", "0"]);
+    }
+    run(cmd)?;
+    if cell.table.mode.rules() == RuleFormat::Acl {
+        acl_from_lpm(&files.dir.join(format!("{mode}_v4.cfg")), &files.files.rules)?;
+    }
+    Ok(files)
+}
+
+/// An ACL cell's rules: the deny rules (the traffic hits none), then the
+/// LPM table's routes (`R<prefix> <port>` lines) as ACL routes. The IPv6
+/// file, for a family without traffic, holds the deny rules and a route
+/// (the C sample refuses a file without one).
+fn acl_from_lpm(lpm_v4: &Path, out: &[PathBuf; 2]) -> Result<(), String> {
+    let text = std::fs::read_to_string(lpm_v4).map_err(|e| format!("{}: {e}", lpm_v4.display()))?;
+    let mut v4 = Vec::new();
+    for line in text.lines().filter(|l| l.starts_with('R')) {
+        let route = line[1..].split_whitespace().collect::<Vec<_>>();
+        let (Some(prefix), Some(Ok(port))) = (route.first(), route.get(1).map(|p| p.parse::<u16>())) else {
+            return Err(format!("{}: not a route: '{line}'", lpm_v4.display()));
+        };
+        v4.push((prefix.to_string(), port));
+    }
+    write_acl(out, &v4, &[(ACL_ANY_V6.to_string(), 0)])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn acl_rules_are_the_lpm_routes_behind_the_deny_rules() {
+        let dir = std::env::temp_dir().join(format!("sweep-acl-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let lpm = dir.join("lpm_v4.cfg");
+        std::fs::write(&lpm, "# 2 rules\nR220.144.174.0/24 0\nR204.116.132.160/29 1\n").unwrap();
+        let out = [dir.join("acl_v4.cfg"), dir.join("acl_v6.cfg")];
+        acl_from_lpm(&lpm, &out).unwrap();
+        let v4 = std::fs::read_to_string(&out[0]).unwrap();
+        let lines: Vec<&str> = v4.lines().filter(|l| !l.starts_with('#')).collect();
+        assert_eq!(lines.len(), 256 + 2);
+        assert!(lines[..256].iter().all(|l| l.starts_with("@198.18.")));
+        assert_eq!(
+            lines[256],
+            "R0.0.0.0/0 220.144.174.0/24 0 : 65535 0 : 65535 0x00/0x00 0"
+        );
+        assert_eq!(
+            lines[257],
+            "R0.0.0.0/0 204.116.132.160/29 0 : 65535 0 : 65535 0x00/0x00 1"
+        );
+        let v6 = std::fs::read_to_string(&out[1]).unwrap();
+        assert_eq!(
+            v6.lines().filter(|l| l.starts_with('R')).count(),
+            1,
+            "the route C needs"
+        );
+        std::fs::write(&lpm, "R10.0.0.0/8\n").unwrap();
+        assert!(acl_from_lpm(&lpm, &out).unwrap_err().contains("not a route"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -259,6 +259,7 @@ mod tests {
             .flat_map(|round| {
                 selected.iter().map(move |&config| Run {
                     config,
+                    cell: None,
                     round,
                     result: Ok(Sample {
                         mpps: 10.0 + f64::from(round) + if config.is_rs() { 5.0 } else { 0.0 },
@@ -276,7 +277,7 @@ mod tests {
             frames: 1024,
             selected: selected.iter().map(|c| c.id()).collect(),
             memory: "no-huge (test)".into(),
-            scale: None,
+            ..Settings::default()
         };
         let machine = crate::machine::Machine {
             nproc: 2,

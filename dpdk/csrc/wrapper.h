@@ -24,3 +24,4 @@
 #include <rte_event_eth_rx_adapter.h>
 #include <rte_event_eth_tx_adapter.h>
 #include <rte_service.h>
+#include <rte_pdump.h>

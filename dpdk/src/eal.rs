@@ -3,7 +3,7 @@
 use std::ffi::{c_char, CString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::error::{DpdkError, Result};
@@ -35,13 +35,13 @@ pub struct Eal(Arc<EalState>);
 struct EalState {
     /// Whether [`Eal::take_ports`] has handed the ports out.
     ports_taken: AtomicBool,
-    /// The owner [`Eal::take_ports`] made the ports' (its id; 0: none yet).
-    port_owner: AtomicU64,
     /// The pools RX queues fill from, for MBUF_FAST_FREE's rule.
     rx_pools: Mutex<RxPools>,
     /// Pools whose last handle went while a job could still be returning
     /// mbufs to them: freed after every lcore is waited for, at cleanup.
     deferred_pools: Mutex<Vec<DeferredPool>>,
+    /// [`Eal::serve_packet_capture`] started DPDK's capture server.
+    pdump: AtomicBool,
 }
 
 /// Which pools the RX queues of this EAL have filled from. Mbufs enter the
@@ -144,9 +144,9 @@ impl Eal {
         }
         Ok(Eal(Arc::new(EalState {
             ports_taken: AtomicBool::new(false),
-            port_owner: AtomicU64::new(0),
             rx_pools: Mutex::new(RxPools::default()),
             deferred_pools: Mutex::new(Vec::new()),
+            pdump: AtomicBool::new(false),
         })))
     }
 
@@ -188,12 +188,16 @@ impl Eal {
     }
 
     /// Hands out every port EAL created (vdevs and probed devices) that no
-    /// one owns, in id order, and takes ownership of each
-    /// (`rte_eth_dev_owner_set`): the only way to get a [`Port`], so each
-    /// port has one owner. Walks the ports as `RTE_ETH_FOREACH_DEV` does:
-    /// ids can have gaps, and a port another driver owns (a fail-safe
-    /// port's sub-devices) is not handed out. Fails if the ports were
-    /// handed out before.
+    /// one owns, in id order: the only way to get a [`Port`], and only once
+    /// per EAL (EAL starts once per process), so each port has one handle.
+    /// Walks the ports as `RTE_ETH_FOREACH_DEV` does: ids can have gaps,
+    /// and a port another driver owns (a fail-safe port's sub-devices) is
+    /// not handed out. Fails if the ports were handed out before.
+    ///
+    /// The ports are not given a DPDK owner (`rte_eth_dev_owner_set`): an
+    /// owned port is hidden from `RTE_ETH_FOREACH_DEV` in every process,
+    /// so DPDK's own multi-process tools (`dpdk-proc-info`,
+    /// `dpdk-dumpcap`) and the event eth adapters would not find them.
     ///
     /// ```
     /// let eal = dpdk::Eal::for_tests(256, &["--vdev=net_null0"])?;
@@ -234,16 +238,6 @@ impl Eal {
         if self.0.ports_taken.swap(true, Ordering::AcqRel) {
             return Err(DpdkError::invalid("ports", "already handed out"));
         }
-        let mut owner = sys::rte_eth_dev_owner::default();
-        // SAFETY: owner.id is a valid out-parameter.
-        let ret = unsafe { sys::rte_eth_dev_owner_new(&mut owner.id) };
-        if ret != 0 {
-            return Err(DpdkError::from_code("cannot make a port owner", ret));
-        }
-        for (to, from) in owner.name.iter_mut().zip(b"dpdk-rs") {
-            *to = *from as c_char;
-        }
-        self.0.port_owner.store(owner.id, Ordering::Relaxed);
         let no_owner = u64::from(sys::RTE_ETH_DEV_NO_OWNER);
         let mut ports = Vec::new();
         // SAFETY: walks the ethdev port table from id 0; ids at or past
@@ -251,41 +245,32 @@ impl Eal {
         let mut next = unsafe { sys::rte_eth_find_next_owned_by(0, no_owner) };
         while next < u64::from(sys::RTE_MAX_ETHPORTS) {
             let id = next as u16;
-            // SAFETY: owner is a valid, NUL-terminated owner from
-            // rte_eth_dev_owner_new; DPDK checks the port id.
-            let ret = unsafe { sys::rte_eth_dev_owner_set(id, &owner) };
-            if ret == 0 {
-                ports.push(Port::owned(self.clone(), id));
-            } else {
-                // Someone else took it since the walk found it.
-                log::warn!("port {id}: owned by another entity, not used");
-            }
+            ports.push(Port::taken(self.clone(), id));
             // SAFETY: as above, from the next id (at most RTE_MAX_ETHPORTS).
             next = unsafe { sys::rte_eth_find_next_owned_by(id + 1, no_owner) };
         }
         Ok(ports)
     }
 
-    /// Shows the ports [`Eal::take_ports`] handed out to DPDK as unowned
-    /// until the guard drops: the eth adapters find ports with
-    /// `RTE_ETH_FOREACH_DEV`, which skips owned ones.
-    pub(crate) fn unown_ports(&self) -> UnownedPorts {
-        let id = self.0.port_owner.load(Ordering::Relaxed);
-        let mut ports = Vec::new();
-        // SAFETY: walks the port table for this process's owner id; DPDK
-        // checks the ids. Unsetting the owner this EAL made changes no
-        // port's state but its owner.
-        unsafe {
-            let mut next = sys::rte_eth_find_next_owned_by(0, id);
-            while id != 0 && next < u64::from(sys::RTE_MAX_ETHPORTS) {
-                let port = next as u16;
-                if sys::rte_eth_dev_owner_unset(port, id) == 0 {
-                    ports.push(port);
-                }
-                next = sys::rte_eth_find_next_owned_by(port + 1, id);
-            }
+    /// Serves DPDK's packet capture (`rte_pdump_init`), so that
+    /// `dpdk-dumpcap` and `dpdk-pdump`, run as secondary processes, can
+    /// capture this process's ports. Until one asks, nothing runs on the
+    /// data path: the capture's RX and TX callbacks are installed on the
+    /// queues it names only while it captures. Where EAL runs without
+    /// multi-process support (`--in-memory`, `--no-shconf`) no tool can
+    /// attach, and this does nothing.
+    pub fn serve_packet_capture(&self) -> Result<()> {
+        if self.0.pdump.load(Ordering::Acquire) {
+            return Ok(());
         }
-        UnownedPorts { id, ports }
+        // SAFETY: EAL is up (an Eal exists); registers DPDK's capture
+        // request handler and its statistics memzone.
+        let ret = unsafe { sys::rte_pdump_init() };
+        if ret != 0 {
+            return Err(DpdkError::from_errno("cannot serve packet capture"));
+        }
+        self.0.pdump.store(true, Ordering::Release);
+        Ok(())
     }
 
     /// The id of the port named `name` (e.g. `net_pcap0`), if it exists.
@@ -428,34 +413,6 @@ impl Eal {
     }
 }
 
-/// Ports shown to DPDK as unowned ([`Eal::unown_ports`]), owned again
-/// when this drops.
-pub(crate) struct UnownedPorts {
-    id: u64,
-    ports: Vec<u16>,
-}
-
-impl Drop for UnownedPorts {
-    fn drop(&mut self) {
-        let mut owner = sys::rte_eth_dev_owner {
-            id: self.id,
-            ..Default::default()
-        };
-        for (to, from) in owner.name.iter_mut().zip(b"dpdk-rs") {
-            *to = *from as c_char;
-        }
-        for &port in &self.ports {
-            // SAFETY: the port was this owner's until unown_ports; one
-            // closed since is no port to own.
-            unsafe {
-                if sys::rte_eth_dev_is_valid_port(port) != 0 {
-                    sys::rte_eth_dev_owner_set(port, &owner);
-                }
-            }
-        }
-    }
-}
-
 impl Drop for EalState {
     /// The last handle is gone: every DPDK object made with it is too.
     fn drop(&mut self) {
@@ -474,6 +431,12 @@ impl Drop for EalState {
             // returning mbufs to the pool; its last handle is gone (so none
             // can be taken) and all were back in it when it went.
             unsafe { sys::rte_mempool_free(pool.0.as_ptr()) }
+        }
+        if *self.pdump.get_mut() {
+            // SAFETY: rte_pdump_init succeeded in this process; every
+            // lcore has been waited for, so no RX or TX burst runs a
+            // capture callback.
+            unsafe { sys::rte_pdump_uninit() };
         }
         crate::telemetry::hang_up_clients(&started_runtime_dir());
         // SAFETY: no object of this EAL is left (each holds a handle) and

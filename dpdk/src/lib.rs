@@ -103,6 +103,7 @@
 
 mod acl;
 mod eal;
+pub mod eal_args;
 mod error;
 mod event;
 mod fib;
@@ -175,7 +176,7 @@ pub use mbuf::{prefetch, Drain, Mbuf, MbufArray};
 pub use mempool::Mempool;
 pub use port::{
     rss_ip, rss_l4, tx_offload_fast_free, tx_offload_multi_segs, EthConf, Link, LinkSpeed, Port, PortInfo, PortStats,
-    QueueSlots, RxQueue, RxSlot, TxQueue, TxSlot, QUEUE_STATS,
+    QueueSlots, RxQueue, RxSlot, StatsReader, TxQueue, TxSlot, QUEUE_STATS,
 };
 pub use rcu::{Guard, Live, Online, Qsbr, Reader, Retired};
 pub use runtime_files::{runtime_dir_of, DEFAULT_FILE_PREFIX};

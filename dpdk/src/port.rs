@@ -410,6 +410,27 @@ pub struct Port {
     started: bool,
 }
 
+/// Reads one port's counters from any thread ([`Port::stats_reader`]);
+/// once the port is closed, a read fails.
+pub struct StatsReader(Arc<PortLife>);
+
+impl StatsReader {
+    pub fn port(&self) -> u16 {
+        self.0.id
+    }
+
+    /// The port's counters now; an error once the port is closed (its id
+    /// may then name another port).
+    pub fn stats(&self) -> Result<PortStats> {
+        // Held across the read: the port cannot close meanwhile.
+        let configured = self.0.configured.lock().unwrap_or_else(|e| e.into_inner());
+        if !*configured {
+            return Err(DpdkError::invalid(format!("port {}", self.0.id), "closed"));
+        }
+        self.0.stats()
+    }
+}
+
 /// The right to set up one RX queue of a configured port, handed out once
 /// per queue by [`Port::configure`].
 #[derive(Debug)]
@@ -450,7 +471,7 @@ pub struct QueueSlots {
 }
 
 impl Port {
-    pub(crate) fn owned(eal: Eal, id: u16) -> Port {
+    pub(crate) fn taken(eal: Eal, id: u16) -> Port {
         Port {
             id,
             life: Arc::new(PortLife {
@@ -477,6 +498,12 @@ impl Port {
     /// The port's counters now.
     pub fn stats(&self) -> Result<PortStats> {
         self.life.stats()
+    }
+
+    /// A reader of the port's counters for another thread (the control
+    /// thread's metrics): it reads, and can do nothing else.
+    pub fn stats_reader(&self) -> StatsReader {
+        StatsReader(Arc::clone(&self.life))
     }
 
     /// Configures the port with `rx_queues` and `tx_queues` queues as `conf`

@@ -35,16 +35,7 @@ pub fn runtime_dir_of(prefix: &str) -> PathBuf {
 /// The runtime folder EAL arguments `args` ask for: their last
 /// `--file-prefix`, or DPDK's default.
 pub(crate) fn runtime_dir_for(args: &[String]) -> PathBuf {
-    let mut prefix = DEFAULT_FILE_PREFIX;
-    let mut args = args.iter();
-    while let Some(arg) = args.next() {
-        if arg == "--file-prefix" {
-            prefix = args.next().map_or(prefix, String::as_str);
-        } else if let Some(value) = arg.strip_prefix("--file-prefix=") {
-            prefix = value;
-        }
-    }
-    runtime_dir_of(prefix)
+    runtime_dir_of(crate::eal_args::file_prefix(args).unwrap_or(DEFAULT_FILE_PREFIX))
 }
 
 /// Removes runtime folder `dir` and its prefix's hugepage files, unless

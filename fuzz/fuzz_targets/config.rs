@@ -6,7 +6,7 @@
 #![no_main]
 #![forbid(unsafe_code)]
 
-use l3fwd_rs::cli::parse_config;
+use l3fwd_rs::cli::values::parse_config;
 use libfuzzer_sys::fuzz_target;
 
 #[path = "contract/mod.rs"]

@@ -5,7 +5,7 @@
 #![no_main]
 #![forbid(unsafe_code)]
 
-use l3fwd_rs::ctl::parse_line;
+use l3fwd_rs::control::protocol::parse_line;
 use libfuzzer_sys::fuzz_target;
 
 #[path = "contract/mod.rs"]

@@ -4,8 +4,8 @@
 #![no_main]
 #![forbid(unsafe_code)]
 
-use l3fwd_rs::cli::parse_eth_dest;
-use l3fwd_rs::setup::fmt_mac;
+use l3fwd_rs::cli::values::parse_eth_dest;
+use l3fwd_rs::dataplane::setup::fmt_mac;
 use libfuzzer_sys::fuzz_target;
 
 #[path = "contract/mod.rs"]

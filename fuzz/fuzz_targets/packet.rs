@@ -14,7 +14,7 @@ use libfuzzer_sys::fuzz_target;
 mod oracle;
 
 fuzz_target!(|frame: &[u8]| {
-    for mode in l3fwd_rs::mode::MODES {
+    for mode in l3fwd_modes::MODES {
         oracle::check(frame, mode);
     }
 });

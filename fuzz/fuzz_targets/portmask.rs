@@ -4,7 +4,7 @@
 #![no_main]
 #![forbid(unsafe_code)]
 
-use l3fwd_rs::cli::parse_portmask;
+use l3fwd_rs::cli::values::parse_portmask;
 use libfuzzer_sys::fuzz_target;
 
 #[path = "contract/mod.rs"]

@@ -7,8 +7,9 @@ use std::thread;
 
 use crate::workspace;
 
-/// A directory under `target/test-runs`, named `NAME-PID-N` (unique to
-/// this process and call), for a test's files: rule files, pcaps, logs.
+/// A directory under `target/test-runs` (or `/tmp`, [`Scratch::short`]),
+/// named `NAME-PID-N` (unique to this process and call), for a test's
+/// files: rule files, pcaps, logs.
 /// Removed when dropped, unless the thread is panicking: a failed test
 /// leaves its files for a look.
 pub struct Scratch {
@@ -18,9 +19,20 @@ pub struct Scratch {
 impl Scratch {
     /// Creates `target/test-runs/NAME-PID-N`.
     pub fn new(name: &str) -> Scratch {
+        Scratch::under(&workspace().join("target/test-runs"), name)
+    }
+
+    /// Creates `NAME-PID-N` in the system's temporary folder (`/tmp`): for
+    /// paths that must be short (DPDK 22.11 cuts device arguments a
+    /// secondary process reads at 63 bytes).
+    pub fn short(name: &str) -> Scratch {
+        Scratch::under(&std::env::temp_dir(), name)
+    }
+
+    fn under(parent: &Path, name: &str) -> Scratch {
         static NEXT: AtomicUsize = AtomicUsize::new(0);
         let unique = format!("{name}-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
-        let dir = workspace().join("target/test-runs").join(unique);
+        let dir = parent.join(unique);
         // A leftover of an earlier process of the same id.
         let _ = fs::remove_dir_all(&dir);
         fs::create_dir_all(&dir).unwrap_or_else(|err| panic!("create {}: {err}", dir.display()));

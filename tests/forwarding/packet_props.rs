@@ -7,7 +7,8 @@
 //! mode. The cargo-fuzz target in fuzz/ checks the same contract.
 
 use crate::oracle::{check, Decision};
-use l3fwd_rs::mode::{Em, Lpm, Mode, MODES};
+use l3fwd_modes::MODES;
+use l3fwd_rs::dataplane::mode::{Em, Lpm, Mode};
 use proptest::collection::vec;
 use proptest::prelude::*;
 

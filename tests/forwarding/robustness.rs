@@ -7,7 +7,8 @@
 use std::time::Duration;
 
 use crate::oracle::{check, Decision};
-use l3fwd_rs::mode::{Em, Lpm, Mode, ModeInfo};
+use l3fwd_modes::ModeInfo;
+use l3fwd_rs::dataplane::mode::{Em, Lpm, Mode};
 use serde_json::Value;
 use testkit::frames::*;
 use testkit::{l3fwd_rs, Outcome, Run, TWO_PORTS};

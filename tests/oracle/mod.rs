@@ -17,8 +17,9 @@
 use std::net::{Ipv4Addr, Ipv6Addr};
 
 use em::{FiveTuple, Ipv4Key, Ipv6Key};
-use l3fwd_rs::mode::{em_key, EmKey, ModeInfo};
-use l3fwd_rs::packet::{ipv6_dst_bytes, parse, rewrite, EthRewrite, Ipv4Header, Ipv6Header, ETH_LEN, L3};
+use l3fwd_modes::ModeInfo;
+use l3fwd_rs::dataplane::mode::{em_key, EmKey};
+use l3fwd_rs::dataplane::packet::{ipv6_dst_bytes, parse, rewrite, EthRewrite, Ipv4Header, Ipv6Header, ETH_LEN, L3};
 
 /// What the forwarder does with a frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,7 +33,7 @@ pub enum Decision {
 }
 
 /// Whether `mode` drops `frame` as a runt: each mode reads its own
-/// headers (parsed as `l3`, keyed as `key`). A mode of `l3fwd_rs::mode::MODES`
+/// headers (parsed as `l3`, keyed as `key`). A mode of `l3fwd_modes::MODES`
 /// that the oracle has no rule for fails here, so a new mode comes with one.
 fn runt_in(mode: &ModeInfo, frame: &[u8], l3: &L3, key: &EmKey) -> bool {
     match mode.name {

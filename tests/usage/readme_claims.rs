@@ -1,7 +1,9 @@
 //! Claims of the README's "Smaller differences" that no other test makes,
-//! each checked on the real binary. Covered elsewhere: a signal during
+//! each checked on the real binary, and docs/OPTIONS.md's table held to the
+//! options the binary's `--help` prints. Covered elsewhere: a signal during
 //! set-up (tests/usage/shutdown_paths.rs), a closed stdout (the same file).
 
+use std::collections::BTreeSet;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -91,5 +93,75 @@ fn stdout_to_a_full_disk_warns_once_and_forwarding_goes_on() {
     assert!(
         stats["seconds"].as_f64().unwrap() > Duration::from_secs(2).as_secs_f64(),
         "{stats}"
+    );
+}
+
+/// The long options named in `text` (`--rule_ipv4=FILE` names `--rule_ipv4`).
+fn long_options(text: &str) -> BTreeSet<String> {
+    text.match_indices("--")
+        .map(|(i, _)| {
+            let name: String = text[i + 2..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+                .collect();
+            format!("--{name}")
+        })
+        .filter(|o| o.len() > 2)
+        .collect()
+}
+
+/// The long options of the options table of docs/OPTIONS.md: those in the
+/// first cell of each row (a `\|` inside a cell is not a cell's end).
+fn options_of_the_table(doc: &str) -> BTreeSet<String> {
+    let rows = doc
+        .lines()
+        .skip_while(|l| !l.starts_with("| option | meaning |"))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'));
+    let mut options = BTreeSet::new();
+    for row in rows {
+        let cells = row[1..].replace("\\|", "\u{0}");
+        let first = cells.split('|').next().unwrap_or_default();
+        options.extend(long_options(first));
+    }
+    options
+}
+
+/// The long options of `--help`'s option list: in each line of the
+/// "Options:" section, the names before the help text.
+fn options_of_the_help(help: &str) -> BTreeSet<String> {
+    let lines = help
+        .lines()
+        .skip_while(|l| l.trim() != "Options:")
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty());
+    let mut options = BTreeSet::new();
+    for line in lines {
+        let names = line.trim_start().split("  ").next().unwrap_or_default();
+        options.extend(long_options(names));
+    }
+    options
+}
+
+#[test]
+fn the_options_table_lists_every_long_option_of_the_help_and_no_other() {
+    let out = std::process::Command::new(l3fwd_rs()).arg("--help").output().unwrap();
+    assert!(out.status.success(), "{}", out.status);
+    let help = String::from_utf8_lossy(&out.stdout);
+    let printed = options_of_the_help(&help);
+    assert!(
+        printed.len() > 30 && printed.contains("--config"),
+        "{printed:?} from\n{help}"
+    );
+
+    let path = testkit::workspace().join("docs/OPTIONS.md");
+    let doc = std::fs::read_to_string(&path).unwrap();
+    let listed = options_of_the_table(&doc);
+    let missing: Vec<_> = printed.difference(&listed).collect();
+    let unknown: Vec<_> = listed.difference(&printed).collect();
+    assert!(
+        missing.is_empty() && unknown.is_empty(),
+        "{}: the table lacks {missing:?}; --help has no {unknown:?}",
+        path.display()
     );
 }

@@ -10,6 +10,7 @@
 use std::fs;
 use std::time::Duration;
 
+use crate::hugepages;
 use testkit::{l3fwd_rs, run_cli, Outcome, Process, Run, Scratch, Stop};
 
 const ONE_PORT: &[&str] = &["-p", "0x1", "--config", "(0,0,0)"];
@@ -304,12 +305,6 @@ fn a_control_socket_path_that_is_a_directory_says_so() {
     );
     fs::remove_dir_all(dpdk::runtime_dir_of(&prefix)).unwrap();
 }
-
-/// The bench's hugepage reservation, shared rather than copied (the test
-/// uses part of it).
-#[allow(dead_code)]
-#[path = "../../bench/src/hugepages.rs"]
-mod hugepages;
 
 /// On hugepages DPDK keeps a page file (`PREFIXmap_N`) for every segment
 /// still allocated at cleanup, holding its 2 MB from the system until a

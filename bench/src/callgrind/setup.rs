@@ -3,14 +3,14 @@
 //! bench's configurations and command lines, l3fwd-gen's default traffic,
 //! and for --lpm-flows/--em-flows the sweep's cells, pools and C builds.
 
-use crate::command::{Files, Pool};
+use crate::cbuild::{self, Build};
 use crate::configs::{self, Config, Forwarder};
 use crate::mode::Mode;
-use crate::sweep::forwarders::{self, C_BINARY};
+use crate::mode::RuleFormat;
+use crate::pool::Pool;
 use crate::sweep::grid::{Cell, Table};
-use crate::sweep::traffic::{self as cells, CellFiles};
-use crate::traffic;
-use l3fwd_rs::mode::RuleFormat;
+use crate::traffic::Files;
+use crate::traffic::{self, CellFiles};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -18,8 +18,6 @@ use std::process::Command;
 const FRAMES: usize = 1024;
 /// Routes of the LPM table of --lpm-flows: the sweep's lpm-16 cells.
 const CELL_ROUTES: usize = 16;
-/// The C sample's stock pool.
-const STOCK_MBUFS: usize = 8192;
 
 /// make bench's configurations but its eventdev ones: under valgrind the
 /// event device's service core polls thousands of times per packet, so
@@ -85,7 +83,8 @@ pub struct Tools {
 struct Kind {
     files: Files,
     pool: Pool,
-    /// The C build this traffic needs.
+    /// The C build this traffic needs, and where it goes.
+    c_build: Build,
     c_dir: PathBuf,
     /// Removes a cell's files when the run is over.
     _cell: Option<CellFiles>,
@@ -130,11 +129,10 @@ impl Plan {
                 None => default_kind(tools, em, work)?,
             };
             if needs_c(em) {
-                let mbufs = kind.pool.mbufs.map_or(STOCK_MBUFS, |n| n as usize);
                 if build {
-                    forwarders::build(&tools.c_build_script, &kind.c_dir, mbufs, CELL_ROUTES)?;
+                    kind.c_build.make(&tools.c_build_script, &kind.c_dir)?;
                 }
-                crate::require(&kind.c_dir.join(C_BINARY), "build it, or drop --no-build")?;
+                crate::require(&kind.c_dir.join(cbuild::BINARY), "build it, or drop --no-build")?;
             }
             Ok(Some(kind))
         };
@@ -167,7 +165,7 @@ impl Plan {
         match config.forwarder {
             Forwarder::Io => self.testpmd.clone(),
             Forwarder::Rs => self.rs_bin.clone(),
-            Forwarder::C => self.kind(config).c_dir.join(C_BINARY),
+            Forwarder::C => self.kind(config).c_dir.join(cbuild::BINARY),
         }
     }
 
@@ -218,6 +216,7 @@ fn default_kind(tools: &Tools, em: bool, work: &Path) -> Result<Kind, String> {
         },
         pool: Pool::DEFAULT,
         c_dir: tools.c_dir.clone(),
+        c_build: Build::STOCK,
         _cell: None,
     })
 }
@@ -232,11 +231,17 @@ fn cell_kind(tools: &Tools, mode: Mode, flows: usize, size: u32, work: &Path) ->
         &tools.tablegen_bin,
         "build it with `cargo build --release -p trafficgen`",
     )?;
-    let files = cells::generate(&tools.tablegen_bin, &tools.rules_dir, work, &cell)?;
+    let files = traffic::generate_cell(&tools.tablegen_bin, &tools.rules_dir, work, &cell)?;
+    let c_build = Build {
+        mbufs: cell.mbufs(),
+        lpm_routes: CELL_ROUTES,
+        sequential: false,
+    };
     Ok(Kind {
         files: files.files.clone(),
-        pool: forwarders::pool(&cell),
-        c_dir: forwarders::build_dir(&tools.c_build_dir, forwarders::pool_mbufs(&cell), CELL_ROUTES),
+        pool: cell.pool(),
+        c_dir: c_build.dir(&tools.c_build_dir),
+        c_build,
         _cell: Some(files),
     })
 }

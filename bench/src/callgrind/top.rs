@@ -112,9 +112,9 @@ Ir
 --------------------------------------------------------------------------------
 Ir                 file:function
 --------------------------------------------------------------------------------
-400,000 (40.00%)  src/forward.rs:l3fwd_rs::forward::forward_batch [/w/target/release/l3fwd-rs]
+400,000 (40.00%)  src/forward.rs:l3fwd_rs::dataplane::forward::forward_batch [/w/target/release/l3fwd-rs]
 250,000 (25.00%)  ???:0x0000000000004a20 [/usr/lib/x86_64-linux-gnu/dpdk/pmds-23.0/librte_net_pcap.so.23.0]
-200,000 (20.00%)  src/lookup.rs:l3fwd_rs::forward::forward_batch
+200,000 (20.00%)  src/lookup.rs:l3fwd_rs::dataplane::forward::forward_batch
  90,000 ( 9.00%)  ???:memcpy [/usr/lib/x86_64-linux-gnu/libc.so.6]
  60,000 ( 6.00%)  ???:0x0000000000004a20 [/usr/lib/other.so]
 ";
@@ -127,7 +127,7 @@ Ir                 file:function
             lines,
             [
                 "    Ir/pkt      %  function [object]",
-                "     600.0  60.0%  l3fwd_rs::forward::forward_batch [l3fwd-rs]",
+                "     600.0  60.0%  l3fwd_rs::dataplane::forward::forward_batch [l3fwd-rs]",
                 "     250.0  25.0%  0x0000000000004a20 [librte_net_pcap.so.23.0]",
                 "     150.0  15.0%  (all other functions)",
                 "    1000.0 100.0%  total",

@@ -6,6 +6,7 @@
 
 use super::netns::{self, Join, Netns};
 use crate::command::{self, L3fwdRun};
+use crate::configs::{Forwarder as Who, Variant};
 use crate::mode::Mode;
 use crate::run::{Proc, Stop};
 use std::path::{Path, PathBuf};
@@ -19,58 +20,58 @@ const MEMORY_MB: u32 = 512;
 /// af_xdp loads a BPF program per port).
 const READY_TIMEOUT: Duration = Duration::from_secs(30);
 
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+/// Who joins the sites: one of make bench's forwarders (C l3fwd, or
+/// l3fwd-rs with a variant of its flush policy), or the Linux kernel.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Forwarder {
-    Rs,
-    /// l3fwd-rs flushing a short poll round only 10 us after its last
-    /// flush (`--idle-flush-gap 10`, the default on syscall-TX ports until
-    /// 2026-12-04).
-    RsGap10,
-    RsCDrain,
-    C,
+    Dpdk(Who, Variant),
     Kernel,
     /// The kernel forwarding on CPU 1 (RPS), away from sockperf's CPU as the
     /// DPDK forwarders are: the same cross-CPU wake-ups, without DPDK.
     KernelRps,
 }
 
+impl Forwarder {
+    /// l3fwd-rs, idle flush at every short round (its default).
+    pub const RS: Forwarder = Forwarder::Dpdk(Who::Rs, Variant::Default);
+    pub const C: Forwarder = Forwarder::Dpdk(Who::C, Variant::Default);
+}
+
+/// Every forwarder, in run order. l3fwd-rs flushing a short poll round only
+/// 10 us after its last flush was the default on syscall-TX ports until
+/// 2026-12-04.
 pub const ALL: [Forwarder; 6] = [
-    Forwarder::Rs,
-    Forwarder::RsGap10,
-    Forwarder::RsCDrain,
+    Forwarder::RS,
+    Forwarder::Dpdk(Who::Rs, Variant::IdleFlushGap(10)),
+    Forwarder::Dpdk(Who::Rs, Variant::CDrain),
     Forwarder::C,
     Forwarder::Kernel,
     Forwarder::KernelRps,
 ];
 
 impl Forwarder {
-    /// Stable name, used in `--forwarders` and the JSON file.
-    pub fn id(self) -> &'static str {
+    /// Stable name, used in `--forwarders` and the JSON file: make bench's
+    /// forwarder and variant (`rs-c-drain`), or the kernel's.
+    pub fn id(self) -> String {
         match self {
-            Forwarder::Rs => "rs",
-            Forwarder::RsGap10 => "rs-gap10",
-            Forwarder::RsCDrain => "rs-c-drain",
-            Forwarder::C => "c",
-            Forwarder::Kernel => "kernel",
-            Forwarder::KernelRps => "kernel-rps",
+            Forwarder::Dpdk(who, variant) => format!("{}{}", who.id(), variant.id()),
+            Forwarder::Kernel => "kernel".into(),
+            Forwarder::KernelRps => "kernel-rps".into(),
         }
     }
 
-    pub fn label(self) -> &'static str {
+    pub fn label(self) -> String {
         match self {
-            Forwarder::Rs => "l3fwd-rs",
-            Forwarder::RsGap10 => "l3fwd-rs --idle-flush-gap 10",
-            Forwarder::RsCDrain => "l3fwd-rs --c-drain",
-            Forwarder::C => "C l3fwd",
-            Forwarder::Kernel => "Linux kernel forwarding",
-            Forwarder::KernelRps => "Linux kernel, RPS to CPU 1",
+            Forwarder::Dpdk(who, variant) => format!("{}{}", who.label(), variant.label()),
+            Forwarder::Kernel => "Linux kernel forwarding".into(),
+            Forwarder::KernelRps => "Linux kernel, RPS to CPU 1".into(),
         }
     }
 
     /// What joins the sites.
     pub fn join(self) -> Join {
         match self {
-            Forwarder::Rs | Forwarder::RsGap10 | Forwarder::RsCDrain | Forwarder::C => Join::Dpdk,
+            Forwarder::Dpdk(..) => Join::Dpdk,
             Forwarder::Kernel => Join::Kernel { rps_cpus: None },
             Forwarder::KernelRps => Join::Kernel { rps_cpus: Some("2") },
         }
@@ -124,19 +125,17 @@ pub struct Programs {
 /// The command line of a DPDK forwarder on the two veth ports; None for
 /// the kernel.
 pub fn command(forwarder: Forwarder, programs: &Programs, prefix: &str) -> Option<Command> {
-    let program = match forwarder {
-        Forwarder::Rs | Forwarder::RsGap10 | Forwarder::RsCDrain => &programs.rs_bin,
-        Forwarder::C => &programs.c_bin,
-        Forwarder::Kernel | Forwarder::KernelRps => return None,
+    let Forwarder::Dpdk(who, variant) = forwarder else {
+        return None;
+    };
+    let program = match who {
+        Who::C => &programs.c_bin,
+        _ => &programs.rs_bin,
     };
     let mut options: Vec<String> = (0..2)
         .map(|p| format!("--eth-dest={p},{}", netns::SITE_MAC[p]))
         .collect();
-    match forwarder {
-        Forwarder::RsCDrain => options.push("--c-drain".into()),
-        Forwarder::RsGap10 => options.extend(["--idle-flush-gap".into(), "10".into()]),
-        _ => {}
-    }
+    options.extend(command::rs_options(variant));
     let run = L3fwdRun {
         program,
         // The routes below are LPM-style route files.
@@ -264,17 +263,15 @@ mod tests {
              -p 0x3 --config (0,0,1),(1,0,1) --parse-ptype --lookup=lpm \
              --rule_ipv4=d/routes-v4.cfg --rule_ipv6=d/routes-v6.cfg \
              --eth-dest=0,02:0a:00:00:00:00 --eth-dest=1,02:0a:00:00:00:01";
-        assert_eq!(args(Forwarder::C).unwrap(), format!("c {common}"));
-        assert_eq!(args(Forwarder::Rs).unwrap(), format!("rs {common}"));
-        assert_eq!(args(Forwarder::RsCDrain).unwrap(), format!("rs {common} --c-drain"));
-        assert_eq!(
-            args(Forwarder::RsGap10).unwrap(),
-            format!("rs {common} --idle-flush-gap 10")
-        );
+        let rs = |id| args(Forwarder::parse(id).unwrap()).unwrap();
+        assert_eq!(rs("c"), format!("c {common}"));
+        assert_eq!(rs("rs"), format!("rs {common}"));
+        assert_eq!(rs("rs-c-drain"), format!("rs {common} --c-drain"));
+        assert_eq!(rs("rs-gap10"), format!("rs {common} --idle-flush-gap 10"));
         assert_eq!(args(Forwarder::Kernel), None);
         assert_eq!(args(Forwarder::KernelRps), None);
         assert_eq!(Forwarder::KernelRps.join(), Join::Kernel { rps_cpus: Some("2") });
-        let packet = args_on(Forwarder::Rs, Pmd::AfPacket).unwrap();
+        let packet = args_on(Forwarder::RS, Pmd::AfPacket).unwrap();
         assert!(
             packet.contains("--vdev=net_af_packet0,iface=l3lat-r0 --vdev=net_af_packet1,iface=l3lat-r1 --"),
             "{packet}"
@@ -284,8 +281,10 @@ mod tests {
     #[test]
     fn forwarders_by_id() {
         for f in ALL {
-            assert_eq!(Forwarder::parse(f.id()), Ok(f));
+            assert_eq!(Forwarder::parse(&f.id()), Ok(f));
         }
+        assert_eq!(Forwarder::C.label(), "C l3fwd");
+        assert_eq!(ALL[1].label(), "l3fwd-rs idle-flush-gap 10");
         assert!(Forwarder::parse("vpp")
             .unwrap_err()
             .contains("rs, rs-gap10, rs-c-drain, c, kernel, kernel-rps"));

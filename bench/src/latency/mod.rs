@@ -18,6 +18,7 @@ mod sockperf;
 use crate::failures::Failures;
 use crate::{machine, require};
 use forwarders::{Forwarder, Pmd, Programs, Running};
+use netns::Join;
 use results::{LatencyReport, LatencySettings, Point, ThroughputPoint};
 use sockperf::Mode;
 use std::io::Write;
@@ -121,14 +122,12 @@ pub fn latency(args: LatencyArgs) -> Result<ExitCode, String> {
     if !rustix::process::getuid().is_root() {
         return Err("latency runs need root (network namespaces, af_xdp)".into());
     }
-    let mut forwarders = args.forwarders.clone();
-    forwarders.sort();
-    forwarders.dedup();
+    let forwarders: Vec<Forwarder> = forwarders::ALL
+        .into_iter()
+        .filter(|f| args.forwarders.contains(f))
+        .collect();
     let hint = "`make bench-latency` builds it";
-    if forwarders
-        .iter()
-        .any(|&f| matches!(f, Forwarder::Rs | Forwarder::RsCDrain))
-    {
+    if forwarders.iter().any(|&f| f != Forwarder::C && f.join() == Join::Dpdk) {
         require(&args.rs_bin, hint)?;
     }
     if forwarders.contains(&Forwarder::C) {

@@ -63,8 +63,8 @@ impl ThroughputPoint {
     pub fn new(forwarder: Forwarder, tcp: Result<Throughput, String>, udp: Result<Throughput, String>) -> Self {
         let errors = [&tcp, &udp].into_iter().filter_map(|r| r.clone().err()).collect();
         ThroughputPoint {
-            forwarder: forwarder.id().into(),
-            label: forwarder.label().into(),
+            forwarder: forwarder.id(),
+            label: forwarder.label(),
             tcp: tcp.ok(),
             udp: udp.ok(),
             errors,
@@ -96,8 +96,8 @@ impl Point {
             Mode::UnderLoad { mps, reply_every } => ("under-load", Some(mps), reply_every),
         };
         Point {
-            forwarder: forwarder.id().into(),
-            label: forwarder.label().into(),
+            forwarder: forwarder.id(),
+            label: forwarder.label(),
             mode: name.into(),
             offered_mps,
             reply_every,
@@ -213,9 +213,9 @@ pub mod tests {
             reply_every: mps / 1000,
         };
         let points = vec![
-            Point::new(Forwarder::Rs, Mode::PingPong, Ok(latency(5.0, 100_000))),
-            Point::new(Forwarder::Rs, load(10_000), Ok(latency(6.0, 20_000))),
-            Point::new(Forwarder::Rs, load(100_000), Ok(latency(9.0, 200_000))),
+            Point::new(Forwarder::RS, Mode::PingPong, Ok(latency(5.0, 100_000))),
+            Point::new(Forwarder::RS, load(10_000), Ok(latency(6.0, 20_000))),
+            Point::new(Forwarder::RS, load(100_000), Ok(latency(9.0, 200_000))),
             Point::new(Forwarder::Kernel, Mode::PingPong, Ok(latency(8.0, 90_000))),
             Point::new(Forwarder::Kernel, load(10_000), Ok(latency(8.5, 20_000))),
             Point::new(Forwarder::Kernel, load(100_000), Err("no reply".into())),
@@ -242,7 +242,7 @@ pub mod tests {
             },
             points,
             throughput: vec![ThroughputPoint::new(
-                Forwarder::Rs,
+                Forwarder::RS,
                 Ok(Throughput {
                     bits_per_sec: 2.29e9,
                     packets_per_sec: None,

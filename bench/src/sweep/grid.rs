@@ -2,7 +2,8 @@
 //! cells of that grid, and how a user writes them (`64,1518`, `16,1K,1M`).
 
 pub use crate::mode::Mode;
-use l3fwd_rs::mode::RuleFormat;
+use crate::mode::RuleFormat;
+use crate::pool::Pool;
 use std::fmt;
 
 /// Ethernet's frame check sequence: counted in a frame's size, absent from pcap files.
@@ -69,6 +70,16 @@ impl Cell {
     /// Frames in each of the two ports' pcap files: half the flows each.
     pub fn frames_per_port(&self) -> usize {
         self.flows.div_ceil(2)
+    }
+
+    /// The pool and EAL memory of both forwarders (and testpmd) in this cell.
+    pub fn pool(&self) -> Pool {
+        Pool::replaying(self.frames_per_port())
+    }
+
+    /// mbufs per pool, both forwarders.
+    pub fn mbufs(&self) -> usize {
+        crate::pool::mbufs_for(self.frames_per_port())
     }
 }
 

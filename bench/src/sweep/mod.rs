@@ -4,20 +4,18 @@
 //! for it; the result is a table, CSV and JSON with every run, plots, and
 //! optionally a cell-by-cell comparison with an earlier sweep.
 
-mod compare;
-pub(crate) mod forwarders;
 pub(crate) mod grid;
 pub(crate) mod plot;
-mod results;
+pub(crate) mod results;
 mod resume;
-pub(crate) mod traffic;
 
-use crate::failures::Failures;
-use crate::{command, hugepages, interrupt, machine, require, run, Common, HUGEPAGES_DIR, START_TIMEOUT};
-use forwarders::{CBuilds, Forwarder};
+use crate::cbuild::{Build, CBuilds};
+use crate::configs::{Config, Forwarder, Variant};
+use crate::engine::{Engine, Run, Unit};
+use crate::mode::RuleFormat;
+use crate::report::{Report, Settings};
+use crate::{command, hugepages, interrupt, machine, require, traffic, Common, HUGEPAGES_DIR, START_TIMEOUT};
 use grid::{Cell, Grid, Mode};
-use l3fwd_rs::mode::RuleFormat;
-use results::{CellRun, SweepReport, SweepSettings};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -29,11 +27,6 @@ const SLOW_START_RULES: usize = 1 << 16;
 const SLOW_START_MBUFS: usize = 1 << 16;
 /// ...so they may take this long to forward.
 const SLOW_START_TIMEOUT: Duration = Duration::from_secs(300);
-/// In a cell of more than SLOW_START_RULES rules, a forwarder that took
-/// longer than this to forward is not restarted for its next round: it
-/// waits paused (SIGSTOP) while the others run, its memory held. On
-/// hugepages the C sample takes 3-4 min to add 1M routes, twice a cell.
-const KEEP_AFTER_SECS: f64 = 30.0;
 
 #[derive(clap::Args)]
 pub struct SweepArgs {
@@ -69,10 +62,7 @@ pub struct SweepArgs {
     no_io: bool,
     #[arg(long, default_value = "/usr/bin/dpdk-testpmd")]
     testpmd: PathBuf,
-    /// Builds the C sample with the pool and LPM size of a cell
-    #[arg(long, default_value = "scripts/build-c-l3fwd.sh")]
-    c_build_script: PathBuf,
-    /// Where those builds go, one directory per pool size
+    /// Where the C builds of its cells go, one directory per pool size
     #[arg(long, default_value = "target/c-l3fwd-sweep")]
     c_build_dir: PathBuf,
 }
@@ -80,7 +70,8 @@ pub struct SweepArgs {
 pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
     let grid = Grid::new(args.sizes.clone(), args.flows.clone(), &args.modes, &args.routes)?;
     // Everything that can fail fast does, before minutes of runs.
-    let baseline: Option<SweepReport> = args.common.baseline.as_deref().map(crate::read_json).transpose()?;
+    let baseline = args.common.baseline.as_deref();
+    let old = baseline.map(|path| crate::baseline::read(path, true)).transpose()?;
     plot::load_font()?;
     let hint = "build it with `cargo build --release -p l3fwd-rs -p trafficgen`, or `make bench-sweep` does it";
     require(&args.common.rs_bin, hint)?;
@@ -89,7 +80,7 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
         require(&args.testpmd, "install Debian's dpdk package (make deps)")?;
     }
     require(
-        &args.c_build_script,
+        &args.common.c_build_script,
         "run from the workspace root or give --c-build-script",
     )?;
     let (logs, traffic_dir) = (args.out_dir.join("logs"), args.out_dir.join("traffic"));
@@ -108,13 +99,18 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
         .filter_map(|t| t.routes)
         .max()
         .unwrap_or(0);
-    let mut c_builds = CBuilds::new(args.c_build_script.clone(), args.c_build_dir.clone(), lpm_routes);
-    let mut pools: Vec<usize> = cells.iter().map(forwarders::pool_mbufs).collect();
+    let mut c_builds = CBuilds::new(args.common.c_build_script.clone(), args.c_build_dir.clone());
+    let c_build = |mbufs| Build {
+        mbufs,
+        lpm_routes,
+        sequential: false,
+    };
+    let mut pools: Vec<usize> = cells.iter().map(Cell::mbufs).collect();
     pools.sort();
     pools.dedup();
     println!("building C l3fwd for pools of {pools:?} mbufs (scripts/build-c-l3fwd.sh)");
     for &mbufs in &pools {
-        if let Err(e) = c_builds.binary(mbufs) {
+        if let Err(e) = c_builds.binary(c_build(mbufs)) {
             println!("  pool {mbufs}: {e}: C cells of this pool are n/a");
         }
     }
@@ -128,7 +124,7 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
     if !args.no_io {
         forwarders.push(Forwarder::Io);
     }
-    let mut settings = SweepSettings {
+    let mut settings = Settings {
         rounds,
         warmup_secs: args.common.warmup,
         window_secs: args.common.window,
@@ -136,13 +132,13 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
         flows: grid.flows.clone(),
         tables: grid.tables.iter().map(|t| t.id()).collect(),
         memory: memory.describe(),
-        resumed_from: Vec::new(),
+        ..Settings::default()
     };
-    let mut carried: Vec<Option<Vec<CellRun>>> = cells.iter().map(|_| None).collect();
+    let mut carried: Vec<Option<Vec<Run>>> = cells.iter().map(|_| None).collect();
     let mut earlier_sweep = None;
     if args.resume {
         let path = args.out_dir.join("sweep.json");
-        let earlier = resume::check(crate::read_json(&path)?, &settings, &machine::Machine::current())?;
+        let earlier = resume::check(Report::read(&path)?, &settings, &machine::Machine::current())?;
         carried = cells
             .iter()
             .map(|cell| resume::carried(&earlier, cell, &forwarders, rounds))
@@ -165,83 +161,40 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
         labels.join(", "),
         args.common.warmup + args.common.window + 1.0
     );
-    let mut runs = Vec::with_capacity(cells.len() * rounds as usize * forwarders.len());
-    let mut failures = Failures::new();
-    let mut progress = crate::progress::Progress::new(total);
+    let mut engine = Engine::new(total, rounds, &logs)?;
+    let mut runs = Vec::new();
     for ((done, cell), carried) in cells.iter().enumerate().zip(carried) {
         if let Some(carried) = carried {
-            let from = earlier_sweep.as_deref().unwrap_or_default();
-            for run in &carried {
-                let who = format!("{} round {} (kept from the sweep of {from})", run.who(), run.round);
-                failures.count(who, &run.log(&logs), &run.result);
-            }
+            engine.carried(&carried, earlier_sweep.as_deref().unwrap_or_default());
             runs.extend(carried);
             continue;
         }
-        let files = traffic::generate(&args.common.tablegen_bin, &args.common.rules_dir, &traffic_dir, cell);
-        let c_bin = c_builds.binary(forwarders::pool_mbufs(cell));
-        // Per forwarder: its process kept paused from the last round, and its
-        // log. One at most: the hugepages hold two runs.
-        let mut kept: Vec<Option<(run::Forwarding, PathBuf)>> = forwarders.iter().map(|_| None).collect();
-        for round in 1..=rounds {
-            for (i, &forwarder) in forwarders.iter().enumerate() {
-                let another_kept = kept.iter().enumerate().any(|(j, k)| j != i && k.is_some());
-                let kept = &mut kept[i];
-                if interrupt::interrupted() {
-                    return Err("interrupted (the cells measured so far are in sweep.json)".into());
-                }
-                progress.start(format!("{cell}, {} round {round}", forwarder.label()));
-                let program = match forwarder {
+        let files = traffic::generate_cell(&args.common.tablegen_bin, &args.common.rules_dir, &traffic_dir, cell);
+        let c_bin = c_builds.binary(c_build(cell.mbufs()));
+        let slow = cell.rules() > SLOW_START_RULES || cell.mbufs() > SLOW_START_MBUFS;
+        let units: Vec<Unit> = forwarders
+            .iter()
+            .map(|&forwarder| Unit {
+                config: Config::new(forwarder, cell.table.mode, Variant::Default, false),
+                cell: Some(*cell),
+                program: match forwarder {
                     Forwarder::C => c_bin.clone().map_err(|e| format!("C n/a: {e}")),
                     Forwarder::Rs => Ok(args.common.rs_bin.clone()),
                     Forwarder::Io => Ok(args.testpmd.clone()),
-                };
-                let resumed = kept.is_some();
-                let log = kept
+                },
+                files: files
                     .as_ref()
-                    .map_or_else(|| run_log(&logs, cell, forwarder, round), |(_, log)| log.clone());
-                let may_keep = keep_slow && !another_kept && round < rounds && cell.rules() > SLOW_START_RULES;
-                let result = match (&files, program) {
-                    (Err(e), _) => Err(format!("no traffic: {e}")),
-                    (_, Err(e)) => Err(e),
-                    (Ok(files), Ok(program)) => {
-                        let run = Run {
-                            forwarder,
-                            program: &program,
-                            cell,
-                            files,
-                            log: &log,
-                            n: runs.len(),
-                        };
-                        run.measure(&args.common, kept, may_keep)
-                    }
-                };
-                progress.done(&match &result {
-                    Ok(s) => {
-                        let start = if resumed {
-                            "resumed from the last round".to_string()
-                        } else {
-                            format!("first TX after {:.2} s", s.first_tx_secs)
-                        };
-                        if kept.is_some() {
-                            format!("{:.2} Mpps, {start}; paused for the next round", s.mpps)
-                        } else {
-                            trim_log(&log);
-                            format!("{:.2} Mpps, {start}", s.mpps)
-                        }
-                    }
-                    Err(e) => format!("FAILED: {e} (log: {})", log.display()),
-                });
-                let run = CellRun {
-                    cell: *cell,
-                    forwarder,
-                    round,
-                    result,
-                };
-                failures.count(format!("{} round {round}", run.who()), &log, &run.result);
-                runs.push(run);
-            }
-        }
+                    .map(|f| f.files.clone())
+                    .map_err(|e| format!("no traffic: {e}")),
+                pool: cell.pool(),
+                timing: args
+                    .common
+                    .timing(if slow { SLOW_START_TIMEOUT } else { START_TIMEOUT }),
+                may_keep: keep_slow && cell.rules() > SLOW_START_RULES,
+            })
+            .collect();
+        let measured = engine.run(&units);
+        runs.extend(measured.map_err(|e| format!("{e} (the cells measured so far are in sweep.json)"))?);
         drop(files);
         // Written after every cell, so that an interrupted sweep keeps what it measured.
         let so_far = results::build(
@@ -253,6 +206,7 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
         );
         write_data(&args.out_dir, &so_far)?;
     }
+    let failures = engine.finish();
 
     let report = results::build(
         settings,
@@ -270,17 +224,10 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
         plots.len()
     );
 
-    let Some(old) = baseline else {
-        return Ok(failures.finish(ExitCode::SUCCESS));
+    let regressed = match (baseline, old) {
+        (Some(path), Some(old)) => crate::baseline::check(path, &old, &report, &[], args.common.tolerance),
+        _ => false,
     };
-    let path = args.common.baseline.unwrap_or_default();
-    println!("\nagainst baseline {} ({}):", path.display(), old.timestamp);
-    let comparisons = compare::compare(&old, &report, args.common.tolerance);
-    if comparisons.is_empty() {
-        println!("  no cell in common");
-    }
-    crate::baseline::print(&comparisons, args.common.tolerance);
-    let regressed = comparisons.iter().any(|c| c.verdict.is_regression());
     Ok(failures.finish(if regressed {
         ExitCode::from(2)
     } else {
@@ -288,78 +235,12 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
     }))
 }
 
-/// The log of `forwarder`'s run in `cell`, round `round` (kept over a
-/// resume: a cell carried keeps the logs of its runs).
-fn run_log(logs: &Path, cell: &Cell, forwarder: Forwarder, round: u32) -> PathBuf {
-    logs.join(format!(
-        "{}-{}-r{round}.log",
-        cell.key().replace('/', "-"),
-        forwarder.id()
-    ))
-}
-
-impl CellRun {
-    /// `CELL FORWARDER`, e.g. `lpm-10K/64B/1K c`: the run's name in a failure.
-    fn who(&self) -> String {
-        format!("{} {}", self.cell.key(), self.forwarder.id())
-    }
-
-    fn log(&self, logs: &Path) -> PathBuf {
-        run_log(logs, &self.cell, self.forwarder, self.round)
-    }
-}
-
-/// One run of a forwarder on a cell.
-struct Run<'a> {
-    forwarder: Forwarder,
-    program: &'a Path,
-    cell: &'a Cell,
-    files: &'a traffic::CellFiles,
-    log: &'a Path,
-    /// The sweep's run number: makes the EAL file prefix unique.
-    n: usize,
-}
-
-impl Run<'_> {
-    /// Measures one round: in the process `kept` paused from the last round
-    /// if there is one, else in a new one. If `may_keep`, a process that was
-    /// slow to start is paused into `kept` for the next round, not stopped.
-    fn measure(
-        &self,
-        common: &Common,
-        kept: &mut Option<(run::Forwarding, PathBuf)>,
-        may_keep: bool,
-    ) -> Result<run::Sample, String> {
-        let slow = self.cell.rules() > SLOW_START_RULES || forwarders::pool_mbufs(self.cell) > SLOW_START_MBUFS;
-        let timing = common.timing(if slow { SLOW_START_TIMEOUT } else { START_TIMEOUT });
-        let mut forwarding = match kept.take() {
-            Some((forwarding, _)) => {
-                forwarding.resume()?;
-                forwarding
-            }
-            None => {
-                let prefix = format!("l3fwd-sweep-{}-{}", std::process::id(), self.n);
-                let (cmd, stop) = forwarders::command(self.forwarder, self.program, self.cell, self.files, &prefix);
-                run::Forwarding::start(cmd, stop, &prefix, self.log, timing.start_timeout)?
-            }
-        };
-        let sample = forwarding.sample(&timing);
-        if sample.is_ok() && may_keep && forwarding.first_tx_secs > KEEP_AFTER_SECS {
-            forwarding.pause()?;
-            *kept = Some((forwarding, self.log.to_path_buf()));
-            return sample;
-        }
-        let stopped = forwarding.stop();
-        run::stopped_after(sample, stopped)
-    }
-}
-
 /// EAL memory for the runs of `cells`, and whether a slow-starting
 /// forwarder may wait paused beside another's run: only on hugepages
 /// reserved for two of the largest such cells at once (for one if two
 /// cannot be had).
 fn memory_for(cells: &[Cell], rounds: u32, no_huge: bool) -> (hugepages::Memory, bool) {
-    let memory_mb = |cell: &Cell| forwarders::pool(cell).memory_mb;
+    let memory_mb = |cell: &Cell| cell.pool().memory_mb;
     let one = cells.iter().map(memory_mb).max().unwrap_or(0);
     let slow = cells.iter().filter(|c| c.rules() > SLOW_START_RULES);
     let two = slow
@@ -378,21 +259,7 @@ fn memory_for(cells: &[Cell], rounds: u32, no_huge: bool) -> (hugepages::Memory,
     (memory, keep)
 }
 
-/// Logs of successful runs keep only their end: the C sample logs every
-/// route it adds (50 MB for 1M routes, per run).
-fn trim_log(log: &Path) {
-    const KEEP: usize = 64 << 10;
-    let Ok(text) = std::fs::read(log) else {
-        return;
-    };
-    if text.len() > 2 * KEEP {
-        let mut kept = format!("[l3fwd-bench: {} bytes trimmed]\n", text.len() - KEEP).into_bytes();
-        kept.extend_from_slice(&text[text.len() - KEEP..]);
-        let _ = std::fs::write(log, kept);
-    }
-}
-
-fn write_data(dir: &Path, report: &SweepReport) -> Result<(), String> {
+fn write_data(dir: &Path, report: &Report) -> Result<(), String> {
     crate::write_json(&dir.join("sweep.json"), report)?;
     for (name, text) in [
         ("runs.csv", results::runs_csv(report)),

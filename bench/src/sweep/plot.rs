@@ -6,7 +6,8 @@
 //! (Debian's fonts-dejavu-core), so no fontconfig or freetype is needed.
 
 use super::grid::format_count;
-use super::results::{CellSummary, SweepReport};
+use super::results::CellSummary;
+use crate::report::Report;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -55,7 +56,7 @@ struct TableCells<'a> {
 }
 
 impl<'a> TableCells<'a> {
-    fn of(report: &'a SweepReport, table: &str) -> Option<TableCells<'a>> {
+    fn of(report: &'a Report, table: &str) -> Option<TableCells<'a>> {
         let cells: Vec<&CellSummary> = report.cells.iter().filter(|c| c.table == table).collect();
         let mut sizes: Vec<u32> = cells.iter().map(|c| c.size).collect();
         let mut flows: Vec<usize> = cells.iter().map(|c| c.flows).collect();
@@ -78,7 +79,7 @@ impl<'a> TableCells<'a> {
 
 /// Draws the plots of every table into `dir`, as PNG and SVG (the work
 /// above the floor only where testpmd io ran); returns the files.
-pub fn draw_all(report: &SweepReport, dir: &Path) -> Result<Vec<PathBuf>, String> {
+pub fn draw_all(report: &Report, dir: &Path) -> Result<Vec<PathBuf>, String> {
     load_font()?;
     let mut tables: Vec<&str> = report.cells.iter().map(|c| c.table.as_str()).collect();
     tables.dedup();
@@ -384,7 +385,8 @@ pub(crate) mod tests {
 
     #[test]
     fn the_work_above_the_floor_is_drawn_where_io_ran() {
-        use super::super::results::{AboveIo, Rates};
+        use super::super::results::AboveIo;
+        use crate::report::Rates;
         let mut report = sample();
         let io = |median| Rates {
             runs: 3,
@@ -392,7 +394,7 @@ pub(crate) mod tests {
             median_mpps: Some(median),
             min_mpps: Some(median),
             max_mpps: Some(median),
-            error: None,
+            ..Rates::default()
         };
         report.cells[0].io = Some(io(20.0));
         report.cells[0].above_io = AboveIo::of(2000.0, Some(10.0), Some(16.0), Some(20.0));

@@ -2,53 +2,13 @@
 //! min..max over rounds and the l3fwd-rs / C ratio of medians; written as
 //! JSON and CSV and printed as a table.
 
-use super::forwarders::{self, Forwarder};
 use super::grid::{format_count, Cell};
+use crate::configs::Forwarder;
+use crate::engine::Run;
 use crate::machine::Machine;
-use crate::run::Sample;
-use crate::stats;
+use crate::report::{Rates, Report, RunRecord, Settings};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
-
-#[derive(Serialize, Deserialize, PartialEq, Debug)]
-pub struct SweepReport {
-    pub timestamp: String,
-    pub machine: Machine,
-    pub settings: SweepSettings,
-    /// Every run of every round, in the order they ran.
-    pub runs: Vec<RunRecord>,
-    pub cells: Vec<CellSummary>,
-}
-
-#[derive(Serialize, Deserialize, PartialEq, Debug, Clone)]
-pub struct SweepSettings {
-    pub rounds: u32,
-    pub warmup_secs: f64,
-    pub window_secs: f64,
-    /// Frame sizes with FCS (pcap frames are 4 bytes shorter).
-    pub sizes: Vec<u32>,
-    pub flows: Vec<usize>,
-    /// Table ids: `lpm-10K`, `em`.
-    pub tables: Vec<String>,
-    /// EAL's memory: `hugepages 2MB x N` or `no-huge (why)` (older reports: none).
-    #[serde(default)]
-    pub memory: String,
-    /// The sweeps (their timestamps) whose complete cells `--resume` carried
-    /// into this one.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub resumed_from: Vec<String>,
-}
-
-#[derive(Serialize, Deserialize, PartialEq, Debug)]
-pub struct RunRecord {
-    pub cell: String,
-    pub forwarder: String,
-    pub round: u32,
-    pub mpps: Option<f64>,
-    pub first_tx_secs: Option<f64>,
-    pub rss_mb: Option<f64>,
-    pub error: Option<String>,
-}
 
 #[derive(Serialize, Deserialize, PartialEq, Debug)]
 pub struct CellSummary {
@@ -101,55 +61,15 @@ impl AboveIo {
     }
 }
 
-/// One forwarder's runs in one cell.
-#[derive(Serialize, Deserialize, PartialEq, Debug)]
-pub struct Rates {
-    pub runs: usize,
-    pub ok_runs: usize,
-    pub median_mpps: Option<f64>,
-    pub min_mpps: Option<f64>,
-    pub max_mpps: Option<f64>,
-    /// The last failure, if a run failed.
-    pub error: Option<String>,
-}
-
-/// One run's outcome: what it measured or why there is nothing.
-pub struct CellRun {
-    pub cell: Cell,
-    pub forwarder: Forwarder,
-    pub round: u32,
-    pub result: Result<Sample, String>,
-}
-
-pub fn build(
-    settings: SweepSettings,
-    machine: Machine,
-    timestamp: String,
-    cells: &[Cell],
-    runs: &[CellRun],
-) -> SweepReport {
+pub fn build(settings: Settings, machine: Machine, timestamp: String, cells: &[Cell], runs: &[Run]) -> Report {
     let summaries = cells
         .iter()
         .map(|cell| {
             let rates = |forwarder| {
-                let mine: Vec<&CellRun> = runs
+                let mine = runs
                     .iter()
-                    .filter(|r| r.cell == *cell && r.forwarder == forwarder)
-                    .collect();
-                let mpps: Vec<f64> = mine
-                    .iter()
-                    .filter_map(|r| r.result.as_ref().ok())
-                    .map(|s| s.mpps)
-                    .collect();
-                let spread = stats::spread(&mpps);
-                Rates {
-                    runs: mine.len(),
-                    ok_runs: mpps.len(),
-                    median_mpps: spread.map(|s| s.median),
-                    min_mpps: spread.map(|s| s.min),
-                    max_mpps: spread.map(|s| s.max),
-                    error: mine.iter().rev().find_map(|r| r.result.as_ref().err().cloned()),
-                }
+                    .filter(|r| r.cell == Some(*cell) && r.config.forwarder == forwarder);
+                Rates::of(mine.map(|r| &r.result))
             };
             let (c, rs, io) = (rates(Forwarder::C), rates(Forwarder::Rs), rates(Forwarder::Io));
             let io = (io.runs > 0).then_some(io);
@@ -168,7 +88,7 @@ pub fn build(
                 size: cell.size,
                 flows: cell.flows,
                 rules: cell.rules(),
-                mbufs: forwarders::pool_mbufs(cell),
+                mbufs: cell.mbufs(),
                 c,
                 rs,
                 io,
@@ -178,44 +98,35 @@ pub fn build(
         .collect();
     let runs = runs
         .iter()
-        .map(|r| {
-            let ok = r.result.as_ref().ok();
-            RunRecord {
-                cell: r.cell.key(),
-                forwarder: r.forwarder.id().into(),
-                round: r.round,
-                mpps: ok.map(|s| s.mpps),
-                first_tx_secs: ok.map(|s| s.first_tx_secs),
-                rss_mb: ok.map(|s| s.rss_mb),
-                error: r.result.as_ref().err().cloned(),
-            }
-        })
+        .map(|r| RunRecord::new(r.cell.map(|c| c.key()), r.config, r.round, &r.result))
         .collect();
-    SweepReport {
+    Report {
         timestamp,
         machine,
         settings,
         runs,
         cells: summaries,
+        configs: Vec::new(),
+        ratios: Default::default(),
     }
 }
 
 /// Every run, one line each: `cell,table,size,flows,rules,forwarder,round,mpps,first_tx_secs,rss_mb,error`.
-pub fn runs_csv(report: &SweepReport) -> String {
+pub fn runs_csv(report: &Report) -> String {
     let mut out = String::from("cell,table,size,flows,rules,forwarder,round,mpps,first_tx_secs,rss_mb,error\n");
     for run in &report.runs {
-        let Some(cell) = report.cells.iter().find(|c| c.cell == run.cell) else {
+        let Some(cell) = report.cells.iter().find(|c| Some(&c.cell) == run.cell.as_ref()) else {
             continue;
         };
         let _ = writeln!(
             out,
             "{},{},{},{},{},{},{},{},{},{},{}",
-            run.cell,
+            cell.cell,
             cell.table,
             cell.size,
             cell.flows,
             cell.rules,
-            run.forwarder,
+            run.forwarder(),
             run.round,
             number(run.mpps, 4),
             number(run.first_tx_secs, 3),
@@ -227,7 +138,7 @@ pub fn runs_csv(report: &SweepReport) -> String {
 }
 
 /// One line per cell: medians, min..max and the ratio.
-pub fn cells_csv(report: &SweepReport) -> String {
+pub fn cells_csv(report: &Report) -> String {
     let mut out = String::from(
         "cell,table,size,flows,rules,mbufs,c_median_mpps,c_min_mpps,c_max_mpps,c_ok_runs,\
          rs_median_mpps,rs_min_mpps,rs_max_mpps,rs_ok_runs,rs_over_c,io_median_mpps,\
@@ -274,7 +185,7 @@ fn csv_text(s: &str) -> String {
 }
 
 /// The table on stdout: one block per table, a line per cell.
-pub fn print_table(report: &SweepReport) {
+pub fn print_table(report: &Report) {
     let mut tables: Vec<&str> = report.cells.iter().map(|c| c.table.as_str()).collect();
     tables.dedup();
     let with_io = report.cells.iter().any(|c| c.io.is_some());
@@ -359,6 +270,17 @@ pub(crate) mod tests {
     use super::super::grid::tests::mode;
     use super::super::grid::Table;
     use super::*;
+    use crate::run::Sample;
+
+    fn cell_run(cell: Cell, forwarder: Forwarder, round: u32, result: Result<Sample, String>) -> Run {
+        let config = crate::configs::Config::new(forwarder, cell.table.mode, crate::configs::Variant::Default, false);
+        Run {
+            config,
+            cell: Some(cell),
+            round,
+            result,
+        }
+    }
 
     pub fn cell(table: Table, size: u32, flows: usize) -> Cell {
         Cell { table, size, flows }
@@ -387,7 +309,7 @@ pub(crate) mod tests {
     }
 
     /// Three rounds of [`sample_cells`]; C failed every EM run, "with, comma".
-    pub fn sample() -> SweepReport {
+    pub fn sample() -> Report {
         let cells = sample_cells();
         let mut runs = Vec::new();
         let rates = [
@@ -397,34 +319,14 @@ pub(crate) mod tests {
         for round in 1..=3 {
             for (cell, c, rs) in &rates {
                 let i = round as usize - 1;
-                runs.push(CellRun {
-                    cell: *cell,
-                    forwarder: Forwarder::C,
-                    round,
-                    result: ok(c[i]),
-                });
-                runs.push(CellRun {
-                    cell: *cell,
-                    forwarder: Forwarder::Rs,
-                    round,
-                    result: ok(rs[i]),
-                });
+                runs.push(cell_run(*cell, Forwarder::C, round, ok(c[i])));
+                runs.push(cell_run(*cell, Forwarder::Rs, round, ok(rs[i])));
             }
             let failed = Err("exited early, \"Cause: no memory\"".to_string());
-            runs.push(CellRun {
-                cell: cells[2],
-                forwarder: Forwarder::C,
-                round,
-                result: failed,
-            });
-            runs.push(CellRun {
-                cell: cells[2],
-                forwarder: Forwarder::Rs,
-                round,
-                result: ok(5.0),
-            });
+            runs.push(cell_run(cells[2], Forwarder::C, round, failed));
+            runs.push(cell_run(cells[2], Forwarder::Rs, round, ok(5.0)));
         }
-        let settings = SweepSettings {
+        let settings = Settings {
             rounds: 3,
             warmup_secs: 1.0,
             window_secs: 2.0,
@@ -432,7 +334,7 @@ pub(crate) mod tests {
             flows: vec![16, 1024],
             tables: vec!["lpm-16".into(), "em".into()],
             memory: "no-huge (not root)".into(),
-            resumed_from: Vec::new(),
+            ..Settings::default()
         };
         let machine = Machine {
             nproc: 2,
@@ -470,13 +372,41 @@ pub(crate) mod tests {
         let r = sample();
         assert_eq!(r.runs.len(), 3 * 3 * 2, "3 cells x 3 rounds x 2 forwarders");
         let text = serde_json::to_string_pretty(&r).unwrap();
-        let back: SweepReport = serde_json::from_str(&text).unwrap();
+        let back: Report = serde_json::from_str(&text).unwrap();
         assert_eq!(back, r);
         let value: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(value["runs"][0]["cell"], "lpm-16/64B/16");
-        assert_eq!(value["runs"][0]["forwarder"], "c");
+        assert_eq!(value["runs"][0]["config"], "c-lpm", "make bench's ids");
         assert_eq!(value["runs"][1]["mpps"], 13.0);
         assert_eq!(value["cells"][1]["ratio"], 1.25);
+        assert!(r.is_sweep() && value.get("configs").is_none() && value.get("ratios").is_none());
+    }
+
+    /// A sweep.json written before make bench and the sweep shared their
+    /// schema still resumes and serves as a baseline.
+    #[test]
+    fn older_sweeps_are_read() {
+        let old = r#"{"timestamp": "t", "machine": {"nproc": 2, "cpu_model": "m", "cpu_mhz": 2000.0},
+            "settings": {"rounds": 1, "warmup_secs": 1.0, "window_secs": 2.0, "sizes": [64],
+                "flows": [16], "tables": ["lpm-16"], "memory": "no-huge"},
+            "runs": [{"cell": "lpm-16/64B/16", "forwarder": "rs", "round": 1, "mpps": 14.0,
+                "first_tx_secs": 1.0, "rss_mb": 100.0, "error": null}],
+            "cells": [{"cell": "lpm-16/64B/16", "table": "lpm-16", "table_label": "LPM, 16 routes",
+                "size": 64, "flows": 16, "rules": 16, "mbufs": 8192, "ratio": null,
+                "c": {"runs": 0, "ok_runs": 0, "median_mpps": null, "min_mpps": null, "max_mpps": null, "error": null},
+                "rs": {"runs": 1, "ok_runs": 1, "median_mpps": 14.0, "min_mpps": 14.0, "max_mpps": 14.0, "error": null}}]}"#;
+        let path = std::env::temp_dir().join(format!("l3fwd-bench-old-sweep-{}.json", std::process::id()));
+        std::fs::write(&path, old).unwrap();
+        let r = Report::read(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert!(r.is_sweep());
+        assert_eq!(r.runs[0].config, "rs-lpm", "the cell's mode");
+        assert_eq!(
+            (r.runs[0].forwarder(), r.runs[0].cell.as_deref()),
+            ("rs", Some("lpm-16/64B/16"))
+        );
+        assert_eq!(r.runs[0].result().unwrap().mpps, 14.0);
+        assert_eq!(r.cells[0].rs.median_mpps, Some(14.0));
     }
 
     #[test]
@@ -515,15 +445,10 @@ pub(crate) mod tests {
             routes: Some(16),
         };
         let cells: Vec<Cell> = vec![cell(lpm, 64, 16)];
-        let runs: Vec<CellRun> = [20.0, 22.0, 21.0]
+        let runs: Vec<Run> = [20.0, 22.0, 21.0]
             .into_iter()
             .zip(1..)
-            .map(|(mpps, round)| CellRun {
-                cell: cells[0],
-                forwarder: Forwarder::Io,
-                round,
-                result: ok(mpps),
-            })
+            .map(|(mpps, round)| cell_run(cells[0], Forwarder::Io, round, ok(mpps)))
             .collect();
         r = build(r.settings, r.machine, r.timestamp, &cells, &runs);
         let io = r.cells[0].io.as_ref().unwrap();

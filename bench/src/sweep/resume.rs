@@ -4,15 +4,15 @@
 //! hours (the C sample adds 1M routes in minutes, per run), more than a
 //! sitting may give it.
 
-use super::forwarders::Forwarder;
 use super::grid::Cell;
-use super::results::{CellRun, RunRecord, SweepReport, SweepSettings};
+use crate::configs::{Config, Forwarder, Variant};
+use crate::engine::Run;
 use crate::machine::Machine;
-use crate::run::Sample;
+use crate::report::{Report, Settings};
 
 /// The earlier sweep `earlier`, if its runs can stand beside new ones made
 /// with `settings` on `machine`; else why not.
-pub fn check(earlier: SweepReport, settings: &SweepSettings, machine: &Machine) -> Result<SweepReport, String> {
+pub fn check(earlier: Report, settings: &Settings, machine: &Machine) -> Result<Report, String> {
     let (old, new) = (&earlier.settings, settings);
     let differs = [
         (old.rounds != new.rounds, "rounds"),
@@ -40,7 +40,7 @@ fn memory_kind(memory: &str) -> &str {
 
 /// The runs of `cell` in `earlier`, if it holds one of each of `forwarders`
 /// in each of `rounds` rounds.
-pub fn carried(earlier: &SweepReport, cell: &Cell, forwarders: &[Forwarder], rounds: u32) -> Option<Vec<CellRun>> {
+pub fn carried(earlier: &Report, cell: &Cell, forwarders: &[Forwarder], rounds: u32) -> Option<Vec<Run>> {
     let key = cell.key();
     let mut runs = Vec::new();
     for round in 1..=rounds {
@@ -48,28 +48,16 @@ pub fn carried(earlier: &SweepReport, cell: &Cell, forwarders: &[Forwarder], rou
             let record = earlier
                 .runs
                 .iter()
-                .find(|r| r.cell == key && r.round == round && r.forwarder == forwarder.id())?;
-            runs.push(CellRun {
-                cell: *cell,
-                forwarder,
+                .find(|r| r.cell.as_ref() == Some(&key) && r.round == round && r.forwarder() == forwarder.id())?;
+            runs.push(Run {
+                config: Config::new(forwarder, cell.table.mode, Variant::Default, false),
+                cell: Some(*cell),
                 round,
-                result: result(record),
+                result: record.result(),
             });
         }
     }
     Some(runs)
-}
-
-fn result(record: &RunRecord) -> Result<Sample, String> {
-    match (record.mpps, &record.error) {
-        (Some(mpps), None) => Ok(Sample {
-            mpps,
-            first_tx_secs: record.first_tx_secs.unwrap_or(0.0),
-            rss_mb: record.rss_mb.unwrap_or(0.0),
-            cycles_per_packet: None,
-        }),
-        (_, error) => Err(error.clone().unwrap_or_else(|| "no rate recorded".into())),
-    }
 }
 
 #[cfg(test)]
@@ -107,7 +95,7 @@ mod tests {
         let mut window = settings.clone();
         window.window_secs = 3.0;
         assert!(check(sample(), &settings, &machine).is_ok());
-        let refused = |s: &SweepSettings| check(sample(), s, &machine).unwrap_err();
+        let refused = |s: &Settings| check(sample(), s, &machine).unwrap_err();
         assert!(refused(&hugepages).contains("memory"));
         assert!(refused(&window).contains("window"));
         let mut elsewhere = machine.clone();

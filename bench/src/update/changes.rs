@@ -164,7 +164,7 @@ mod tests {
     fn every_change_parses_as_the_control_protocol() {
         for target in Target::ALL {
             for line in Changes::new(target, 5).take(20) {
-                let parsed = line.parse::<l3fwd_rs::live::Command>();
+                let parsed = line.parse::<l3fwd_rs::control::protocol::Command>();
                 assert!(parsed.is_ok(), "{line}: {parsed:?}");
             }
         }

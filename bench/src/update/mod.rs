@@ -7,10 +7,12 @@
 mod changes;
 mod plot;
 
-use crate::command::{self, Pool};
+use crate::cbuild::Build;
+use crate::command;
 use crate::configs::{Config, Forwarder, Variant};
 use crate::failures::Failures;
 use crate::mode::Mode;
+use crate::pool::Pool;
 use crate::run::{Forwarding, Timing};
 use crate::{hugepages, interrupt, machine, traffic, Common, HUGEPAGES_DIR, SCALE_START_TIMEOUT};
 use changes::{Changes, Rate, Target};
@@ -59,8 +61,7 @@ pub struct UpdateArgs {
     /// Entries each run adds beyond its table and deletes again, over and over
     #[arg(long, default_value_t = 10_000)]
     span: u32,
-    /// mbufs per pool (the C binary must be built with C_L3FWD_MIN_MBUFS set to it; --quick
-    /// gives l3fwd-rs fewer)
+    /// mbufs per pool (the C binary is built with it; --quick gives l3fwd-rs fewer)
     #[arg(long, default_value_t = 1 << 20)]
     mbufs: u32,
     /// EAL memory (-m) in MB: a shadow-swap change holds two tables for a moment
@@ -68,7 +69,8 @@ pub struct UpdateArgs {
     memory: u32,
     #[arg(long, default_value = "target/release/l3fwd-ctl")]
     ctl_bin: PathBuf,
-    /// C l3fwd for the restart time; skipped if it is not built (a C that fails to start fails the run)
+    /// C l3fwd for the restart time, built there with --mbufs; skipped if it cannot be built (a C
+    /// that fails to start fails the run)
     #[arg(long, default_value = "target/c-l3fwd-scale/dpdk-l3fwd")]
     c_scale_bin: PathBuf,
     #[arg(long, default_value = "target/release/l3fwd-gen")]
@@ -116,27 +118,10 @@ pub struct UpdateReport {
     pub reloads: Vec<Reload>,
 }
 
-/// EAL memory of a forwarder besides its pool: make bench's 1024 MB
-/// (tables, ports, EAL)...
-const POOL_BASE_MB: u32 = 1024;
-/// ...plus this much per mbuf on 2 MB pages, bytes: a 2176-byte buffer and
-/// its headers take 2368, a ring slot 16 more (measured: C l3fwd built for
-/// 1M mbufs, on the --quick tables, fills its pool within -m 3564, and
-/// forwards in -m 3584 on 1856 hugepages; on the 576 reserved for
-/// l3fwd-rs's --memory alone it could not make its pool). On 4 KB pages
-/// (--no-huge) an mbuf takes a page of its own: the sweep's measured
-/// figure ([`crate::sweep::forwarders::memory_mb`]).
-const HUGE_MBUF_BYTES: u64 = 2560;
-
 /// EAL memory (-m, MB) for a forwarder whose pool holds `mbufs`, on 2 MB
 /// pages if `huge`, else 4 KB ones.
 fn pool_memory_mb(mbufs: u32, huge: bool) -> u32 {
-    let mb = if huge {
-        u64::from(POOL_BASE_MB) + (u64::from(mbufs) * HUGE_MBUF_BYTES).div_ceil(1 << 20)
-    } else {
-        crate::sweep::forwarders::memory_mb(mbufs as usize) as u64
-    };
-    u32::try_from(mb).unwrap_or(u32::MAX)
+    u32::try_from(crate::pool::memory_mb(mbufs as usize, huge)).unwrap_or(u32::MAX)
 }
 
 pub fn update(mut args: UpdateArgs) -> Result<ExitCode, String> {
@@ -156,12 +141,20 @@ pub fn update(mut args: UpdateArgs) -> Result<ExitCode, String> {
         crate::require(bin, hint)?;
     }
     // C restarts on the EM table only: its LPM holds 1024 rules.
-    let c_runs = args.targets.iter().any(|t| t.mode() == "em") && args.c_scale_bin.is_file();
-    if c_runs {
-        crate::check_c_variant(&args.c_scale_bin, c_mbufs, false)?;
-    } else if args.targets.iter().any(|t| t.mode() == "em") {
-        println!("{} not built: no C restart time", args.c_scale_bin.display());
-    }
+    // Built with its pool here (nothing to do when it is up to date).
+    let c_build = Build {
+        mbufs: c_mbufs as usize,
+        ..Build::STOCK
+    };
+    let c_dir = args.c_scale_bin.parent().unwrap_or(Path::new("."));
+    let c_runs = args.targets.iter().any(|t| t.mode() == "em")
+        && match c_build.make(&args.common.c_build_script, c_dir) {
+            Ok(_) => true,
+            Err(e) => {
+                println!("{}: {e}: no C restart time", args.c_scale_bin.display());
+                false
+            }
+        };
     let logs = args.out_dir.join("logs");
     std::fs::create_dir_all(&logs).map_err(|e| format!("{}: {e}", logs.display()))?;
     let generators = args.common.generators(&args.gen_bin);
@@ -170,6 +163,7 @@ pub fn update(mut args: UpdateArgs) -> Result<ExitCode, String> {
         v4_routes: args.v4_routes,
         v6_routes: args.v6_routes,
         frames: args.frames,
+        mbufs: args.mbufs,
     };
     let traffic = traffic::generate(&generators, &args.out_dir, 1, &sizes, |scale, _| scale)?;
     interrupt::catch_signals()?;
@@ -255,7 +249,7 @@ pub fn update(mut args: UpdateArgs) -> Result<ExitCode, String> {
 /// l3fwd-rs on `config`'s tables while they change.
 struct Changing<'a> {
     config: Config,
-    files: &'a command::Files,
+    files: &'a crate::traffic::Files,
     pool: &'a Pool,
     /// Its output.
     log: &'a Path,
@@ -306,7 +300,7 @@ impl Changing<'_> {
 fn c_restart(
     args: &UpdateArgs,
     pool: &Pool,
-    files: &command::Files,
+    files: &crate::traffic::Files,
     log: &Path,
     timing: &Timing,
 ) -> Result<f64, String> {
@@ -472,21 +466,5 @@ fn print_table(report: &UpdateReport) {
             (None, None) => "n/a".into(),
         };
         println!("{:<6} {:>10} {:>12.3} {:>16}", r.mode, r.entries, r.reload_secs, c);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn memory_for_a_pool_follows_the_page_size() {
-        // make bench-update's C (1M mbufs, 2368 MiB) on 2 MB pages: 1856 pages
-        // with hugepages::Memory's 64 spare, not the 576 that --quick's
-        // l3fwd-rs alone would take.
-        assert_eq!(pool_memory_mb(1 << 20, true), 1024 + 2560);
-        assert_eq!(pool_memory_mb(32_768, true), 1024 + 80);
-        // On 4 KB pages an mbuf takes a page: the sweep's figure.
-        assert_eq!(pool_memory_mb(1 << 20, false), 1024 + 6096);
     }
 }

@@ -4,9 +4,8 @@
 //! when it is freed, after stopping.
 //!
 //! The adapters find their ethdevs with `RTE_ETH_FOREACH_DEV`, which skips
-//! owned ports ([`Eal::take_ports`](crate::Eal::take_ports) owns them), in
-//! their set-up and in the TX adapter's periodic flush: while an event
-//! device is open, the ports are shown as unowned (see `DevLife`).
+//! owned ports, in their set-up and in the TX adapter's periodic flush:
+//! [`Eal::take_ports`](crate::Eal::take_ports) gives its ports no owner.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;

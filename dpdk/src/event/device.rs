@@ -21,7 +21,7 @@ use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use crate::eal::{Eal, UnownedPorts};
+use crate::eal::Eal;
 use crate::error::{DpdkError, Result};
 use crate::event::vector::{EventVector, VectorPool};
 use crate::mbuf::Mbuf;
@@ -130,9 +130,6 @@ pub(crate) struct DevLife {
     /// The RX adapter's vectors, if it makes any; freed after the device
     /// is closed (a field, dropped after `drop` closed it).
     pub(crate) vectors: OnceLock<VectorPool>,
-    /// The adapters need the ports unowned while they exist (see
-    /// [`Eal::unown_ports`]); owned again once the device is closed.
-    _unowned: UnownedPorts,
     _eal: Eal,
 }
 
@@ -227,7 +224,6 @@ impl EventDev {
                 started: AtomicBool::new(false),
                 freed_at_stop: Box::new(AtomicU64::new(0)),
                 vectors: OnceLock::new(),
-                _unowned: eal.unown_ports(),
                 _eal: eal.clone(),
             }),
         })

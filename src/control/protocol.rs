@@ -1,0 +1,102 @@
+//! The control protocol `l3fwd-ctl` speaks over the socket: one command
+//! per line, one answer line per command.
+
+use std::net::IpAddr;
+use std::str::FromStr;
+
+use rulefile::quote;
+
+use crate::dataplane::mode::RuleChange;
+
+/// One line of the control protocol (`l3fwd-ctl`'s commands).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    /// Re-reads the rule files given at start and swaps their tables in.
+    Reload,
+    /// The port the live tables give an address now.
+    RouteGet(IpAddr),
+    /// `route add/del`, `flow add/del`.
+    Change(RuleChange),
+    /// How the tables that change in place use their room.
+    RouteStats,
+}
+
+/// The commands, for error messages.
+pub const USAGE: &str =
+    "reload | route get ADDRESS | route add PREFIX PORT | route del PREFIX | route stats | flow add RULE | flow del RULE";
+
+impl FromStr for Command {
+    type Err = String;
+
+    fn from_str(line: &str) -> Result<Command, String> {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        // Prefixes and ports read as the route files read them.
+        let prefix = |p: &str| {
+            lpm::rules::prefix_of(p).map_err(|e| {
+                format!("bad prefix: {e}; expected ADDRESS/LENGTH, such as 198.18.0.0/16 or 2001:db8::/32")
+            })
+        };
+        Ok(match words[..] {
+            ["reload"] => Command::Reload,
+            ["route", "get", a] => Command::RouteGet(a.parse().map_err(|_| format!("bad address '{}'", quote(a)))?),
+            ["route", "add", p, port] => {
+                let port = lpm::rules::port_of(port).map_err(|e| format!("bad port: {e}"))?;
+                Command::Change(RuleChange::AddRoute(prefix(p)?, port.into()))
+            }
+            ["route", "del", p] => Command::Change(RuleChange::DelRoute(prefix(p)?)),
+            ["route", "stats"] => Command::RouteStats,
+            // An EM rule-file line: `R<dst> <src> <dport> <sport> <proto> <port>`.
+            ["flow", "add", ref rule @ ..] if !rule.is_empty() => Command::Change(RuleChange::AddFlow(rule.join(" "))),
+            ["flow", "del", ref rule @ ..] if !rule.is_empty() => Command::Change(RuleChange::DelFlow(rule.join(" "))),
+            _ => return Err(format!("unknown command '{}'; commands: {USAGE}", quote(line))),
+        })
+    }
+}
+
+/// One answer per command: a line to send back (`ok`, a port, `miss`),
+/// or the error line.
+pub type Answer = Result<String, String>;
+
+/// One line of the protocol, as the socket reads it: UTF-8, then a
+/// [`Command`].
+pub fn parse_line(line: &[u8]) -> Result<Command, String> {
+    std::str::from_utf8(line).map_err(|_| "not UTF-8".to_string())?.parse()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_parse_and_bad_lines_say_why() {
+        assert_eq!("reload".parse(), Ok(Command::Reload));
+        assert_eq!(
+            " route  add 10.0.0.0/8 1 ".parse(),
+            Ok(Command::Change(RuleChange::AddRoute("10.0.0.0/8".parse().unwrap(), 1)))
+        );
+        assert_eq!(
+            "route del 2001:db8::/32".parse(),
+            Ok(Command::Change(RuleChange::DelRoute("2001:db8::/32".parse().unwrap())))
+        );
+        assert_eq!("route get ::1".parse(), Ok(Command::RouteGet("::1".parse().unwrap())));
+        assert_eq!(
+            "flow add R198.18.0.0  198.18.0.1 9 9 0x11 1".parse(),
+            Ok(Command::Change(RuleChange::AddFlow(
+                "R198.18.0.0 198.18.0.1 9 9 0x11 1".into()
+            )))
+        );
+        for (line, why) in [
+            ("route add 10.0.0.0/33 1", "bad prefix"),
+            ("route add 10.0.0.0/8 65536", "bad port"),
+            ("route add 010.0.0.0/8 1", "bad prefix"),
+            ("route add 10.0.0.0/08 1", "bad prefix"),
+            ("flow del", "unknown command"),
+            ("route get 10.0.0", "bad address"),
+            ("route add 10.0.0.0/8", "unknown command"),
+            ("", "unknown command"),
+        ] {
+            let e = line.parse::<Command>().unwrap_err();
+            assert!(e.contains(why), "{line}: {e}");
+        }
+    }
+}

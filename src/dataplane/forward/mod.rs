@@ -1,0 +1,446 @@
+//! The per-lcore data path: RX burst -> parse -> lookup -> rewrite ->
+//! per-port TX buffer, drained over the ports this lcore transmits on when
+//! the RX queues run dry and at least every ~100 us. Generic over the
+//! packets and queues ([`io`]): DPDK's in production, in-memory ones in the
+//! unit tests.
+
+pub mod io;
+mod slowdown;
+#[cfg(test)]
+mod tests;
+
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::Arc;
+
+use dpdk::Reader;
+
+use crate::dataplane::counters::{DropReason, LcoreCounters, LcoreStats};
+use crate::dataplane::lookup::{Lookup, Miss, Route};
+use crate::dataplane::packet::{parse_then, rewrite, EthRewrite, RewriteKind};
+use crate::MAX_BURST;
+use io::{Packet, Packets, Receive, Transmit};
+
+/// Poll rounds between two quiescent states (each followed by a fresh
+/// read of the live tables): a few microseconds' delay to a grace period
+/// under load, less when idle. Every round cost LPM and FIB 1-1.5
+/// instructions per packet more (callgrind), every 8th 0.2 or less.
+pub const ROUNDS_PER_QUIESCENT: u32 = 8;
+
+/// How far ahead of the packet being parsed its successors' headers are
+/// prefetched.
+const PREFETCH_AHEAD: usize = 4;
+/// A port this lcore transmits on: its TX queue, the frames waiting for it,
+/// and the MACs frames get on their way out.
+pub struct TxPort<T: Transmit = dpdk::TxQueue> {
+    queue: T,
+    eth: EthRewrite,
+    pending: T::Batch,
+    /// Packets buffered before a TX call (`--tx-burst`).
+    burst: usize,
+}
+
+impl<T: Transmit> TxPort<T> {
+    /// A TX port with an empty buffer sent every `burst` packets (at most
+    /// [`MAX_BURST`]).
+    pub fn new(queue: T, eth: EthRewrite, burst: usize) -> TxPort<T> {
+        TxPort {
+            queue,
+            eth,
+            pending: T::Batch::default(),
+            burst: burst.clamp(1, MAX_BURST),
+        }
+    }
+
+    /// Sends what is buffered; frees and counts what the queue refuses.
+    #[inline(always)]
+    fn flush(&mut self, counters: &LcoreCounters) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let sent = self.queue.send(&mut self.pending);
+        counters.add_tx(self.queue.port(), sent as u64);
+        let refused = self.pending.free_all();
+        if refused > 0 {
+            counters.add_drop(DropReason::TxFull, refused as u64);
+        }
+    }
+
+    /// Buffers one frame; sends the buffer once it holds a full burst.
+    #[inline(always)]
+    fn enqueue(&mut self, m: <T::Batch as Packets>::Packet, counters: &LcoreCounters) {
+        match self.pending.push(m) {
+            Ok(n) if n >= self.burst => self.flush(counters),
+            Ok(_) => {}
+            Err(m) => {
+                // Unreachable while the buffer is flushed when full;
+                // counted, never leaked, if it ever happens.
+                drop(m);
+                counters.add_drop(DropReason::TxFull, 1);
+            }
+        }
+    }
+}
+
+/// The TX side of an lcore: a [`TxPort`] for each port it transmits on,
+/// by port id. The drain timer flushes exactly these.
+pub struct TxPorts<T: Transmit = dpdk::TxQueue> {
+    /// A fixed size, so a port id is bounds-checked against a constant.
+    by_port: Box<[Option<TxPort<T>>; dpdk::MAX_PORTS as usize]>,
+    /// How many slots hold a port: a walk over them stops at the last.
+    in_use: usize,
+}
+
+impl<T: Transmit> Default for TxPorts<T> {
+    fn default() -> Self {
+        let by_port: Box<[_]> = (0..dpdk::MAX_PORTS).map(|_| None).collect();
+        TxPorts {
+            by_port: by_port.try_into().unwrap_or_else(|_| unreachable!("MAX_PORTS slots")),
+            in_use: 0,
+        }
+    }
+}
+
+impl<T: Transmit> TxPorts<T> {
+    /// Adds the TX side of `port` (in place of any it had).
+    pub fn insert(&mut self, port: u16, tx: TxPort<T>) {
+        if let Some(slot) = self.by_port.get_mut(usize::from(port)) {
+            if slot.replace(tx).is_none() {
+                self.in_use += 1;
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn get_mut(&mut self, port: u16) -> Option<&mut TxPort<T>> {
+        self.by_port.get_mut(usize::from(port))?.as_mut()
+    }
+
+    /// The TX ports in use, by port id.
+    fn each_mut(&mut self) -> impl Iterator<Item = &mut TxPort<T>> {
+        self.by_port.iter_mut().flatten().take(self.in_use)
+    }
+
+    /// The ports this lcore transmits on.
+    pub fn ports(&self) -> impl Iterator<Item = u16> + '_ {
+        self.by_port.iter().flatten().map(|t| t.queue.port())
+    }
+
+    /// Each port's TX queue and MACs, by port id, for a model whose queues
+    /// someone else serves (the event model's TX adapter).
+    pub fn into_queues(self) -> impl Iterator<Item = (T, EthRewrite)> {
+        let by_port: Box<[Option<TxPort<T>>]> = self.by_port;
+        by_port.into_vec().into_iter().flatten().map(|t| (t.queue, t.eth))
+    }
+
+    /// Flushes the buffer of every port this lcore transmits on.
+    pub fn drain(&mut self, counters: &LcoreCounters) {
+        for t in self.each_mut() {
+            t.flush(counters);
+        }
+    }
+
+    /// After the last flush: lets every TX queue of this lcore return the
+    /// mbufs its driver has finished sending, so that the mbufs counted at
+    /// shutdown are only those a driver really keeps (or a leak).
+    fn reclaim_sent(&mut self) {
+        for t in self.each_mut() {
+            t.queue.reclaim_sent();
+        }
+    }
+}
+
+/// The queues one lcore polls and sends on, as setup hands them out.
+pub struct LcoreQueues<R = dpdk::RxQueue, T: Transmit = dpdk::TxQueue> {
+    pub lcore: u32,
+    /// RX queues polled in order.
+    pub rx: Vec<R>,
+    pub tx: TxPorts<T>,
+}
+
+/// Everything one forwarding lcore owns.
+pub struct Lcore<L: Lookup, R = dpdk::RxQueue, T: Transmit = dpdk::TxQueue> {
+    pub queues: LcoreQueues<R, T>,
+    /// The live tables, read afresh after each quiescent state (every
+    /// [`ROUNDS_PER_QUIESCENT`] poll rounds): there the lcore holds no
+    /// reference into them, so the control thread may free the ones it
+    /// swapped out.
+    pub lookup: Reader<L>,
+    pub stats: Arc<LcoreStats>,
+    pub quit: Arc<AtomicBool>,
+    /// TSC ticks between drains (~100 us).
+    pub drain_ticks: u64,
+    /// Also drain when a poll round brings back no full burst (there is
+    /// nothing more to batch, so waiting for the timer only adds latency),
+    /// once this many TSC ticks have passed since the last drain
+    /// (`--idle-flush-gap`, default 0); None: C's timing, the timer or a
+    /// full buffer only (`--c-drain`).
+    pub idle_flush: Option<u64>,
+    /// Packets asked of each RX poll (`--rx-burst`, at most [`MAX_BURST`]).
+    pub rx_burst: usize,
+}
+
+impl<L: Lookup, R: Receive, T: Transmit<Batch = R::Batch>> Lcore<L, R, T> {
+    /// Forwards until `quit` is set, then flushes every TX buffer. Never
+    /// inlined: profilers (callgrind --toggle-collect) find the loop by name.
+    #[inline(never)]
+    pub fn run(self) -> i32 {
+        let Lcore {
+            queues: LcoreQueues { mut rx, mut tx, .. },
+            mut lookup,
+            stats,
+            quit,
+            drain_ticks,
+            idle_flush,
+            rx_burst,
+        } = self;
+        let counters = &stats.counters;
+        let mut batch = R::Batch::default();
+        let mut work = BurstWork::<L, <R::Batch as Packets>::Packet>::new(rx.len());
+        let mut last_drain = dpdk::rdtsc();
+        // Start of the last round, and whether it received anything: a
+        // round's cycles count as busy once the next one starts, so the
+        // accounting reads the clock no more than the drain timer does.
+        let (mut round_start, mut round_busy) = (last_drain, false);
+        let polls_per_round = rx.len() as u64;
+        let mut reader = lookup.online();
+        let mut lookup = reader.read();
+        let mut until_quiescent = ROUNDS_PER_QUIESCENT;
+        while !quit.load(Relaxed) {
+            let now = dpdk::rdtsc();
+            if round_busy {
+                counters.add_busy_cycles(now.wrapping_sub(round_start));
+            }
+            round_start = now;
+            if now.wrapping_sub(last_drain) > drain_ticks {
+                tx.drain(counters);
+                last_drain = now;
+            }
+            // The bursts of one round over the RX queues are looked up
+            // together: bulk lookups (rte_acl above all, whose SIMD lanes
+            // fill by 16) cost less per packet in bigger batches. They are
+            // sent burst by burst in the order received, as C sends them.
+            let (mut full, mut empty) = (false, 0);
+            for q in rx.iter_mut() {
+                if batch.len() + rx_burst > MAX_BURST {
+                    forward_batch(&mut batch, &*lookup, &mut work, &mut tx, counters);
+                }
+                let n = q.recv_at_most(&mut batch, rx_burst);
+                if n == 0 {
+                    empty += 1;
+                    continue;
+                }
+                full |= n == rx_burst;
+                counters.add_rx(q.port(), n as u64);
+                work.bursts.push(Burst {
+                    port: q.port(),
+                    end: batch.len(),
+                });
+            }
+            if !batch.is_empty() {
+                forward_batch(&mut batch, &*lookup, &mut work, &mut tx, counters);
+            }
+            counters.add_polls(polls_per_round, empty);
+            round_busy = empty < polls_per_round;
+            if slowdown::ENABLED && round_busy {
+                slowdown::stretch(round_start);
+            }
+            // Under load every round brings full bursts and buffers go out
+            // full; a short round means the queues ran dry.
+            if let Some(gap) = idle_flush {
+                if !full && now.wrapping_sub(last_drain) >= gap {
+                    tx.drain(counters);
+                    last_drain = now;
+                }
+            }
+            until_quiescent -= 1;
+            if until_quiescent == 0 {
+                until_quiescent = ROUNDS_PER_QUIESCENT;
+                // No reference into the tables lives here: the control
+                // thread may free those it swapped out; read the new ones.
+                reader.quiescent();
+                lookup = reader.read();
+            }
+        }
+        drop(reader); // offline: the control thread waits for it no more
+        tx.drain(counters);
+        tx.reclaim_sent();
+        0
+    }
+}
+
+/// Per-batch records, kept for the life of the lcore so no batch pays for
+/// initialising them: of each packet's parse, only how to rewrite it
+/// outlives the lookups.
+struct BurstWork<L: Lookup, P> {
+    /// The bursts of the batch, in the order received (room for one per
+    /// RX queue, never grown).
+    bursts: Vec<Burst>,
+    rewrites: [RewriteKind; MAX_BURST],
+    routes: [Route; MAX_BURST],
+    lookup: L::Scratch,
+    /// Packets held back until their burst's IPv4 ones are sent
+    /// ([`Lookup::IPV4_FIRST`]); room for a whole batch, never grown.
+    later: Vec<(P, Route, RewriteKind)>,
+}
+
+/// One RX burst of a batch: its port, and where its packets end.
+struct Burst {
+    port: u16,
+    end: usize,
+}
+
+impl<L: Lookup, P> BurstWork<L, P> {
+    /// Work space for an lcore polling `rx_queues` queues.
+    fn new(rx_queues: usize) -> Self {
+        Self {
+            bursts: Vec::with_capacity(rx_queues),
+            rewrites: [RewriteKind::MacsOnly; MAX_BURST],
+            routes: [Route::NO_MATCH; MAX_BURST],
+            lookup: L::Scratch::default(),
+            later: Vec::with_capacity(if L::IPV4_FIRST { MAX_BURST } else { 0 }),
+        }
+    }
+}
+
+/// The data path for a model handed whole batches, each packet tagged with
+/// its input port (the event model): the batch goes through the same
+/// parse, lookup, rewrite and send as a poll round, in runs of one input
+/// port.
+pub struct Batches<L: Lookup, P>(BurstWork<L, P>);
+
+impl<L: Lookup, P: Packet> Default for Batches<L, P> {
+    fn default() -> Self {
+        Batches(BurstWork::new(MAX_BURST))
+    }
+}
+
+impl<L: Lookup, P: Packet> Batches<L, P> {
+    /// Counts `batch` as received, forwards it and leaves it empty;
+    /// `in_port` says where each packet came in.
+    #[inline(always)]
+    pub fn forward<B: Packets<Packet = P>, T: Transmit<Batch = B>>(
+        &mut self,
+        batch: &mut B,
+        in_port: impl Fn(&P) -> u16,
+        lookup: &L,
+        tx: &mut TxPorts<T>,
+        counters: &LcoreCounters,
+    ) {
+        let pkts = batch.as_slice();
+        let mut start = 0;
+        while let Some(first) = pkts.get(start) {
+            let port = in_port(first);
+            let end = pkts[start..]
+                .iter()
+                .position(|p| in_port(p) != port)
+                .map_or(pkts.len(), |n| start + n);
+            counters.add_rx(port, (end - start) as u64);
+            self.0.bursts.push(Burst { port, end });
+            start = end;
+        }
+        forward_batch(batch, lookup, &mut self.0, tx, counters);
+    }
+}
+
+/// Parses, looks up, rewrites and buffers the packets of `batch`, the
+/// bursts `work.bursts` lists; leaves both empty.
+#[inline(always)]
+fn forward_batch<L: Lookup, B: Packets, T: Transmit<Batch = B>>(
+    batch: &mut B,
+    lookup: &L,
+    work: &mut BurstWork<L, B::Packet>,
+    tx: &mut TxPorts<T>,
+    counters: &LcoreCounters,
+) {
+    let BurstWork {
+        bursts,
+        rewrites,
+        routes,
+        lookup: scratch,
+        later,
+    } = work;
+    let pkts = batch.as_slice();
+    for p in pkts.iter().take(PREFETCH_AHEAD) {
+        p.prefetch_data();
+    }
+    let mut slots = rewrites.iter_mut().zip(routes.iter_mut()).zip(pkts).enumerate();
+    // Two loops, so that no packet tests whether it has one to prefetch;
+    // the packets ahead first: zip stops on them without taking a slot.
+    for (ahead, (i, ((w, r), p))) in pkts
+        .get(PREFETCH_AHEAD..)
+        .unwrap_or_default()
+        .iter()
+        .zip(slots.by_ref())
+    {
+        ahead.prefetch_data();
+        (*r, *w) = look(lookup, scratch, i, p.data());
+    }
+    for (i, ((w, r), p)) in slots {
+        (*r, *w) = look(lookup, scratch, i, p.data());
+    }
+    lookup.resolve(scratch, routes);
+
+    let mut sent = batch.drain();
+    let mut start = 0;
+    for burst in bursts.drain(..) {
+        let end = burst.end.min(MAX_BURST);
+        // The range first: zip stops on it without taking another mbuf.
+        for (i, m) in (start..end).zip(sent.by_ref()) {
+            let (route, kind) = (routes[i], rewrites[i]);
+            if L::IPV4_FIRST && kind != RewriteKind::Ipv4 && later.len() < later.capacity() {
+                later.push((m, route, kind));
+            } else {
+                send::<L, T>(m, route, kind, burst.port, tx, counters);
+            }
+        }
+        for (m, route, kind) in later.drain(..) {
+            send::<L, T>(m, route, kind, burst.port, tx, counters);
+        }
+        start = end;
+    }
+}
+
+/// Parses packet `i` of a burst and hands it to the lookup: its route, if
+/// known yet, and how it will be rewritten.
+#[inline(always)]
+fn look<L: Lookup>(lookup: &L, scratch: &mut L::Scratch, i: usize, frame: &[u8]) -> (Route, RewriteKind) {
+    parse_then(
+        frame,
+        #[inline(always)]
+        |l3| (lookup.add(scratch, i, &l3, frame), l3.rewrite_kind()),
+    )
+}
+
+/// Rewrites and buffers one looked-up packet, or drops and counts it. A
+/// packet that matched nothing meets the mode's miss policy: here and
+/// nowhere else.
+#[inline(always)]
+fn send<L: Lookup, T: Transmit>(
+    mut m: <T::Batch as Packets>::Packet,
+    route: Route,
+    kind: RewriteKind,
+    in_port: u16,
+    tx: &mut TxPorts<T>,
+    counters: &LcoreCounters,
+) {
+    // Ports sit below the reasons: one test, which TxPorts repeats and
+    // the compiler folds, takes a routed packet to its buffer.
+    let port = match route.bits() {
+        port if port < dpdk::MAX_PORTS => port,
+        _ => match route {
+            Route::NO_MATCH if L::MISS == Miss::InputPort => in_port,
+            Route::NO_MATCH => return counters.add_drop(DropReason::NoRule, 1),
+            Route::RUNT => return counters.add_drop(DropReason::Runt, 1),
+            Route::DENIED => return counters.add_drop(DropReason::Denied, 1),
+            // A port number no port can have: TxPorts has no buffer for it.
+            _ => route.bits(),
+        },
+    };
+    let Some(out) = tx.get_mut(port) else {
+        return counters.add_drop(DropReason::Unroutable, 1);
+    };
+    if !rewrite(m.data_mut(), kind, &out.eth) {
+        return counters.add_drop(DropReason::Invalid, 1);
+    }
+    out.enqueue(m, counters);
+}

@@ -1,0 +1,167 @@
+//! What a lookup mode answers: given a parsed burst, where each packet
+//! goes. A lookup only answers [`Route::port`] or [`Route::NO_MATCH`] (or
+//! [`Route::RUNT`] for a frame too short for what its lookup reads,
+//! [`Route::DENIED`] for one a rule drops); what happens to a packet that
+//! matched nothing is the mode's [`Lookup::MISS`], applied once, by the
+//! forwarder. The modes themselves are in [`crate::dataplane::mode`].
+
+use crate::dataplane::packet::L3;
+use crate::MAX_BURST;
+
+/// Where a lookup sends one packet: out of a port, or why not, in one
+/// 16-bit word. Port numbers (below `RTE_MAX_ETHPORTS`, as every table
+/// holds them) sit below the three reasons, so the send step finds a
+/// routed packet's TX buffer with the one bounds test it makes anyway.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Route(u16);
+
+/// What happens to a packet that matched no rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Miss {
+    /// Back out of the port it came in on (LPM, EM, FIB, as in C).
+    InputPort,
+    /// Dropped and counted (ACL, as in C).
+    Drop,
+}
+
+impl Route {
+    /// No rule matched, or the mode looks nothing up for this kind of
+    /// frame (non-IP): the forwarder's miss policy applies.
+    pub const NO_MATCH: Route = Route(u16::MAX);
+    /// Shorter than what the lookup reads: dropped, counted as
+    /// [`DropReason::Runt`](crate::dataplane::counters::DropReason::Runt).
+    pub const RUNT: Route = Route(u16::MAX - 1);
+    /// A deny rule matched: dropped, counted as
+    /// [`DropReason::Denied`](crate::dataplane::counters::DropReason::Denied).
+    pub const DENIED: Route = Route(u16::MAX - 2);
+
+    /// Out of `port`.
+    #[inline(always)]
+    pub const fn port(port: u16) -> Route {
+        Route(port)
+    }
+
+    /// A table's answer: its port, or no match.
+    #[inline(always)]
+    pub fn from_table(port: Option<u16>) -> Route {
+        port.map_or(Route::NO_MATCH, Route::port)
+    }
+
+    /// The port, or, for one of the reasons, the port number no port has.
+    #[inline(always)]
+    pub fn bits(self) -> u16 {
+        self.0
+    }
+}
+
+/// Decides where every packet of a burst goes, in two steps: [`Lookup::add`]
+/// takes each packet as it is parsed (gathering its key for a bulk lookup,
+/// or answering at once), then [`Lookup::resolve`] looks the gathered keys
+/// up together and writes their answers.
+pub trait Lookup: Send + Sync + 'static {
+    /// Per-lcore working memory, made once and reused for every burst (no
+    /// per-burst initialisation of key arrays).
+    type Scratch: Default + Send;
+
+    /// The mode's miss policy.
+    const MISS: Miss = Miss::InputPort;
+
+    /// Whether a burst's IPv4 packets are sent before the rest, as C's
+    /// ACL mode sends them (it classifies and sends each family in turn);
+    /// otherwise packets go out in the order they came.
+    const IPV4_FIRST: bool = false;
+
+    /// Takes packet `index` of the burst, parsed as `l3` from `frame`, and
+    /// returns its route if known now, or [`Route::NO_MATCH`] until
+    /// [`Lookup::resolve`] finds better. The first packet of a burst has
+    /// index 0.
+    fn add(&self, scratch: &mut Self::Scratch, index: usize, l3: &L3, frame: &[u8]) -> Route;
+
+    /// Looks up what [`Lookup::add`] gathered for this burst and writes
+    /// the routes found into `routes`.
+    fn resolve(&self, scratch: &mut Self::Scratch, routes: &mut [Route; MAX_BURST]);
+}
+
+/// Keys of one address family gathered from a burst, with the index of the
+/// packet each came from, so one bulk lookup serves them all.
+pub(crate) struct Gather<K: Copy> {
+    keys: [K; MAX_BURST],
+    from: [u16; MAX_BURST],
+    len: usize,
+}
+
+impl<K: Copy + Default> Default for Gather<K> {
+    fn default() -> Self {
+        Self::filled(K::default())
+    }
+}
+
+impl<K: Copy> Gather<K> {
+    /// An empty gather whose unused keys are `blank` (for keys without
+    /// `Default`, such as arrays of more than 32 bytes).
+    pub(crate) fn filled(blank: K) -> Self {
+        Self {
+            keys: [blank; MAX_BURST],
+            from: [0; MAX_BURST],
+            len: 0,
+        }
+    }
+
+    /// Adds the key of packet `index` (below [`MAX_BURST`]).
+    #[inline(always)]
+    pub(crate) fn push(&mut self, index: usize, key: K) {
+        self.push_with(index, |slot| *slot = key);
+    }
+
+    /// Adds the key of packet `index`, which `write` writes in its slot
+    /// (over the key of an earlier burst).
+    #[inline(always)]
+    pub(crate) fn push_with(&mut self, index: usize, write: impl FnOnce(&mut K)) {
+        // Indices and lengths stay below MAX_BURST (a power of two), so the
+        // masks cost no bounds checks here or in `answer`.
+        let at = self.len & (MAX_BURST - 1);
+        write(&mut self.keys[at]);
+        self.from[at] = index as u16;
+        self.len += 1;
+    }
+
+    /// The keys gathered since the last call, and the packet each came
+    /// from (for [`answer`]); the next burst starts empty.
+    #[inline(always)]
+    pub(crate) fn take(&mut self) -> (&[K], &[u16; MAX_BURST]) {
+        let len = std::mem::take(&mut self.len).min(MAX_BURST);
+        (&self.keys[..len], &self.from)
+    }
+}
+
+/// Sets the route of the packet whose key was number `key` of a
+/// [`Gather`] (`from` as [`Gather::take`] gives it).
+#[inline(always)]
+pub(crate) fn answer(from: &[u16; MAX_BURST], routes: &mut [Route; MAX_BURST], key: usize, port: Option<u16>) {
+    answer_route(from, routes, key, Route::from_table(port));
+}
+
+/// As [`answer`], with the route itself.
+#[inline(always)]
+pub(crate) fn answer_route(from: &[u16; MAX_BURST], routes: &mut [Route; MAX_BURST], key: usize, route: Route) {
+    routes[usize::from(from[key & (MAX_BURST - 1)]) & (MAX_BURST - 1)] = route;
+}
+
+const _: () = assert!(MAX_BURST.is_power_of_two());
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_port_sits_below_the_reasons() {
+        let reasons = [Route::NO_MATCH, Route::RUNT, Route::DENIED];
+        for port in 0..dpdk::MAX_PORTS {
+            assert_eq!(Route::port(port).bits(), port);
+            assert!(!reasons.contains(&Route::port(port)));
+        }
+        assert!(reasons.iter().all(|r| r.bits() >= dpdk::MAX_PORTS));
+        assert_eq!(Route::from_table(None), Route::NO_MATCH);
+        assert_eq!(Route::from_table(Some(3)), Route::port(3));
+    }
+}

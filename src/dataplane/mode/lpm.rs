@@ -1,0 +1,367 @@
+//! Longest-prefix match. IPv4 destinations are looked up with rte_lpm's
+//! inline lookup (one or two table reads, no call): on small tables as each
+//! packet is parsed, where the reads hit the caches; on large ones after the
+//! batch is parsed, in one tight loop, so that many reads that miss are in
+//! flight at once (C's vector path gets four from `rte_lpm_lookupx4`). The
+//! IPv6 destinations of a burst go to rte_lpm6 in one bulk call, unless
+//! `sequential` asks for one lookup per packet.
+
+use std::collections::HashMap;
+use std::error::Error;
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use dpdk::{Eal, Qsbr};
+use ipnet::{IpNet, Ipv4Net, Ipv6Net};
+use lpm::rules::RouteFile;
+use lpm::LpmTables;
+
+use l3fwd_modes::{self as info, ModeInfo};
+use super::{check_port, InPlace, LiveBuild, Mode, RuleChange};
+use crate::cli::mode_args::{RouteArgs, RuleFiles};
+use crate::dataplane::lookup::{answer, Gather, Lookup, Route};
+use crate::dataplane::packet::L3;
+use crate::cli::plan::Plan;
+use crate::cli::rule_files::{self, BuiltIn};
+use crate::MAX_BURST;
+
+/// `--lookup=lpm` (`-L`), the default.
+pub struct Lpm;
+
+impl Mode for Lpm {
+    const INFO: ModeInfo = info::LPM;
+    type Rules = Routes;
+    type Lookup = LpmLookup;
+    type Options = RouteArgs;
+
+    fn load(options: &RouteArgs) -> Result<Routes, Box<dyn Error>> {
+        routes(&options.rules)
+    }
+
+    fn build(eal: &Eal, socket: u32, plan: &Plan, options: &RouteArgs, (v4, v6): Routes) -> Result<LpmLookup, Box<dyn Error>> {
+        let enabled = |p: u8| plan.loads_routes_to(p.into());
+        let (tables, report) = LpmTables::build(eal, &super::table_name(), socket as i32, &v4, &v6, route_limits(options), enabled)?;
+        log_routes("LPM", &report);
+        Ok(lookup(tables, options, &report))
+    }
+
+    fn build_live(
+        eal: &Eal,
+        socket: u32,
+        plan: &Plan,
+        options: &RouteArgs,
+        (v4, v6): Routes,
+        qsbr: &Arc<Qsbr>,
+    ) -> Result<LiveBuild<Self>, Box<dyn Error>> {
+        let enabled = |p: u8| plan.loads_routes_to(p.into());
+        let name = super::table_name();
+        let (tables, writer, report) =
+            LpmTables::build_live(eal, &name, socket as i32, &v4, &v6, route_limits(options), enabled, qsbr)?;
+        log_routes("LPM", &report);
+        let writer = Box::new(V4InPlace {
+            routes: writer,
+            plan: plan.clone(),
+            made: HashMap::new(),
+        });
+        Ok((lookup(tables, options, &report), Some(writer as Box<dyn InPlace<Routes>>)))
+    }
+
+    fn route_get(lookup: &LpmLookup, dst: IpAddr) -> Result<Option<u16>, String> {
+        let t = &lookup.tables;
+        Ok(route_get(dst, |a| t.lookup_v4(a), |a| t.lookup_v6(a)))
+    }
+
+    fn change_rules(rules: &mut Routes, plan: &Plan, _options: &RouteArgs, change: &RuleChange) -> Result<(), String> {
+        change_route::<Self>(rules, plan, change)
+    }
+}
+
+/// `route get` in LPM and FIB mode, with the tables' `v4` and `v6` lookups.
+pub(super) fn route_get(
+    dst: IpAddr,
+    v4: impl Fn(u32) -> Option<u16>,
+    v6: impl Fn(&[u8; 16]) -> Option<u16>,
+) -> Option<u16> {
+    match dst {
+        IpAddr::V4(a) => v4(a.into()),
+        IpAddr::V6(a) => v6(&a.octets()),
+    }
+}
+
+/// `route add` and `route del` on the routes of LPM and FIB mode (`M`). A
+/// prefix is the same whatever its host bits (rte_lpm masks them): adding
+/// one that is there replaces its port.
+pub(super) fn change_route<M: Mode>((v4, v6): &mut Routes, plan: &Plan, change: &RuleChange) -> Result<(), String> {
+    fn edit<N: Copy + PartialEq>(routes: &mut Vec<lpm::rules::Route<N>>, net: fn(&N) -> N, prefix: N, port: Option<u8>) -> bool {
+        let mut found = false;
+        routes.retain_mut(|r| {
+            let same = net(&r.prefix) == net(&prefix);
+            found |= same;
+            match port {
+                Some(port) if same => r.port = port,
+                _ => {}
+            }
+            !(same && port.is_none())
+        });
+        if let (false, Some(port)) = (found, port) {
+            // Line 0: from l3fwd-ctl, not from a file.
+            routes.push(lpm::rules::Route { prefix, port, line: 0 });
+        }
+        found || port.is_some()
+    }
+    let (prefix, port) = route_change::<M>(plan, change)?;
+    let done = match prefix {
+        IpNet::V4(p) => edit(&mut v4.routes, Ipv4Net::trunc, p, port),
+        IpNet::V6(p) => edit(&mut v6.routes, Ipv6Net::trunc, p, port),
+    };
+    match done {
+        true => Ok(()),
+        false => Err(no_route(prefix)),
+    }
+}
+
+/// Writes the changes made in place, `made` (each prefix's port, None for
+/// a deleted one), into `routes` and empties it: one pass over the routes,
+/// however many changes, with what [`change_route`] does to each.
+pub(super) fn write_made<N>(routes: &mut Vec<lpm::rules::Route<N>>, net: fn(&N) -> N, made: &mut HashMap<N, Option<u8>>)
+where
+    N: Copy + Eq + std::hash::Hash,
+{
+    if made.is_empty() {
+        return;
+    }
+    routes.retain_mut(|r| match made.get(&net(&r.prefix)) {
+        Some(Some(port)) => {
+            r.port = *port;
+            true
+        }
+        Some(None) => false,
+        None => true,
+    });
+    // The prefixes left are new: the others' ports are set.
+    for r in routes.iter() {
+        made.remove(&net(&r.prefix));
+    }
+    let added = made.drain().filter_map(|(prefix, port)| port.map(|port| (prefix, port)));
+    routes.extend(added.map(|(prefix, port)| lpm::rules::Route { prefix, port, line: 0 }));
+}
+
+/// The prefix of a `route add/del` and the port it adds (None: a delete),
+/// checked: the port is one `plan` forwards to.
+pub(super) fn route_change<M: Mode>(plan: &Plan, change: &RuleChange) -> Result<(IpNet, Option<u8>), String> {
+    match *change {
+        RuleChange::AddRoute(prefix, port) => {
+            check_port(plan, port)?;
+            let port = u8::try_from(port).map_err(|_| format!("port {port}: route files name ports below 256"))?;
+            Ok((prefix, Some(port)))
+        }
+        RuleChange::DelRoute(prefix) => Ok((prefix, None)),
+        _ => Err(change.not_in(M::INFO.name)),
+    }
+}
+
+pub(super) fn no_route(prefix: IpNet) -> String {
+    format!("no route {prefix} to delete")
+}
+
+/// LPM mode's IPv4 table, changed in place: `route add/del` of IPv4
+/// prefixes go straight to its entries.
+struct V4InPlace {
+    routes: lpm::LiveRoutes,
+    plan: Plan,
+    /// The changes since the last flush: each prefix's port, or None for a
+    /// deleted one.
+    made: HashMap<Ipv4Net, Option<u8>>,
+}
+
+impl InPlace<Routes> for V4InPlace {
+    fn takes(&self, change: &RuleChange) -> bool {
+        matches!(change, RuleChange::AddRoute(IpNet::V4(_), _) | RuleChange::DelRoute(IpNet::V4(_)))
+    }
+
+    fn apply(&mut self, change: &RuleChange) -> Result<(), String> {
+        let (IpNet::V4(prefix), port) = route_change::<Lpm>(&self.plan, change)? else {
+            return Err(format!("not an IPv4 route change: {change:?}"));
+        };
+        let full = |what: String| format!("IPv4 LPM table full: {what}");
+        let made = match port {
+            Some(port) => self.routes.add(prefix, port).map_err(|e| match e {
+                lpm::Refused::Rules(n) => full(format!("all {n} rules are taken (raise --lpm-max-rules)")),
+                lpm::Refused::Tbl8s(n) => full(format!("all {n} tbl8 groups are taken (raise --lpm-tbl8s)")),
+                lpm::Refused::DefaultRoute => "rte_lpm takes no depth 0 (split a default route into two /1 routes)".into(),
+            }),
+            None => match self.routes.delete(prefix) {
+                true => Ok(()),
+                false => Err(no_route(IpNet::V4(prefix))),
+            },
+        };
+        made.map(|()| {
+            self.made.insert(prefix.trunc(), port);
+        })
+    }
+
+    fn flush(&mut self, (v4, _): &mut Routes) {
+        write_made(&mut v4.routes, Ipv4Net::trunc, &mut self.made);
+    }
+
+    fn stats(&mut self) -> Option<String> {
+        let g = self.routes.tbl8_groups();
+        Some(format!(
+            "IPv4 tbl8 groups: {} in use, {} awaiting reclaim, {} free, of {}",
+            g.linked,
+            g.allocated - g.linked,
+            g.total - g.allocated,
+            g.total
+        ))
+    }
+}
+
+/// The IPv4 and IPv6 routes of LPM and FIB mode.
+pub(super) type Routes = (RouteFile<Ipv4Net>, RouteFile<Ipv6Net>);
+
+/// The route files' defaults (IPv4, IPv6): C's built-in tables.
+pub const DEFAULT_ROUTES: [BuiltIn; 2] = [
+    BuiltIn {
+        name: "lpm_v4.cfg",
+        text: include_str!("../../../configs/lpm_v4.cfg"),
+    },
+    BuiltIn {
+        name: "lpm_v6.cfg",
+        text: include_str!("../../../configs/lpm_v6.cfg"),
+    },
+];
+
+/// The routes of this run (LPM and FIB mode).
+pub(super) fn routes(files: &RuleFiles) -> Result<Routes, Box<dyn Error>> {
+    let [v4, v6] = rule_files::sources(files, &DEFAULT_ROUTES);
+    fn file<N>(origin: &str, routes: Vec<lpm::rules::Route<N>>) -> RouteFile<N> {
+        RouteFile {
+            origin: origin.to_owned(),
+            routes,
+        }
+    }
+    Ok((
+        v4.read(
+            |p| lpm::rules::load_v4(p),
+            |t, o| Ok(file(o, lpm::rules::parse_v4(t, o)?)),
+        )?,
+        v6.read(
+            |p| lpm::rules::load_v6(p),
+            |t, o| Ok(file(o, lpm::rules::parse_v6(t, o)?)),
+        )?,
+    ))
+}
+
+/// `--lpm-max-rules` and `--lpm-tbl8s` (LPM and FIB mode).
+pub(super) fn route_limits(options: &RouteArgs) -> lpm::Limits {
+    lpm::Limits {
+        max_rules: options.max_rules,
+        tbl8s: options.tbl8s,
+    }
+}
+
+pub(super) fn log_routes(kind: &str, report: &lpm::LoadReport) {
+    log::info!(
+        "{kind}: {} IPv4 and {} IPv6 routes added, {} to disabled ports skipped",
+        report.v4_added,
+        report.v6_added,
+        report.skipped
+    );
+}
+
+/// LPM mode.
+pub struct LpmLookup {
+    pub tables: LpmTables,
+    pub sequential: bool,
+    /// Look IPv4 destinations up after the batch is parsed ([`gathers_v4`]).
+    pub gather_v4: bool,
+}
+
+fn lookup(tables: LpmTables, options: &RouteArgs, report: &lpm::LoadReport) -> LpmLookup {
+    LpmLookup {
+        tables,
+        sequential: options.sequential,
+        gather_v4: gathers_v4(report.v4_added),
+    }
+}
+
+/// Whether a table of `routes` IPv4 routes is looked up after the batch is
+/// parsed. Past a few tens of thousands of routes, traffic spread over them
+/// reads tbl24 lines (and their 4 KB pages) no cache holds; parsing between
+/// two such reads keeps only two or three in flight. Measured at 1M routes:
+/// see docs/BENCHMARKS.md, "Rate sweeps".
+fn gathers_v4(routes: usize) -> bool {
+    routes > 1 << 16
+}
+
+/// IPv4 (when gathered) and IPv6 destinations of one batch in LPM mode.
+#[derive(Default)]
+pub struct LpmScratch {
+    v4: Gather<u32>,
+    v6: Gather<[u8; 16]>,
+}
+
+impl Lookup for LpmLookup {
+    type Scratch = LpmScratch;
+
+    #[inline(always)]
+    fn add(&self, scratch: &mut LpmScratch, index: usize, l3: &L3, _frame: &[u8]) -> Route {
+        match l3 {
+            L3::Ipv4(h) if self.gather_v4 => {
+                scratch.v4.push(index, h.dst);
+                Route::NO_MATCH
+            }
+            L3::Ipv4(h) => Route::from_table(self.tables.lookup_v4(h.dst)),
+            L3::Ipv6(h) if self.sequential => Route::from_table(self.tables.lookup_v6(&h.dst)),
+            L3::Ipv6(h) => {
+                scratch.v6.push(index, h.dst);
+                Route::NO_MATCH
+            }
+            L3::Other => Route::NO_MATCH,
+            L3::Runt => Route::RUNT,
+        }
+    }
+
+    #[inline(always)]
+    fn resolve(&self, scratch: &mut LpmScratch, routes: &mut [Route; MAX_BURST]) {
+        let (dsts, from) = scratch.v4.take();
+        for (i, &dst) in dsts.iter().enumerate() {
+            answer(from, routes, i, self.tables.lookup_v4(dst));
+        }
+        let (dsts, from) = scratch.v6.take();
+        self.tables
+            .lookup_v6_bulk(dsts, |i, port| answer(from, routes, i, port));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::cli::rule_files::tests::args;
+
+    fn files(line: &str) -> RuleFiles {
+        RuleFiles::from(&args(line))
+    }
+
+    #[test]
+    fn built_in_routes_are_the_files_in_configs() {
+        for default in &DEFAULT_ROUTES {
+            let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs").join(default.name);
+            assert_eq!(std::fs::read_to_string(path).unwrap(), default.text);
+        }
+        let (v4, v6) = routes(&files("")).unwrap();
+        assert_eq!((v4.routes.len(), v6.routes.len()), (16, 16));
+        assert_eq!(v4.origin, "built-in lpm_v4.cfg");
+    }
+
+    #[test]
+    fn one_route_file_alone_is_ignored_as_in_c() {
+        // The file does not exist: it is not even read.
+        let (v4, _) = routes(&files("--rule_ipv4 /nonexistent.cfg")).unwrap();
+        assert_eq!(v4.origin, "built-in lpm_v4.cfg");
+        let error = routes(&files("--rule_ipv4 /nonexistent.cfg --rule_ipv6 /x.cfg")).unwrap_err();
+        assert!(error.to_string().contains("cannot read /nonexistent.cfg"), "{error}");
+    }
+}

@@ -1,0 +1,206 @@
+//! `--metrics ADDR:PORT`: scraped while the real binary forwards, the
+//! counters agree with its summary, and clients that never read, or never
+//! send, do not stop it forwarding.
+
+use std::fs;
+use std::io::{ErrorKind, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, ExitStatus, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use testkit::{l3fwd_rs, Run, Scratch, TWO_PORTS};
+
+/// The forwarder, stopped on drop (a failed check must not leave it
+/// running).
+struct Forwarder {
+    child: Child,
+    stderr: std::path::PathBuf,
+}
+
+impl Forwarder {
+    /// Starts `run` with `--metrics` on a port the system picks, and waits
+    /// until it forwards and says where its metrics are.
+    fn start(run: Run, dir: &Scratch, name: &str) -> (Forwarder, String) {
+        let stderr = dir.path("stderr");
+        let prefix = format!("l3fwd-test-metrics-{}-{name}", std::process::id());
+        let child = run
+            .command(&prefix)
+            .stdout(Stdio::null())
+            .stderr(fs::File::create(&stderr).unwrap())
+            .spawn()
+            .unwrap();
+        let mut forwarder = Forwarder { child, stderr };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let log = fs::read_to_string(&forwarder.stderr).unwrap_or_default();
+            let addr = log
+                .split("metrics: http://")
+                .nth(1)
+                .and_then(|rest| rest.split('/').next());
+            if let (Some(addr), true) = (addr, log.contains("forwarding")) {
+                return (forwarder, addr.to_owned());
+            }
+            assert!(forwarder.child.try_wait().unwrap().is_none(), "exited:\n{log}");
+            assert!(Instant::now() < deadline, "no metrics address:\n{log}");
+            thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// SIGINT, as Ctrl-C; its exit status and stderr.
+    fn stop(&mut self) -> (ExitStatus, String) {
+        let pid = rustix::process::Pid::from_child(&self.child);
+        let _ = rustix::process::kill_process(pid, rustix::process::Signal::INT);
+        let status = self.child.wait().unwrap();
+        (status, fs::read_to_string(&self.stderr).unwrap_or_default())
+    }
+}
+
+impl Drop for Forwarder {
+    fn drop(&mut self) {
+        if self.child.try_wait().ok().flatten().is_none() {
+            self.stop();
+        }
+    }
+}
+
+/// `GET /metrics`: the body of a 200 answer.
+fn scrape(addr: &str) -> String {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    stream
+        .write_all(b"GET /metrics HTTP/1.1\r\nHost: test\r\n\r\n")
+        .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    let (head, body) = answer.split_once("\r\n\r\n").expect("an HTTP answer");
+    assert!(head.starts_with("HTTP/1.1 200 OK"), "{answer}");
+    body.to_owned()
+}
+
+/// The value of sample `name{labels}` in `body`.
+fn sample(body: &str, name: &str, labels: &str) -> u64 {
+    let key = format!("{name}{{{labels}}} ");
+    let line = body.lines().find_map(|l| l.strip_prefix(&key));
+    line.and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no {key} in:\n{body}"))
+}
+
+#[test]
+fn a_scrape_while_forwarding_agrees_with_the_summary() {
+    let dir = Scratch::new("metrics");
+    // Port 0: frames to port 1, and runts; port 1: frames to port 0.
+    let mut to_1: Vec<Vec<u8>> = (0..40)
+        .map(|n| testkit::frames::udp4([198, 18, 0, 9], [198, 18, 1, n], 64, 18))
+        .collect();
+    let runt = testkit::frames::udp4([198, 18, 0, 9], [198, 18, 1, 1], 64, 18)[..20].to_vec();
+    to_1.extend(std::iter::repeat_n(runt, 3));
+    let to_0: Vec<Vec<u8>> = (0..25)
+        .map(|n| testkit::frames::udp4([198, 18, 1, 9], [198, 18, 0, n], 64, 18))
+        .collect();
+    let mut vdevs = Vec::new();
+    for (port, frames) in [to_1, to_0].iter().enumerate() {
+        let input = dir.path(&format!("in{port}.pcap"));
+        trafficgen::write_pcap(&input, frames).unwrap();
+        let output = dir.path(&format!("out{port}.pcap"));
+        vdevs.push(format!(
+            "--vdev=net_pcap{port},rx_pcap={},tx_pcap={}",
+            input.display(),
+            output.display()
+        ));
+    }
+    let json = dir.path("stats.json");
+    let json_arg = json.display().to_string();
+    let app = [TWO_PORTS, &["--metrics", "127.0.0.1:0", "--stats-json", &json_arg]].concat();
+    let run = Run::new(l3fwd_rs())
+        .eal_args(&[vdevs[0].as_str(), &vdevs[1]])
+        .args(&app);
+    let (mut forwarder, addr) = Forwarder::start(run, &dir, "agree");
+
+    // Every frame is in once port 0's 43 and port 1's 25 are received.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let body = loop {
+        let body = scrape(&addr);
+        let rx = |port: &str| sample(&body, "l3fwd_port_rx_packets_total", &format!("port=\"{port}\""));
+        if (rx("0"), rx("1")) == (43, 25) {
+            break body;
+        }
+        assert!(Instant::now() < deadline, "not all received:\n{body}");
+        thread::sleep(Duration::from_millis(100));
+    };
+    let (status, log) = forwarder.stop();
+    assert!(status.success(), "{status}:\n{log}");
+
+    let summary: serde_json::Value = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
+    for p in summary["ports"].as_array().unwrap() {
+        let labels = format!("port=\"{}\"", p["port"]);
+        for (metric, field) in [("port_rx_packets", "rx_packets"), ("port_tx_packets", "tx_packets")] {
+            let scraped = sample(&body, &format!("l3fwd_{metric}_total"), &labels);
+            assert_eq!(Some(scraped), p[field].as_u64(), "{metric}{{{labels}}}\n{body}");
+        }
+    }
+    assert_eq!(sample(&body, "l3fwd_port_tx_packets_total", "port=\"1\""), 40, "{body}");
+    let forwarded = &summary["forwarded"];
+    for (reason, field) in [
+        ("runt", "dropped_runt"),
+        ("invalid", "dropped_invalid"),
+        ("no-rule", "dropped_no_rule"),
+    ] {
+        let scraped = sample(&body, "l3fwd_dropped_packets_total", &format!("reason=\"{reason}\""));
+        assert_eq!(Some(scraped), forwarded[field].as_u64(), "{reason}\n{body}\n{summary}");
+    }
+    assert_eq!(sample(&body, "l3fwd_dropped_packets_total", "reason=\"runt\""), 3);
+    let lcore_rx = sample(&body, "l3fwd_lcore_rx_packets_total", "lcore=\"0\"");
+    assert_eq!(lcore_rx, 68, "{body}");
+}
+
+/// Reads `stream` until its peer closes it (true) or `limit` passes.
+fn closed_by_peer(stream: &mut TcpStream, limit: Duration) -> bool {
+    stream.set_read_timeout(Some(Duration::from_millis(200))).unwrap();
+    let deadline = Instant::now() + limit;
+    let mut buf = [0u8; 65536];
+    while Instant::now() < deadline {
+        match stream.read(&mut buf) {
+            Ok(0) => return true,
+            Ok(_) => {}
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
+            Err(_) => return true, // reset
+        }
+    }
+    false
+}
+
+#[test]
+fn clients_that_never_read_or_never_send_do_not_stop_forwarding() {
+    let dir = Scratch::new("metrics-hostile");
+    let app = [TWO_PORTS, &["--metrics", "127.0.0.1:0"]].concat();
+    let run = Run::new(l3fwd_rs())
+        .eal_args(&["--vdev=net_null0", "--vdev=net_null1"])
+        .args(&app);
+    let (mut forwarder, addr) = Forwarder::start(run, &dir, "hostile");
+
+    // More silent clients than are served at once, and one that sends a
+    // megabyte of requests and reads nothing.
+    let silent: Vec<TcpStream> = (0..20).map(|_| TcpStream::connect(&addr).unwrap()).collect();
+    let mut greedy = TcpStream::connect(&addr).unwrap();
+    greedy.set_write_timeout(Some(Duration::from_secs(2))).unwrap();
+    let requests = b"GET /metrics HTTP/1.1\r\n\r\n".repeat(40_000);
+    let _ = greedy.write_all(&requests); // may stop short: the server stops reading
+
+    let rx = |body: &str| sample(body, "l3fwd_port_rx_packets_total", "port=\"0\"");
+    let first = rx(&scrape(&addr));
+    thread::sleep(Duration::from_millis(500));
+    let second = rx(&scrape(&addr));
+    assert!(
+        second > first,
+        "port 0 received nothing between two scrapes: {first}, {second}"
+    );
+    assert!(
+        closed_by_peer(&mut greedy, Duration::from_secs(10)),
+        "the greedy client was never dropped"
+    );
+    drop(silent);
+
+    let (status, log) = forwarder.stop();
+    assert!(status.success(), "{status}:\n{log}");
+}
