@@ -6,24 +6,22 @@
 //! `ok`, frames go where the change says, none is lost beyond the counted
 //! drops and every mbuf comes back.
 
-mod common;
-mod frames;
-
 use std::io::{Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::UnixStream;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{l3fwd_rs, Run, TestDir};
-use rustix::net::{AddressFamily, RecvFlags, SendFlags, SocketAddrUnix, SocketType};
+use testkit::{l3fwd_rs, Process, Run, Scratch};
+
+/// Up to the first "forwarding" line, or a reload by SIGHUP.
+const START_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The flow port 0 replays: UDP 198.18.5.1:9 -> 198.18.5.0:9, as EM's
 /// rule files name flows.
 fn stream() -> Vec<Vec<u8>> {
-    vec![frames::em_flow4(5); 64]
+    vec![testkit::frames::em_flow4(5); 64]
 }
 
 /// Rule files sending the stream's flow out of `port`, in `mode`'s format.
@@ -52,10 +50,8 @@ enum Dataplane {
 
 /// A running l3fwd-rs: port 0 replays [`stream`], ports 1 and 2 only send.
 struct Forwarder {
-    child: Child,
-    prefix: String,
-    dir: TestDir,
-    stats: PathBuf,
+    process: Process,
+    dir: Scratch,
 }
 
 impl Forwarder {
@@ -66,30 +62,17 @@ impl Forwarder {
 
     /// As [`Forwarder::start`], on `dataplane`, with `extra` options.
     fn start_on(name: &str, mode: &str, port: u16, dataplane: Dataplane, extra: &[&str]) -> Forwarder {
-        let dir = TestDir::new(&format!("live-{name}"));
+        let dir = Scratch::new(&format!("live-{name}"));
         let input = dir.path("in.pcap");
         trafficgen::write_pcap(&input, &stream()).unwrap();
         let [v4, v6] = rules(mode, port);
         let (v4, v6) = (dir.file("v4.cfg", &v4), dir.file("v6.cfg", &v6));
-        let stats = dir.path("stats.json");
-        let prefix = format!("l3fwd-live-{name}-{}", std::process::id());
         let pcap = format!(
             "--vdev=net_pcap0,rx_pcap={},tx_pcap=/dev/null,infinite_rx=1",
             input.display()
         );
         let lookup = format!("--lookup={mode}");
-        let stats_arg = stats.display().to_string();
-        let mut app = vec![
-            "-p",
-            "0x7",
-            &lookup,
-            "--rule_ipv4",
-            &v4,
-            "--rule_ipv6",
-            &v6,
-            "--stats-json",
-            &stats_arg,
-        ];
+        let mut app = vec!["-p", "0x7", &lookup, "--rule_ipv4", &v4, "--rule_ipv6", &v6];
         app.extend(extra);
         // Ports 1 and 2 only send: null ports where only port 0 is polled;
         // in event mode the RX adapter takes every port, so pcap ports
@@ -113,50 +96,24 @@ impl Forwarder {
             }
         }
         // Room for two sets of tables: a swap builds the new beside the old.
-        let child = run
-            .memory_mb(1024)
-            .eal_args(&eal)
-            .args(&app)
-            .command(&prefix)
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(dir.path("stderr")).unwrap())
-            .spawn()
-            .expect("spawn l3fwd-rs");
-        let mut f = Forwarder {
-            child,
-            prefix,
-            dir,
-            stats,
-        };
-        f.wait_for_log("lcore 0: forwarding");
-        f
+        let mut process = run.memory_mb(1024).eal_args(&eal).args(&app).stats_json().start(
+            &dir,
+            &format!("live-{name}"),
+            START_TIMEOUT,
+        );
+        process.wait_for_stderr("lcore 0: forwarding", START_TIMEOUT);
+        Forwarder { process, dir }
     }
 
     fn stderr(&self) -> String {
-        std::fs::read_to_string(self.dir.path("stderr")).unwrap_or_default()
-    }
-
-    fn wait_for_log(&mut self, text: &str) {
-        let start = Instant::now();
-        while !self.stderr().contains(text) {
-            assert!(self.child.try_wait().unwrap().is_none(), "exited: {}", self.stderr());
-            assert!(
-                start.elapsed() < Duration::from_secs(60),
-                "no {text:?}: {}",
-                self.stderr()
-            );
-            thread::sleep(Duration::from_millis(20));
-        }
+        self.process.stderr()
     }
 
     /// SIGHUP, and waits until it has reloaded.
     fn hang_up(&mut self) {
-        let kill = Command::new("kill")
-            .args(["-HUP", &self.child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(kill.success());
-        self.wait_for_log("SIGHUP: rule files reloaded");
+        self.process.signal("HUP").expect("SIGHUP");
+        self.process
+            .wait_for_stderr("SIGHUP: rule files reloaded", START_TIMEOUT);
     }
 
     /// Rewrites the rule files the forwarder was started with.
@@ -168,17 +125,7 @@ impl Forwarder {
 
     /// `l3fwd-ctl --file-prefix PREFIX args...`, with `stdin` as its input.
     fn ctl(&self, args: &[&str], stdin: &str) -> Output {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_l3fwd-ctl"))
-            .arg("--file-prefix")
-            .arg(&self.prefix)
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
-        child.wait_with_output().unwrap()
+        testkit::ctl(self.process.prefix(), args, stdin)
     }
 
     /// Runs `commands` (one line each) through `l3fwd-ctl -`; returns its
@@ -200,7 +147,8 @@ impl Forwarder {
 
     /// Packets `port` has sent, from DPDK's telemetry.
     fn opackets(&self, port: u16) -> u64 {
-        opackets(&dpdk::runtime_dir_of(&self.prefix).join("dpdk_telemetry.v2"), port)
+        let telemetry = self.process.telemetry().expect("connect to telemetry");
+        telemetry.opackets(port).expect("telemetry").expect("port set up")
     }
 
     /// Asserts that from now on the stream leaves by `port` (1 or 2) only:
@@ -257,56 +205,13 @@ impl Forwarder {
 
     /// Stops it with SIGINT and checks the end: exit 0, every packet
     /// received sent or counted as dropped, every mbuf back.
-    fn stop(mut self) {
-        let kill = Command::new("kill")
-            .args(["-INT", &self.child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(kill.success());
-        let status = self.child.wait().unwrap();
-        assert!(status.success(), "{status}\n{}", self.stderr());
-        let stats: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&self.stats).unwrap()).unwrap();
-        let forwarded = &stats["forwarded"];
-        let drops: u64 = forwarded
-            .as_object()
-            .unwrap()
-            .iter()
-            .filter(|(k, _)| k.starts_with("dropped_"))
-            .map(|(_, v)| v.as_u64().unwrap())
-            .sum();
-        assert_eq!(
-            forwarded["rx"].as_u64().unwrap(),
-            forwarded["tx"].as_u64().unwrap() + drops,
-            "{stats}"
-        );
-        let mbufs = &stats["mbufs_in_use"];
-        assert_eq!(mbufs[0], mbufs[1], "every mbuf back: {stats}");
-        assert!(!self.stderr().contains("panicked"), "{}", self.stderr());
+    fn stop(self) {
+        let exit = self.process.stop_cleanly();
+        let stats = std::fs::read_to_string(self.dir.path("stats.json")).expect("--stats-json written");
+        let stats: serde_json::Value = serde_json::from_str(&stats).expect("--stats-json parses");
+        testkit::assert_accounted(&stats, 0);
+        assert!(!exit.stderr.contains("panicked"), "{}", exit.stderr);
     }
-}
-
-impl Drop for Forwarder {
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-        let _ = std::fs::remove_dir_all(dpdk::runtime_dir_of(&self.prefix));
-    }
-}
-
-/// `opackets` of `port` from the DPDK telemetry socket at `socket`.
-fn opackets(socket: &Path, port: u16) -> u64 {
-    let fd = rustix::net::socket(AddressFamily::UNIX, SocketType::SEQPACKET, None).unwrap();
-    rustix::net::connect(&fd, &SocketAddrUnix::new(socket).unwrap()).unwrap();
-    let mut buf = vec![0u8; 64 * 1024];
-    let reply = |buf: &mut Vec<u8>| {
-        let (n, _) = rustix::net::recv(&fd, &mut buf[..], RecvFlags::empty()).unwrap();
-        serde_json::from_slice::<serde_json::Value>(&buf[..n]).unwrap()
-    };
-    reply(&mut buf); // the greeting
-    rustix::net::send(&fd, format!("/ethdev/stats,{port}").as_bytes(), SendFlags::empty()).unwrap();
-    reply(&mut buf)["/ethdev/stats"]["opackets"].as_u64().unwrap()
 }
 
 #[test]
@@ -430,7 +335,7 @@ fn routes_added_and_deleted_through_l3fwd_ctl_steer_the_stream() {
 #[test]
 fn idle_clients_never_starve_the_control_socket() {
     let f = Forwarder::start("idle", "lpm", 1);
-    let pid = f.child.id();
+    let pid = f.process.pid();
     let open_fds = || std::fs::read_dir(format!("/proc/{pid}/fd")).unwrap().count();
     let limit = (open_fds() + 100).to_string();
     let nofile = format!("--nofile={limit}:{limit}");
@@ -439,7 +344,7 @@ fn idle_clients_never_starve_the_control_socket() {
         .status()
         .unwrap();
     assert!(status.success(), "prlimit");
-    let path = l3fwd_rs::control::socket::socket_path(&f.prefix);
+    let path = l3fwd_rs::control::socket::socket_path(f.process.prefix());
     let idle: Vec<UnixStream> = (0..300).filter_map(|_| UnixStream::connect(&path).ok()).collect();
     assert!(idle.len() >= 100, "{} connections", idle.len());
     let started = Instant::now();
@@ -698,7 +603,7 @@ fn a_reload_waiting_for_its_rule_file_holds_up_nothing_else() {
     std::fs::remove_file(&v4).unwrap();
     assert!(Command::new("mkfifo").arg(&v4).status().unwrap().success());
     let reload = {
-        let (prefix, ctl) = (f.prefix.clone(), env!("CARGO_BIN_EXE_l3fwd-ctl"));
+        let (prefix, ctl) = (f.process.prefix().to_string(), testkit::l3fwd_ctl());
         thread::spawn(move || {
             Command::new(ctl)
                 .args(["--file-prefix", &prefix, "reload"])
@@ -790,7 +695,7 @@ fn route_command_errors_read_as_the_route_files_and_name_no_file() {
 #[test]
 fn the_control_socket_is_private_and_no_client_blocks_the_forwarder() {
     let f = Forwarder::start("socket", "em", 1);
-    let socket = dpdk::runtime_dir_of(&f.prefix).join("l3fwd_ctl");
+    let socket = dpdk::runtime_dir_of(f.process.prefix()).join("l3fwd_ctl");
     let mode = std::fs::metadata(&socket).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o600, "{}", socket.display());
 
@@ -825,7 +730,7 @@ fn the_control_socket_is_private_and_no_client_blocks_the_forwarder() {
     f.stop();
 
     // No instance of that prefix: one line saying so, exit 1.
-    let out = Command::new(env!("CARGO_BIN_EXE_l3fwd-ctl"))
+    let out = Command::new(testkit::l3fwd_ctl())
         .args(["--file-prefix", "l3fwd-live-nobody", "reload"])
         .output()
         .unwrap();

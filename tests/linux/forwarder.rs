@@ -1,61 +1,24 @@
 //! l3fwd-rs as a child process on the ports a test names, stopped with
 //! SIGINT; its summary read back from `--stats-json` and stdout.
 
-use std::fs::{self, File};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Mutex, MutexGuard, PoisonError};
-use std::thread;
-use std::time::{Duration, Instant};
+use std::fs;
+use std::sync::MutexGuard;
+use std::time::Duration;
 
 use serde_json::Value;
+use testkit::{l3fwd_rs, one_at_a_time, Process, Run, Scratch};
 
 /// Up to the first "forwarding" log line (af_xdp loads a BPF program).
 const START_TIMEOUT: Duration = Duration::from_secs(20);
-const EXIT_TIMEOUT: Duration = Duration::from_secs(10);
-const POLL: Duration = Duration::from_millis(20);
 
-/// Where a test keeps its files: under target/, removed on drop unless the
-/// test fails (then the logs stay for a look).
-pub struct ScratchDir(pub PathBuf);
-
-impl ScratchDir {
-    pub fn new(tag: &str) -> ScratchDir {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("target/test-runs")
-            .join(format!("linux-{tag}"));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir).expect("create scratch directory");
-        ScratchDir(dir)
-    }
-
-    pub fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for ScratchDir {
-    fn drop(&mut self) {
-        if !thread::panicking() {
-            let _ = fs::remove_dir_all(&self.0);
-        }
-    }
-}
-
-/// A running l3fwd-rs, killed on drop if still running; its EAL runtime
-/// directory is removed on drop.
+/// A running l3fwd-rs ([`testkit::Process`]), one at a time per test
+/// process ([`testkit::one_at_a_time`]: two busy-polling forwarders on
+/// one CPU starve each other and the kernel's side of the traffic).
 pub struct Forwarder {
-    child: Child,
-    prefix: String,
-    dir: PathBuf,
+    process: Process,
+    stats: std::path::PathBuf,
     _one_at_a_time: MutexGuard<'static, ()>,
 }
-
-/// One forwarder at a time per test process: on two CPUs, two busy-polling
-/// forwarders on the same CPU starve each other and the kernel's side of
-/// the traffic; and DPDK 22.11's af_packet names its PACKET_FANOUT group
-/// (pid ^ ifindex) & 0xffff, which two processes can share (EINVAL).
-static RUNNING: Mutex<()> = Mutex::new(());
 
 /// What l3fwd-rs reported at exit.
 pub struct Summary {
@@ -69,50 +32,32 @@ impl Forwarder {
     /// Starts l3fwd-rs with `eal` arguments (lcores and vdevs; memory and
     /// file prefix are added) and `app` arguments, and waits until it
     /// forwards. The rule files are written to `dir` first.
-    pub fn start(dir: &ScratchDir, tag: &str, eal: &[String], app: &[String], rules: &[(&str, String)]) -> Forwarder {
-        // A failed test poisons the lock; the next one is unaffected.
-        let one_at_a_time = RUNNING.lock().unwrap_or_else(PoisonError::into_inner);
-        let prefix = format!("l3fwd-linux-{tag}");
+    pub fn start(dir: &Scratch, tag: &str, eal: &[String], app: &[String], rules: &[(&str, String)]) -> Forwarder {
+        let one_at_a_time = one_at_a_time();
         // 1 GB: exact match's two 4M-key tables and their RCU defer
         // queues take more than 512 MB on 24.11.
-        let mut args: Vec<String> = ["--no-huge", "-m", "1024", "--no-pci", "--file-prefix", &prefix]
-            .map(String::from)
-            .to_vec();
-        args.extend(eal.iter().cloned());
-        args.push("--".into());
-        args.extend(app.iter().cloned());
-        for (option, text) in rules {
-            let path = dir.path(&format!("{}.cfg", option.trim_start_matches('-')));
-            fs::write(&path, text).expect("write rule file");
-            args.push(format!("{option}={}", path.display()));
+        let mut run = Run::new(l3fwd_rs()).memory_mb(1024).stats_json();
+        for arg in eal {
+            run = run.eal_arg(arg);
         }
-        args.extend(["--stats-json".into(), dir.path("stats.json").display().to_string()]);
-        let log = |name: &str| File::create(dir.path(name)).expect("create log");
-        let child = Command::new(env!("CARGO_BIN_EXE_l3fwd-rs"))
-            .args(&args)
-            .stdin(Stdio::null())
-            .stdout(log("stdout"))
-            .stderr(log("stderr"))
-            .spawn()
-            .expect("spawn l3fwd-rs");
-        let mut fwd = Forwarder {
-            child,
-            prefix,
-            dir: dir.0.clone(),
+        for arg in app {
+            run = run.arg(arg);
+        }
+        for (option, text) in rules {
+            let path = dir.file(&format!("{}.cfg", option.trim_start_matches('-')), text);
+            run = run.arg(format!("{option}={path}"));
+        }
+        Forwarder {
+            process: run.start(dir, &format!("linux-{tag}"), START_TIMEOUT),
+            stats: dir.path("stats.json"),
             _one_at_a_time: one_at_a_time,
-        };
-        fwd.wait_for_forwarding();
-        fwd
+        }
     }
 
     /// `l3fwd-ctl --file-prefix PREFIX args...`: its output, panicking
     /// unless it exits successfully.
     pub fn ctl(&self, args: &[&str]) -> String {
-        let out = Command::new(env!("CARGO_BIN_EXE_l3fwd-ctl"))
-            .args(["--file-prefix", &self.prefix])
-            .args(args)
-            .output()
-            .expect("run l3fwd-ctl");
+        let out = testkit::ctl(self.process.prefix(), args, "");
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
         assert!(
             out.status.success(),
@@ -124,61 +69,15 @@ impl Forwarder {
         stdout
     }
 
-    fn log(&self, name: &str) -> String {
-        fs::read_to_string(self.dir.join(name)).unwrap_or_default()
-    }
-
-    fn wait_for_forwarding(&mut self) {
-        let start = Instant::now();
-        while !self.log("stderr").contains(": forwarding") {
-            if let Some(status) = self.child.try_wait().expect("wait for l3fwd-rs") {
-                panic!("l3fwd-rs exited before forwarding: {status}\n{}", self.log("stderr"));
-            }
-            assert!(
-                start.elapsed() < START_TIMEOUT,
-                "l3fwd-rs not forwarding after {START_TIMEOUT:?}\n{}",
-                self.log("stderr")
-            );
-            thread::sleep(POLL);
-        }
-    }
-
     /// SIGINT, then the summary. Panics unless it exits successfully.
-    pub fn stop(mut self) -> Summary {
-        super::run("kill", &["-INT", &self.child.id().to_string()]);
-        let deadline = Instant::now() + EXIT_TIMEOUT;
-        let status = loop {
-            if let Some(status) = self.child.try_wait().expect("wait for l3fwd-rs") {
-                break status;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "l3fwd-rs: no exit within {EXIT_TIMEOUT:?} of SIGINT"
-            );
-            thread::sleep(POLL);
-        };
-        let (stdout, stderr) = (self.log("stdout"), self.log("stderr"));
-        assert!(
-            status.success(),
-            "l3fwd-rs: {status}\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
-        );
-        let text = fs::read_to_string(self.dir.join("stats.json")).expect("read --stats-json output");
+    pub fn stop(self) -> Summary {
+        let exit = self.process.stop_cleanly();
+        let text = fs::read_to_string(&self.stats).expect("read --stats-json output");
         Summary {
             json: serde_json::from_str(&text).expect("--stats-json parses"),
-            stdout,
-            stderr,
+            stdout: exit.stdout,
+            stderr: exit.stderr,
         }
-    }
-}
-
-impl Drop for Forwarder {
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-        // EAL's runtime files (root: the tests run only as root).
-        let _ = fs::remove_dir_all(Path::new("/var/run/dpdk").join(&self.prefix));
     }
 }
 
@@ -221,29 +120,8 @@ impl Summary {
     /// Every packet received was sent or counted as dropped, and no mbuf
     /// went missing: what every run must show.
     pub fn assert_conserved(&self) {
-        let (rx, tx) = (self.forwarded("rx"), self.forwarded("tx"));
-        let dropped: u64 = ["dropped_invalid", "dropped_runt", "dropped_tx_full"]
-            .iter()
-            .map(|n| self.forwarded(n))
-            .sum();
-        assert_eq!(rx, tx + dropped, "received != sent + dropped\n{}", self.stdout);
-        let ports = self.json["ports"].as_array().unwrap().len();
-        let port_rx: u64 = (0..ports).map(|p| self.port_rx_tx(p).0).sum();
-        let port_tx: u64 = (0..ports).map(|p| self.port_rx_tx(p).1).sum();
-        assert_eq!(
-            (port_rx, port_tx),
-            (rx, tx),
-            "port lines disagree with the lcores' totals\n{}",
-            self.stdout
-        );
+        testkit::assert_accounted(&self.json, 0);
         let in_use = &self.json["mbufs_in_use"];
-        assert_eq!(
-            in_use[0],
-            in_use[1],
-            "mbufs leaked: {}\n{}",
-            self.mbufs_line(),
-            self.stdout
-        );
         // What a driver keeps after its port closed (af_xdp's fill rings)
         // keeps its pool: the summary says so, as the pool's warning does.
         let kept = self.json["mbufs_after_close"].as_u64().expect("mbufs_after_close");

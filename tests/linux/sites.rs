@@ -13,15 +13,9 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::process::Command;
 
-use super::run;
+pub use testkit::Pmd;
 
-/// The poll-mode driver the forwarder's ports use.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Pmd {
-    AfPacket,
-    AfXdp,
-    Tap,
-}
+use super::run;
 
 /// A network namespace, deleted on drop (with the interfaces in it).
 pub struct Namespace {
@@ -233,10 +227,9 @@ impl<const N: usize> Sites<N> {
             .iter()
             .map(|s| {
                 let (p, q) = (s.port, self.queues);
-                match (self.pmd, &s.root_iface) {
-                    (Pmd::AfPacket, Some(root)) => format!("--vdev=net_af_packet{p},iface={root},qpairs={q}"),
-                    (Pmd::AfXdp, Some(root)) => format!("--vdev=net_af_xdp{p},iface={root},queue_count={q}"),
-                    _ => format!("--vdev=net_tap{p},iface={},mac={}", s.iface, s.port_mac),
+                match &s.root_iface {
+                    Some(root) => self.pmd.vdev(p, root, q),
+                    None => format!("{},mac={}", self.pmd.vdev(p, &s.iface, q), s.port_mac),
                 }
             })
             .collect()

@@ -2,32 +2,26 @@
 //! virtual port, polling on CPU 0 (`--lcores '0@0,1@0'`: its main and
 //! forwarding lcores share CPU 0) so that l3fwd-rs has CPU 1 to itself.
 
-use std::fs::{self, File};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use super::forwarder::ScratchDir;
+use testkit::{Process, Scratch, Stop};
 
 /// Its periodic statistics (`--stats-period`) come every this often.
 pub const STATS_PERIOD: Duration = Duration::from_secs(1);
 
-/// A running testpmd, killed on drop if still running.
-pub struct TestPmd {
-    child: Child,
-    log: PathBuf,
-    prefix: String,
-}
+/// A running testpmd ([`testkit::Process`]).
+pub struct TestPmd(Process);
 
 impl TestPmd {
     /// Starts testpmd on `vdevs` (ports 0, 1, ...) in forward mode `mode`
     /// (txonly, rxonly, flowgen, io); returns once it forwards and has
     /// printed its first statistics (its ports are connected by then).
-    pub fn start(dir: &ScratchDir, name: &str, vdevs: &[String], mode: &str) -> TestPmd {
-        let prefix = format!("l3fwd-testpmd-{}-{name}", std::process::id());
-        let log = dir.path(&format!("testpmd-{name}.log"));
-        let child = Command::new("dpdk-testpmd")
+    pub fn start(dir: &Scratch, name: &str, vdevs: &[String], mode: &str) -> TestPmd {
+        let prefix = testkit::unique_prefix(&format!("testpmd-{name}"));
+        let mut command = Command::new("dpdk-testpmd");
+        command
             .args([
                 "--lcores",
                 "0@0,1@0",
@@ -46,27 +40,19 @@ impl TestPmd {
                 "1",
                 "--total-num-mbufs",
                 "4096",
-            ])
-            .stdin(Stdio::null())
-            .stdout(File::create(&log).expect("create testpmd log"))
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn dpdk-testpmd (Debian package dpdk)");
-        let pmd = TestPmd { child, log, prefix };
-        let start = Instant::now();
-        while !pmd.output().contains("NIC statistics for port 0") {
-            assert!(
-                start.elapsed() < Duration::from_secs(20),
-                "testpmd {name} did not start:\n{}",
-                pmd.output()
-            );
-            thread::sleep(Duration::from_millis(50));
-        }
-        pmd
+            ]);
+        let logs = dir.path(&format!("testpmd-{name}"));
+        let mut pmd = Process::spawn(command, &prefix, &logs, Stop::Sigint)
+            .unwrap_or_else(|err| panic!("spawn dpdk-testpmd (Debian package dpdk): {err}"));
+        let started = pmd.wait_until(Duration::from_secs(20), |p| {
+            p.stdout().contains("NIC statistics for port 0")
+        });
+        assert!(started.is_ok(), "testpmd {name} did not start: {}", pmd.describe());
+        TestPmd(pmd)
     }
 
     pub fn output(&self) -> String {
-        fs::read_to_string(&self.log).unwrap_or_default()
+        self.0.stdout()
     }
 
     /// The last `key: N` testpmd printed so far.
@@ -92,27 +78,8 @@ impl TestPmd {
     /// SIGINT: testpmd stops forwarding, prints its totals and exits.
     /// Returns everything it printed.
     pub fn stop(mut self) -> String {
-        super::run("kill", &["-INT", &self.child.id().to_string()]);
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while self.child.try_wait().expect("wait for testpmd").is_none() {
-            assert!(
-                Instant::now() < deadline,
-                "testpmd: no exit after SIGINT\n{}",
-                self.output()
-            );
-            thread::sleep(Duration::from_millis(50));
-        }
+        self.0.stop().unwrap_or_else(|e| panic!("testpmd: {e}"));
         self.output()
-    }
-}
-
-impl Drop for TestPmd {
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-        let _ = fs::remove_dir_all(PathBuf::from("/var/run/dpdk").join(&self.prefix));
     }
 }
 

@@ -40,6 +40,8 @@ pub struct Ping {
     /// The TTL (IPv4) or hop limit (IPv6) of each reply.
     pub ttls: Vec<u8>,
     pub duplicates: u32,
+    /// Shown in failure messages only (through Debug).
+    #[allow(dead_code)]
     pub rtt_avg_ms: f64,
     pub output: String,
 }
@@ -121,6 +123,8 @@ fn fill_pattern(state: &mut u64, buf: &mut [u8]) {
 /// What a TCP transfer delivered.
 #[derive(Debug)]
 pub struct Transfer {
+    /// Shown in failure messages only (through Debug).
+    #[allow(dead_code)]
     pub sent: u64,
     pub received: u64,
     /// Whether the receiver's digest equals the sender's.

@@ -1,7 +1,7 @@
 //! The forwarder's contract for one frame, as an executable check: what
 //! `packet::parse`, `packet::rewrite`, `mode::em_key` and
 //! `packet::ipv6_dst_bytes` must do, in each lookup mode, with any
-//! bytes of any length. Shared by tests/packet_props.rs (proptest) and the
+//! bytes of any length. Shared by tests/forwarding/packet_props.rs (proptest) and the
 //! cargo-fuzz target fuzz/fuzz_targets/packet.rs, so both hold the code to
 //! the same rules:
 //! - no panic, whatever the bytes;
@@ -13,8 +13,6 @@
 //!   what lies after it in memory;
 //! - a rewrite changes the MACs, and for IPv4 the TTL and checksum, nothing
 //!   else.
-// Each user calls a different part of this module.
-#![allow(dead_code)]
 
 use std::net::{Ipv4Addr, Ipv6Addr};
 

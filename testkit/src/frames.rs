@@ -1,5 +1,4 @@
 //! Hand-built test frames (etherparse) and checks on forwarded ones.
-#![allow(dead_code)]
 
 use etherparse::{PacketBuilder, SlicedPacket};
 

@@ -1,13 +1,11 @@
 //! A copied or installed binary forwards with its default rules from any
 //! directory: they are built in, not looked up in the source tree.
 
-mod common;
-
-use common::{l3fwd_rs, Run, TestDir};
+use testkit::{l3fwd_rs, Run, Scratch};
 
 #[test]
 fn copied_binary_forwards_with_built_in_rules_from_an_unrelated_directory() {
-    let dir = TestDir::new("installed");
+    let dir = Scratch::new("installed");
     let bin = dir.path("l3fwd-rs");
     std::fs::copy(l3fwd_rs(), &bin).unwrap();
     for mode in ["-L", "-E"] {
@@ -24,7 +22,7 @@ fn copied_binary_forwards_with_built_in_rules_from_an_unrelated_directory() {
             .arg(&json)
             .output()
             .unwrap();
-        common::assert_runtime_folder_gone(&prefix, mode);
+        testkit::assert_runtime_folder_gone(&prefix, mode);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{mode}: {}\n{stderr}", out.status);
         let defaults = if mode == "-L" {

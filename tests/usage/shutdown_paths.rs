@@ -2,58 +2,45 @@
 //! reader of stdout that goes away. Both must end like any other stop:
 //! exit 0, the summary, EAL cleaned up, `--stats-json` written.
 
-mod common;
-
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::io::{BufRead, BufReader, ErrorKind};
+use std::process::{ExitStatus, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{l3fwd_rs, Run, TestDir};
+use testkit::{l3fwd_rs, Process, Run, Scratch, Telemetry};
 
-/// l3fwd-rs on two net_null ports (endless traffic) with `app_args`; its
-/// file prefix is unique to this test process and `name`.
-fn spawn(name: &str, app_args: &[&str], stdout: Stdio) -> (Child, String) {
-    let prefix = format!("l3fwd-shutdown-{name}-{}", std::process::id());
-    let child = Run::new(l3fwd_rs())
+/// l3fwd-rs on two net_null ports (endless traffic) with `app_args`, its
+/// stdout `stdout` and its stderr piped; its file prefix is unique.
+fn spawn(name: &str, app_args: &[&str], stdout: Stdio) -> Process {
+    let prefix = testkit::unique_prefix(&format!("shutdown-{name}"));
+    let mut command = Run::new(l3fwd_rs())
         .eal_args(&["--vdev=net_null0", "--vdev=net_null1"])
         .two_ports()
         .args(app_args)
-        .command(&prefix)
-        .stdout(stdout)
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn l3fwd-rs");
-    (child, prefix)
+        .command(&prefix);
+    command.stdin(Stdio::null()).stdout(stdout).stderr(Stdio::piped());
+    Process::spawn_with_own_stdio(command, &prefix).expect("spawn l3fwd-rs")
 }
 
-fn wait(child: &mut Child, timeout: Duration) -> ExitStatus {
-    let deadline = Instant::now() + timeout;
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("l3fwd-rs still running after {timeout:?}");
-        }
-        thread::sleep(Duration::from_millis(20));
-    }
+/// Its exit status within `timeout` (else a panic; the process is killed
+/// when dropped).
+fn wait(child: &mut Process, timeout: Duration) -> ExitStatus {
+    child
+        .wait_timeout(timeout)
+        .unwrap_or_else(|| panic!("l3fwd-rs still running after {timeout:?}"))
 }
 
-fn stderr_of(child: &mut Child) -> String {
+fn stderr_of(child: &mut Process) -> String {
     let mut text = String::new();
-    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut text).unwrap();
+    std::io::Read::read_to_string(child.child().stderr.as_mut().unwrap(), &mut text).unwrap();
     text
 }
 
 /// Sends SIG`signal` (`INT`, `HUP`, ...) to `child`.
-fn send_signal(child: &Child, signal: &str) {
-    let kill = Command::new("kill")
-        .args([format!("-{signal}"), child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success(), "kill -{signal}");
+fn send_signal(child: &Process, signal: &str) {
+    child
+        .signal(signal)
+        .unwrap_or_else(|err| panic!("kill -{signal}: {err}"));
 }
 
 /// EAL was cleaned up (l3fwd-rs's debug line, which the test kit asks
@@ -63,18 +50,18 @@ fn assert_eal_cleaned_up(prefix: &str, stderr: &str) {
         stderr.contains("EAL cleaned up"),
         "{prefix}: no rte_eal_cleanup\n{stderr}"
     );
-    common::assert_runtime_folder_gone(prefix, prefix);
+    testkit::assert_runtime_folder_gone(prefix, prefix);
 }
 
 #[test]
 fn closed_stdout_does_not_crash_and_the_run_ends_cleanly() {
-    let dir = TestDir::new("closed-stdout");
+    let dir = Scratch::new("closed-stdout");
     let json = dir.path("stats.json");
     let json_arg = json.display().to_string();
     let args = ["--stats-interval", "1", "--duration", "3", "--stats-json", &json_arg];
-    let (mut child, prefix) = spawn("stdout", &args, Stdio::piped());
+    let mut child = spawn("stdout", &args, Stdio::piped());
     // As `| head -1`: read one line, then close the pipe.
-    let mut reader = BufReader::new(child.stdout.take().unwrap());
+    let mut reader = BufReader::new(child.child().stdout.take().unwrap());
     let mut first = String::new();
     reader.read_line(&mut first).unwrap();
     drop(reader);
@@ -85,31 +72,31 @@ fn closed_stdout_does_not_crash_and_the_run_ends_cleanly() {
     assert!(stderr.contains("cannot write to stdout"), "{stderr}");
     let stats: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert!(stats["forwarded"]["tx"].as_u64().unwrap() > 0, "{stats}");
-    assert_eal_cleaned_up(&prefix, &stderr);
+    assert_eal_cleaned_up(child.prefix(), &stderr);
 }
 
 #[test]
 fn signal_during_set_up_exits_0_with_the_summary_before_forwarding() {
-    let dir = TestDir::new("early-signals");
+    let dir = Scratch::new("early-signals");
     for signal in ["INT", "TERM", "HUP"] {
         let json = dir.path(&format!("{signal}.json"));
         let json_arg = json.display().to_string();
         let args = ["--duration", "20", "--stats-json", &json_arg];
-        let (mut child, prefix) = spawn(&format!("early-{signal}"), &args, Stdio::piped());
+        let mut child = spawn(&format!("early-{signal}"), &args, Stdio::piped());
         // Well before EAL and the ports are up (that takes hundreds of ms).
         thread::sleep(Duration::from_millis(30));
         send_signal(&child, signal);
         let status = wait(&mut child, Duration::from_secs(15));
         let stderr = stderr_of(&mut child);
         let mut stdout = String::new();
-        std::io::Read::read_to_string(child.stdout.as_mut().unwrap(), &mut stdout).unwrap();
+        std::io::Read::read_to_string(child.child().stdout.as_mut().unwrap(), &mut stdout).unwrap();
         assert!(status.success(), "SIG{signal}: {status}\n{stderr}");
         assert!(stdout.contains("l3fwd-rs summary"), "SIG{signal}: {stdout}\n{stderr}");
         // No forwarding time, no rate (what an eventdev RX adapter took
         // over ~0 s read as hundreds of Mpps).
         assert!(stdout.contains("(n/a / n/a Mpps)"), "SIG{signal}: {stdout}");
         assert_nothing_forwarded(&json, signal);
-        assert_eal_cleaned_up(&prefix, &stderr);
+        assert_eal_cleaned_up(child.prefix(), &stderr);
     }
 }
 
@@ -135,15 +122,15 @@ fn assert_nothing_forwarded(json: &std::path::Path, signal: &str) {
 
 #[test]
 fn every_signal_that_would_kill_it_stops_it_cleanly_while_forwarding() {
-    let dir = TestDir::new("stop-signals");
+    let dir = Scratch::new("stop-signals");
     // SIGHUP reloads while forwarding (tests/live_tables.rs).
     for signal in ["USR1", "USR2", "ALRM", "VTALRM", "PROF", "IO", "XCPU", "XFSZ"] {
         let json = dir.path(&format!("{signal}.json"));
         let json_arg = json.display().to_string();
         let args = ["--stats-interval", "1", "--duration", "20", "--stats-json", &json_arg];
-        let (mut child, prefix) = spawn(&format!("sig-{signal}"), &args, Stdio::piped());
+        let mut child = spawn(&format!("sig-{signal}"), &args, Stdio::piped());
         // The first rate line: it forwards.
-        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut stdout = BufReader::new(child.child().stdout.take().unwrap());
         let mut line = String::new();
         stdout.read_line(&mut line).unwrap();
         assert!(line.contains("Mpps"), "SIG{signal}: {line}");
@@ -156,7 +143,7 @@ fn every_signal_that_would_kill_it_stops_it_cleanly_while_forwarding() {
         assert!(rest.contains("l3fwd-rs summary"), "SIG{signal}: {rest}\n{stderr}");
         let stats: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
         assert!(stats["forwarded"]["tx"].as_u64().unwrap() > 0, "SIG{signal}: {stats}");
-        assert_eal_cleaned_up(&prefix, &stderr);
+        assert_eal_cleaned_up(child.prefix(), &stderr);
     }
 }
 
@@ -167,29 +154,27 @@ fn every_signal_that_would_kill_it_stops_it_cleanly_while_forwarding() {
 /// The forwarder hangs up on telemetry clients before its cleanup.
 #[test]
 fn a_telemetry_client_polling_through_the_stop_does_not_crash_it() {
-    use rustix::net::{AddressFamily, RecvFlags, SendFlags, SocketAddrUnix, SocketType};
     for round in 0..3 {
-        let (mut child, prefix) = spawn(&format!("telemetry-{round}"), &["--duration", "1"], Stdio::null());
-        let socket = dpdk::runtime_dir_of(&prefix).join("dpdk_telemetry.v2");
+        let mut child = spawn(&format!("telemetry-{round}"), &["--duration", "1"], Stdio::null());
+        let socket = Telemetry::socket_path(child.prefix());
         let deadline = Instant::now() + Duration::from_secs(10);
-        let fd = loop {
-            let fd = rustix::net::socket(AddressFamily::UNIX, SocketType::SEQPACKET, None).unwrap();
-            if rustix::net::connect(&fd, &SocketAddrUnix::new(&socket).unwrap()).is_ok() {
-                break fd;
+        let telemetry = loop {
+            match Telemetry::connect(&socket) {
+                Ok(telemetry) => break Some(telemetry),
+                // It hung up before its greeting: it is stopping already.
+                Err(err) if matches!(err.kind(), ErrorKind::UnexpectedEof | ErrorKind::ConnectionReset) => break None,
+                Err(_) => {}
             }
             assert!(Instant::now() < deadline, "no telemetry socket at {}", socket.display());
             thread::sleep(Duration::from_millis(10));
         };
         // Ask until the forwarder hangs up (a reply of 0 bytes) or is gone.
-        let mut buf = vec![0u8; 64 * 1024];
-        while let Ok((n, _)) = rustix::net::recv(&fd, &mut buf[..], RecvFlags::empty()) {
-            if n == 0 || rustix::net::send(&fd, b"/ethdev/stats,0", SendFlags::empty()).is_err() {
-                break;
-            }
+        if let Some(telemetry) = telemetry {
+            while telemetry.query("/ethdev/stats,0").is_ok() {}
         }
         let status = wait(&mut child, Duration::from_secs(15));
         let stderr = stderr_of(&mut child);
         assert!(status.success(), "round {round}: {status}\n{stderr}");
-        assert_eal_cleaned_up(&prefix, &stderr);
+        assert_eal_cleaned_up(child.prefix(), &stderr);
     }
 }

@@ -2,16 +2,14 @@
 //! runs them: every script that needs no NIC exits 0 and prints no warning
 //! and nothing IGNORED (an example that only works by luck teaches wrong).
 
-mod common;
-
 use std::path::PathBuf;
 use std::process::Command;
 
-use common::{l3fwd_rs, workspace, TestDir};
+use testkit::{l3fwd_rs, workspace, Scratch};
 
 #[test]
 fn every_example_that_needs_no_nic_runs_without_a_warning() {
-    let dir = TestDir::new("examples");
+    let dir = Scratch::new("examples");
     let generator = testkit::binary("trafficgen", "l3fwd-gen");
     let mut scripts: Vec<PathBuf> = std::fs::read_dir(workspace().join("configs/examples"))
         .expect("configs/examples")

@@ -2,9 +2,6 @@
 //! counters agree with its summary, and clients that never read, or never
 //! send, do not stop it forwarding.
 
-mod common;
-mod frames;
-
 use std::fs;
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
@@ -12,7 +9,7 @@ use std::process::{Child, ExitStatus, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{l3fwd_rs, Run, TestDir, TWO_PORTS};
+use testkit::{l3fwd_rs, Run, Scratch, TWO_PORTS};
 
 /// The forwarder, stopped on drop (a failed check must not leave it
 /// running).
@@ -24,7 +21,7 @@ struct Forwarder {
 impl Forwarder {
     /// Starts `run` with `--metrics` on a port the system picks, and waits
     /// until it forwards and says where its metrics are.
-    fn start(run: Run, dir: &TestDir, name: &str) -> (Forwarder, String) {
+    fn start(run: Run, dir: &Scratch, name: &str) -> (Forwarder, String) {
         let stderr = dir.path("stderr");
         let prefix = format!("l3fwd-test-metrics-{}-{name}", std::process::id());
         let child = run
@@ -91,15 +88,15 @@ fn sample(body: &str, name: &str, labels: &str) -> u64 {
 
 #[test]
 fn a_scrape_while_forwarding_agrees_with_the_summary() {
-    let dir = TestDir::new("metrics");
+    let dir = Scratch::new("metrics");
     // Port 0: frames to port 1, and runts; port 1: frames to port 0.
     let mut to_1: Vec<Vec<u8>> = (0..40)
-        .map(|n| frames::udp4([198, 18, 0, 9], [198, 18, 1, n], 64, 18))
+        .map(|n| testkit::frames::udp4([198, 18, 0, 9], [198, 18, 1, n], 64, 18))
         .collect();
-    let runt = frames::udp4([198, 18, 0, 9], [198, 18, 1, 1], 64, 18)[..20].to_vec();
+    let runt = testkit::frames::udp4([198, 18, 0, 9], [198, 18, 1, 1], 64, 18)[..20].to_vec();
     to_1.extend(std::iter::repeat_n(runt, 3));
     let to_0: Vec<Vec<u8>> = (0..25)
-        .map(|n| frames::udp4([198, 18, 1, 9], [198, 18, 0, n], 64, 18))
+        .map(|n| testkit::frames::udp4([198, 18, 1, 9], [198, 18, 0, n], 64, 18))
         .collect();
     let mut vdevs = Vec::new();
     for (port, frames) in [to_1, to_0].iter().enumerate() {
@@ -175,7 +172,7 @@ fn closed_by_peer(stream: &mut TcpStream, limit: Duration) -> bool {
 
 #[test]
 fn clients_that_never_read_or_never_send_do_not_stop_forwarding() {
-    let dir = TestDir::new("metrics-hostile");
+    let dir = Scratch::new("metrics-hostile");
     let app = [TWO_PORTS, &["--metrics", "127.0.0.1:0"]].concat();
     let run = Run::new(l3fwd_rs())
         .eal_args(&["--vdev=net_null0", "--vdev=net_null1"])

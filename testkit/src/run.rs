@@ -1,5 +1,8 @@
-//! Integration-test harness: runs a forwarder (l3fwd-rs or DPDK's C l3fwd)
-//! as a child process on pcap ports and collects what it transmitted.
+//! A forwarder (l3fwd-rs or DPDK's C l3fwd) on virtual ports, as a child
+//! process: [`Run`] says how; [`Run::run`] replays pcap ports until the
+//! forwarder goes idle and collects what it sent, [`Run::start`] hands a
+//! running [`Process`] to the test, [`run_cli`] waits for a run that ends
+//! by itself.
 //!
 //! ```ignore
 //! let out = Run::new(c_l3fwd())
@@ -10,43 +13,46 @@
 //! out.assert_success();
 //! let sent = out.per_port();
 //! ```
-// Each tests/*.rs uses a different part of this module.
-#![allow(dead_code)]
 
-use std::fs::{self, File};
-use std::io;
+use std::fs;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Command, ExitStatus, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{MutexGuard, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant};
+
+use crate::process::{one_at_a_time, Process, Stop, EXIT_TIMEOUT};
+use crate::{binary, workspace, Scratch};
 
 /// A run is over once its files have not moved for this long...
 const QUIET: Duration = Duration::from_millis(300);
 /// ...but not before this: EAL init alone takes a few hundred ms.
 const MIN_RUN: Duration = Duration::from_secs(1);
-/// A forwarder still busy after this is stuck.
+/// A forwarder still busy after this is stuck; also the longest start.
 const MAX_RUN: Duration = Duration::from_secs(20);
-/// Time to exit after SIGINT, or for a CLI run to finish.
-const EXIT_TIMEOUT: Duration = Duration::from_secs(10);
 const POLL: Duration = Duration::from_millis(50);
 
-pub fn workspace() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
+/// l3fwd-rs's usual log lines, and its line saying EAL was cleaned up.
+const LOG_FILTER: &str = "info,dpdk::eal=debug";
 
 /// Our forwarder.
 pub fn l3fwd_rs() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_l3fwd-rs"))
+    binary("l3fwd-rs", "l3fwd-rs")
 }
 
-/// The build folder of this test build (target/, or the one of another
-/// DPDK: `make test DPDK=24.11` builds in target/dpdk-24.11).
-pub fn target_dir() -> &'static Path {
-    Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .parent()
-        .expect("CARGO_TARGET_TMPDIR is <target>/tmp")
+/// Its control client.
+pub fn l3fwd_ctl() -> PathBuf {
+    binary("l3fwd-rs", "l3fwd-ctl")
+}
+
+/// The build folder of the calling test (`target/`, or the one of another
+/// DPDK: `make test DPDK=24.11` builds in `target/dpdk-24.11`): above
+/// `PROFILE/deps/`, where test binaries are.
+pub fn target_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary path");
+    exe.ancestors().nth(3).expect("target/PROFILE/deps/TEST").to_path_buf()
 }
 
 /// DPDK's C l3fwd of the DPDK these tests are built on (that release's
@@ -103,13 +109,53 @@ pub fn traffic(seed: u64, em: bool) -> [Vec<Vec<u8>>; 2] {
     ]
 }
 
+/// `l3fwd-ctl --file-prefix PREFIX args...` with `stdin` as its input:
+/// what it did, whatever that is.
+pub fn ctl(prefix: &str, args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(l3fwd_ctl())
+        .arg("--file-prefix")
+        .arg(prefix)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run l3fwd-ctl");
+    child
+        .stdin
+        .take()
+        .expect("its stdin")
+        .write_all(stdin.as_bytes())
+        .expect("write to l3fwd-ctl");
+    child.wait_with_output().expect("wait for l3fwd-ctl")
+}
+
+/// `--vdev=net_pcap0,rx_pcap=F`, F a file of one 60-byte frame in `dir`:
+/// a port with one RX queue (a pcap port has one per rx_pcap file) and one
+/// TX queue.
+pub fn one_frame_pcap_vdev(dir: &Scratch) -> String {
+    let input = dir.path("one-frame.pcap");
+    trafficgen::write_pcap(&input, &[vec![0u8; 60]]).expect("write input pcap");
+    format!("--vdev=net_pcap0,rx_pcap={}", input.display())
+}
+
 /// `-p` and `--config` of most runs: ports 0 and 1, each with one RX queue
 /// polled by lcore 0.
 pub const TWO_PORTS: &[&str] = &["-p", "0x3", "--config", "(0,0,0),(1,0,0)"];
 
+/// An EAL file prefix unique to this process and call: `l3fwd-test-NAME-PID-N`.
+pub fn unique_prefix(name: &str) -> String {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    format!(
+        "l3fwd-test-{name}-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
 /// A forwarder run on virtual ports: port P is the P-th [`Run::port`],
 /// [`Run::port_queues`] or [`Run::ring_port`] call, `net_pcapP` or
-/// `net_ringP`.
+/// `net_ringP`, then the vdevs of [`Run::eal_args`].
 pub struct Run {
     bin: PathBuf,
     ports: Vec<PortSpec>,
@@ -181,7 +227,9 @@ impl Run {
         self
     }
 
-    /// Asks for `--stats-json` and puts what it wrote in [`Outcome::stats`].
+    /// Asks for `--stats-json` and puts what it wrote in [`Outcome::stats`]
+    /// ([`Run::run`]), or in the file `stats.json` of the scratch
+    /// directory ([`Run::start`]).
     pub fn stats_json(mut self) -> Self {
         self.stats_json = true;
         self
@@ -189,6 +237,7 @@ impl Run {
 
     /// The EAL lcore list (`-l`), e.g. "0" or "0-1", or map to CPUs
     /// (`--lcores`), e.g. "0@0,1@0,2@1" (then give [`Run::tx_files`]).
+    /// Left out when [`Run::eal_args`] has `-l` or `--lcores`.
     pub fn lcores(mut self, list: &str) -> Self {
         self.lcores = list.into();
         self
@@ -209,14 +258,24 @@ impl Run {
     }
 
     /// More EAL arguments, after the harness's own.
-    pub fn eal_args(mut self, args: &[&str]) -> Self {
-        self.eal_args.extend(args.iter().map(|&a| a.into()));
+    pub fn eal_args(self, args: &[&str]) -> Self {
+        args.iter().fold(self, |run, &arg| run.eal_arg(arg))
+    }
+
+    /// One more EAL argument.
+    pub fn eal_arg(mut self, arg: impl Into<String>) -> Self {
+        self.eal_args.push(arg.into());
         self
     }
 
     /// Application arguments (after `--`).
-    pub fn args(mut self, args: &[&str]) -> Self {
-        self.app_args.extend(args.iter().map(|&a| a.into()));
+    pub fn args(self, args: &[&str]) -> Self {
+        args.iter().fold(self, |run, &arg| run.arg(arg))
+    }
+
+    /// One more application argument.
+    pub fn arg(mut self, arg: impl Into<String>) -> Self {
+        self.app_args.push(arg.into());
         self
     }
 
@@ -229,9 +288,11 @@ impl Run {
     /// application's.
     fn command_line(&self, prefix: &str, vdevs: Vec<String>) -> Vec<String> {
         let mut args = virtual_eal(self.memory_mb, prefix, &self.eal_args);
-        // A map of lcores to CPUs (`0@0,1@0`) is --lcores; a list, -l.
-        let flag = if self.lcores.contains('@') { "--lcores" } else { "-l" };
-        args.extend([flag.into(), self.lcores.clone()]);
+        if !self.eal_args.iter().any(|a| a == "-l" || a == "--lcores") {
+            // A map of lcores to CPUs (`0@0,1@0`) is --lcores; a list, -l.
+            let flag = if self.lcores.contains('@') { "--lcores" } else { "-l" };
+            args.extend([flag.into(), self.lcores.clone()]);
+        }
         args.extend(self.eal_args.iter().cloned());
         args.extend(vdevs);
         args.push("--".into());
@@ -249,15 +310,35 @@ impl Run {
         command
             .args(self.command_line(prefix, Vec::new()))
             .env("RUST_LOG", LOG_FILTER)
+            // Relative rule paths (configs/...) are the workspace's.
             .current_dir(workspace());
         command
     }
 
+    /// Starts the forwarder on the vdevs of [`Run::eal_args`], with a
+    /// unique file prefix (`name` in it) and its logs (`l3fwd.stdout`,
+    /// `.stderr`) and `--stats-json` (`stats.json`, with
+    /// [`Run::stats_json`]) in `dir`, and waits until it forwards ("lcore
+    /// N: forwarding" on its stderr, at most `timeout`). Panics, with its
+    /// logs, if it exits first.
+    pub fn start(mut self, dir: &Scratch, name: &str, timeout: Duration) -> Process {
+        if std::mem::take(&mut self.stats_json) {
+            let path = dir.path("stats.json").display().to_string();
+            self.app_args.extend(["--stats-json".into(), path]);
+        }
+        let prefix = unique_prefix(name);
+        let mut process = Process::spawn(self.command(&prefix), &prefix, &dir.path("l3fwd"), Stop::Sigint)
+            .unwrap_or_else(|err| panic!("start {}: {err}", self.bin.display()));
+        process.wait_for_stderr(": forwarding", timeout);
+        process
+    }
+
     /// Runs the forwarder until it has been idle for a while (or as
     /// [`Run::stop_with`] says), stops it with SIGINT and collects what it
-    /// sent. Panics if it does not settle or stop.
+    /// sent. Panics if it does not settle or stop. One run at a time per
+    /// test process ([`one_at_a_time`]).
     pub fn run(self) -> Outcome {
-        let scratch = Scratch::new();
+        let run = RunDir::new();
         let tx_files = self.tx_files.unwrap_or_else(|| lcore_count(&self.lcores));
         let mut vdevs = Vec::new();
         let mut outputs = Vec::new();
@@ -268,47 +349,47 @@ impl Run {
                 continue;
             };
             let inputs: Vec<_> = (0..queues.len())
-                .map(|queue| scratch.dir.join(format!("in_{port}_{queue}.pcap")))
+                .map(|queue| run.dir.path(&format!("in_{port}_{queue}.pcap")))
                 .collect();
             for (input, frames) in inputs.iter().zip(queues) {
                 trafficgen::write_pcap(input, frames).expect("write input pcap");
             }
             let files: Vec<_> = (0..tx_files)
-                .map(|queue| scratch.dir.join(format!("out_{port}_{queue}.pcap")))
+                .map(|queue| run.dir.path(&format!("out_{port}_{queue}.pcap")))
                 .collect();
             vdevs.push(pcap_vdev(port, &inputs, &files, self.infinite_rx));
             outputs.push(files);
         }
-        let mut args = self.command_line(&scratch.prefix, vdevs);
-        let stats_path = scratch.dir.join("stats.json");
+        let mut args = self.command_line(&run.prefix, vdevs);
+        let stats_path = run.dir.path("stats.json");
         if self.stats_json {
             args.extend(["--stats-json".into(), stats_path.display().to_string()]);
         }
 
-        let mut child = scratch.spawn(&self.bin, &args);
+        let mut child = run.spawn(&self.bin, &args);
         let mut before_stop = Vec::new();
         let exited = match self.stop {
-            Some((signal, after)) => child.wait_for_stderr(&scratch, "forwarding").or_else(|| {
-                thread::sleep(after);
-                child.signal(signal);
-                None
-            }),
-            None => child
-                .wait_for_main_loop(&scratch)
-                .or_else(|| child.wait_until_idle(&scratch.dir))
+            Some((signal, after)) => wait_for_log(&mut child, "'forwarding'", |p| p.stderr().contains("forwarding"))
+                .or_else(|| {
+                    thread::sleep(after);
+                    signal_or_panic(&child, signal);
+                    None
+                }),
+            None => wait_for_main_loop(&mut child)
+                .or_else(|| wait_until_idle(&mut child, run.dir.dir()))
                 .or_else(|| {
                     // What was sent while forwarding, before shutdown flushes.
-                    before_stop = scratch.read_outputs(&outputs);
-                    child.signal("INT");
+                    before_stop = read_outputs(&outputs);
+                    signal_or_panic(&child, "INT");
                     None
                 }),
         };
         let status = exited.unwrap_or_else(|| {
             child
                 .wait_timeout(EXIT_TIMEOUT)
-                .unwrap_or_else(|| panic!("{}: no exit within {EXIT_TIMEOUT:?} of a signal", scratch.describe()))
+                .unwrap_or_else(|| panic!("no exit within {EXIT_TIMEOUT:?} of a signal: {}", child.describe()))
         });
-        let mut outcome = scratch.outcome(&self.bin, status, &outputs);
+        let mut outcome = outcome(&child, &self.bin, status, &outputs);
         outcome.before_stop = before_stop;
         if self.stats_json {
             // Unparsable (a run that failed before writing it) is None: the
@@ -324,17 +405,17 @@ impl Run {
 /// Runs `bin` with the harness's EAL arguments, `eal_args`, `--`, `app_args`,
 /// and waits for it to exit by itself (for command-line error tests).
 pub fn run_cli(bin: &Path, eal_args: &[&str], app_args: &[&str]) -> Outcome {
-    let scratch = Scratch::new();
+    let run = RunDir::new();
     let eal_args: Vec<String> = eal_args.iter().map(|&a| a.into()).collect();
-    let mut args = virtual_eal(512, &scratch.prefix, &eal_args);
+    let mut args = virtual_eal(512, &run.prefix, &eal_args);
     args.extend(eal_args);
     args.push("--".into());
     args.extend(app_args.iter().map(|&a| a.into()));
-    let mut child = scratch.spawn(bin, &args);
+    let mut child = run.spawn(bin, &args);
     let status = child
         .wait_timeout(EXIT_TIMEOUT)
-        .unwrap_or_else(|| panic!("{}: still running after {EXIT_TIMEOUT:?}", scratch.describe()));
-    scratch.outcome(bin, status, &[])
+        .unwrap_or_else(|| panic!("still running after {EXIT_TIMEOUT:?}: {}", child.describe()));
+    outcome(&child, bin, status, &[])
 }
 
 /// What a forwarder did.
@@ -390,52 +471,23 @@ impl Outcome {
     }
 }
 
-/// A directory of test files under `target/test-runs`, of this process
-/// alone, removed when dropped.
-pub struct TestDir(PathBuf);
-
-impl TestDir {
-    pub fn new(name: &str) -> TestDir {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let unique = format!("{name}-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
-        let dir = workspace().join("target/test-runs").join(unique);
-        fs::create_dir_all(&dir).expect("create test directory");
-        TestDir(dir)
-    }
-
-    /// The path of `name` inside the directory.
-    pub fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-
-    /// Writes `text` to `name` inside the directory; returns its path.
-    pub fn file(&self, name: &str, text: &str) -> String {
-        let path = self.path(name);
-        fs::write(&path, text).expect("write test file");
-        path.display().to_string()
-    }
-
-    /// `--vdev=net_pcap0,rx_pcap=F`, F a file of one 60-byte frame in the
-    /// directory: a port with one RX queue (a pcap port has one per
-    /// rx_pcap file) and one TX queue.
-    pub fn one_frame_pcap_vdev(&self) -> String {
-        let input = self.path("one-frame.pcap");
-        trafficgen::write_pcap(&input, &[vec![0u8; 60]]).expect("write input pcap");
-        format!("--vdev=net_pcap0,rx_pcap={}", input.display())
-    }
-}
-
-impl Drop for TestDir {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
-    }
+/// l3fwd-rs removes the EAL runtime folder of `prefix` when it exits
+/// (also after a failed start); `context` says which run left it.
+pub fn assert_runtime_folder_gone(prefix: &str, context: &str) {
+    let folder = dpdk::runtime_dir_of(prefix);
+    let left: Vec<_> = fs::read_dir(&folder).map_or(Vec::new(), |dir| dir.flatten().map(|e| e.file_name()).collect());
+    assert!(
+        !folder.exists(),
+        "{context}: l3fwd-rs left its EAL runtime folder {} ({left:?})",
+        folder.display()
+    );
 }
 
 /// EAL's arguments for virtual ports only: no hugepages (`memory_mb` of
 /// plain memory) unless the test gives a `--huge-dir`, no PCI scan, files
-/// under `prefix`; but for `-m` or
-/// `--file-prefix` when the test's own EAL arguments (`given`) set them
-/// (EAL from 25.11 refuses an option given twice).
+/// under `prefix`; but for `-m` or `--file-prefix` when the test's own EAL
+/// arguments (`given`) set them (EAL from 25.11 refuses an option given
+/// twice).
 fn virtual_eal(memory_mb: u32, prefix: &str, given: &[String]) -> Vec<String> {
     let mut args = vec!["--no-pci".to_string()];
     if !given.iter().any(|arg| arg == "--huge-dir") {
@@ -481,232 +533,127 @@ fn lcore_id(id: &str) -> usize {
         .unwrap_or_else(|_| panic!("lcore list: bad id {id:?}"))
 }
 
-/// Per-run resources: a directory under target/test-runs for pcaps and
-/// logs, a unique EAL file prefix, and the right to run a forwarder (one
-/// at a time per test process: on two cores, parallel busy-polling
-/// forwarders starve each other and the timing heuristics).
-struct Scratch {
-    dir: PathBuf,
+/// Per-run resources of [`Run::run`] and [`run_cli`]: a scratch directory
+/// for pcaps and logs, a unique EAL file prefix, and the right to run a
+/// forwarder ([`one_at_a_time`]).
+struct RunDir {
+    dir: Scratch,
     prefix: String,
     _one_at_a_time: MutexGuard<'static, ()>,
 }
 
-impl Scratch {
+impl RunDir {
     fn new() -> Self {
-        static RUNNING: Mutex<()> = Mutex::new(());
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        // A panicking test poisons the lock; the next run is unaffected.
-        let guard = RUNNING.lock().unwrap_or_else(PoisonError::into_inner);
-        let name = format!("{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
-        let dir = workspace().join("target/test-runs").join(&name);
-        fs::create_dir_all(&dir).expect("create test run directory");
-        // Canonical, to compare with the paths in /proc/PID/fd.
-        let dir = fs::canonicalize(dir).expect("canonicalize test run directory");
-        Scratch {
-            dir,
-            prefix: format!("l3fwd-test-{name}"),
+        let guard = one_at_a_time();
+        RunDir {
+            dir: Scratch::new("run"),
+            prefix: unique_prefix("run"),
             _one_at_a_time: guard,
         }
     }
 
-    /// Starts `bin` in the workspace (for relative rule paths), its output
-    /// going to files in the run directory (pipes could fill up and block it).
-    fn spawn(&self, bin: &Path, args: &[String]) -> Running {
-        let log = |name| File::create(self.dir.join(name)).expect("create log file");
-        let child = Command::new(bin)
-            .args(args)
-            .current_dir(workspace())
-            .env("RUST_LOG", LOG_FILTER)
-            .stdin(Stdio::null())
-            .stdout(log("stdout"))
-            .stderr(log("stderr"))
-            .spawn()
-            .unwrap_or_else(|err| panic!("spawn {}: {err}", bin.display()));
-        Running(child)
-    }
-
-    fn log(&self, name: &str) -> String {
-        fs::read_to_string(self.dir.join(name)).unwrap_or_default()
-    }
-
-    fn describe(&self) -> String {
-        format!(
-            "run {}\n--- stdout\n{}\n--- stderr\n{}",
-            self.dir.display(),
-            self.log("stdout"),
-            self.log("stderr")
-        )
-    }
-
-    /// Reads the TX files (a missing one, e.g. after a failed start, reads
-    /// as empty).
-    fn read_outputs(&self, outputs: &[Vec<PathBuf>]) -> Vec<Vec<Vec<Vec<u8>>>> {
-        let read = |path: &PathBuf| match trafficgen::read_pcap(path) {
-            Ok(frames) => frames,
-            Err(err) if err.kind() == io::ErrorKind::NotFound => Vec::new(),
-            Err(err) => panic!("{}: {err}", path.display()),
-        };
-        outputs.iter().map(|files| files.iter().map(read).collect()).collect()
-    }
-
-    /// Collects logs and TX files; checks that l3fwd-rs took its EAL
-    /// runtime folder with it (C l3fwd leaves its own: dropping the
-    /// scratch removes it).
-    fn outcome(&self, bin: &Path, status: ExitStatus, outputs: &[Vec<PathBuf>]) -> Outcome {
-        let runtime = dpdk::runtime_dir_of(&self.prefix);
-        if bin == l3fwd_rs() {
-            let left: Vec<_> =
-                fs::read_dir(&runtime).map_or(Vec::new(), |dir| dir.flatten().map(|e| e.file_name()).collect());
-            assert!(
-                !runtime.exists(),
-                "{}: left its EAL runtime folder {} ({left:?})",
-                self.describe(),
-                runtime.display()
-            );
-        }
-        let stderr = self.log("stderr");
-        Outcome {
-            status,
-            stdout: self.log("stdout"),
-            eal_started: stderr.contains("EAL: Detected CPU lcores"),
-            eal_cleaned_up: stderr.contains("EAL cleaned up"),
-            stderr,
-            outputs: self.read_outputs(outputs),
-            before_stop: Vec::new(),
-            stats: None,
-        }
+    /// Starts `bin` in the workspace (for relative rule paths).
+    fn spawn(&self, bin: &Path, args: &[String]) -> Process {
+        let mut command = Command::new(bin);
+        command.args(args).current_dir(workspace()).env("RUST_LOG", LOG_FILTER);
+        Process::spawn(command, &self.prefix, &self.dir.path("forwarder"), Stop::Sigint)
+            .unwrap_or_else(|err| panic!("spawn {}: {err}", bin.display()))
     }
 }
 
-impl Drop for Scratch {
-    /// Removes EAL's runtime files (several MB per prefix, never reused) and,
-    /// unless the test is failing, the run directory.
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(dpdk::runtime_dir_of(&self.prefix));
-        if !thread::panicking() {
-            let _ = fs::remove_dir_all(&self.dir);
-        }
+fn signal_or_panic(child: &Process, signal: &str) {
+    child
+        .signal(signal)
+        .unwrap_or_else(|err| panic!("{err}: {}", child.describe()));
+}
+
+/// Reads the TX files (a missing one, e.g. after a failed start, reads as
+/// empty).
+fn read_outputs(outputs: &[Vec<PathBuf>]) -> Vec<Vec<Vec<Vec<u8>>>> {
+    let read = |path: &PathBuf| match trafficgen::read_pcap(path) {
+        Ok(frames) => frames,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => Vec::new(),
+        Err(err) => panic!("{}: {err}", path.display()),
+    };
+    outputs.iter().map(|files| files.iter().map(read).collect()).collect()
+}
+
+/// Collects logs and TX files; checks that l3fwd-rs took its EAL runtime
+/// folder with it (C l3fwd leaves its own: dropping the process removes
+/// it).
+fn outcome(child: &Process, bin: &Path, status: ExitStatus, outputs: &[Vec<PathBuf>]) -> Outcome {
+    if bin == l3fwd_rs() {
+        let runtime = dpdk::runtime_dir_of(child.prefix());
+        let left: Vec<_> =
+            fs::read_dir(&runtime).map_or(Vec::new(), |dir| dir.flatten().map(|e| e.file_name()).collect());
+        assert!(
+            !runtime.exists(),
+            "left its EAL runtime folder {} ({left:?}): {}",
+            runtime.display(),
+            child.describe()
+        );
+    }
+    let stderr = child.stderr();
+    Outcome {
+        status,
+        stdout: child.stdout(),
+        eal_started: stderr.contains("EAL: Detected CPU lcores"),
+        eal_cleaned_up: stderr.contains("EAL cleaned up"),
+        stderr,
+        outputs: read_outputs(outputs),
+        before_stop: Vec::new(),
+        stats: None,
     }
 }
 
-/// l3fwd-rs's usual log lines, and its line saying EAL was cleaned up.
-const LOG_FILTER: &str = "info,dpdk::eal=debug";
-
-/// l3fwd-rs removes the EAL runtime folder of `prefix` when it exits
-/// (also after a failed start); `context` says which run left it.
-pub fn assert_runtime_folder_gone(prefix: &str, context: &str) {
-    let folder = dpdk::runtime_dir_of(prefix);
-    let left: Vec<_> = fs::read_dir(&folder).map_or(Vec::new(), |dir| dir.flatten().map(|e| e.file_name()).collect());
-    assert!(
-        !folder.exists(),
-        "{context}: l3fwd-rs left its EAL runtime folder {} ({left:?})",
-        folder.display()
-    );
+/// Waits until the forwarder says it entered its main loop (l3fwd-rs:
+/// "lcore N: forwarding", C: "entering main loop on lcore N" or, in
+/// eventdev mode, "entering lpm_event_loop_burst on lcore N", on either
+/// stream), so that a slow start on a loaded machine is not taken for
+/// idleness; returns its status if it exited meanwhile.
+fn wait_for_main_loop(child: &mut Process) -> Option<ExitStatus> {
+    wait_for_log(child, "main loop", |p| {
+        let logs = p.stderr() + &p.stdout();
+        logs.contains(": forwarding") || logs.contains("entering main loop") || logs.contains("_event_loop")
+    })
 }
 
-/// A forwarder process, killed if dropped while still running so that a
-/// failing test leaves no busy-polling process behind.
-struct Running(Child);
-
-impl Running {
-    /// Waits until the process has left the files in `dir` (its inputs and
-    /// outputs) untouched for [`QUIET`], after at least [`MIN_RUN`]. Returns
-    /// its status if it exited meanwhile.
-    fn wait_until_idle(&mut self, dir: &Path) -> Option<ExitStatus> {
-        let start = Instant::now();
-        let mut last = Vec::new();
-        let mut last_change = start;
-        loop {
-            if let Some(status) = self.0.try_wait().expect("wait for forwarder") {
-                return Some(status);
-            }
-            let now = Instant::now();
-            let offsets = open_file_offsets(self.0.id(), dir);
-            if offsets != last {
-                last = offsets;
-                last_change = now;
-            }
-            if now - start >= MIN_RUN && now - last_change >= QUIET {
-                return None;
-            }
-            assert!(
-                now - start < MAX_RUN,
-                "forwarder still busy after {MAX_RUN:?} in {}",
-                dir.display()
-            );
-            thread::sleep(POLL);
-        }
-    }
-
-    /// Waits until the forwarder says it entered its main loop (l3fwd-rs:
-    /// "lcore N: forwarding", C: "entering main loop on lcore N" or, in
-    /// eventdev mode, "entering lpm_event_loop_burst on lcore N", on either
-    /// stream), so that a slow start on a loaded machine is not taken for
-    /// idleness; returns its status if it exited meanwhile.
-    fn wait_for_main_loop(&mut self, scratch: &Scratch) -> Option<ExitStatus> {
-        self.wait_for_log(scratch, "main loop", |scratch| {
-            let logs = scratch.log("stderr") + &scratch.log("stdout");
-            logs.contains(": forwarding") || logs.contains("entering main loop") || logs.contains("_event_loop")
-        })
-    }
-
-    /// Waits until the process's stderr contains `needle`; returns its
-    /// status if it exited meanwhile.
-    fn wait_for_stderr(&mut self, scratch: &Scratch, needle: &str) -> Option<ExitStatus> {
-        self.wait_for_log(scratch, &format!("'{needle}'"), |scratch| {
-            scratch.log("stderr").contains(needle)
-        })
-    }
-
-    /// Waits until `found` sees `what` in the run's logs; returns the
-    /// process's status if it exited meanwhile.
-    fn wait_for_log(&mut self, scratch: &Scratch, what: &str, found: impl Fn(&Scratch) -> bool) -> Option<ExitStatus> {
-        let start = Instant::now();
-        loop {
-            if let Some(status) = self.0.try_wait().expect("wait for forwarder") {
-                return Some(status);
-            }
-            if found(scratch) {
-                return None;
-            }
-            assert!(
-                start.elapsed() < MAX_RUN,
-                "{}: no {what} within {MAX_RUN:?}",
-                scratch.describe()
-            );
-            thread::sleep(POLL);
-        }
-    }
-
-    /// Sends `signal` ("INT", "TERM", ...).
-    fn signal(&self, signal: &str) {
-        let status = Command::new("kill")
-            .args([&format!("-{signal}"), &self.0.id().to_string()])
-            .status()
-            .expect("run kill");
-        assert!(status.success(), "kill -{signal} {}: {status}", self.0.id());
-    }
-
-    fn wait_timeout(&mut self, timeout: Duration) -> Option<ExitStatus> {
-        let deadline = Instant::now() + timeout;
-        loop {
-            if let Some(status) = self.0.try_wait().expect("wait for forwarder") {
-                return Some(status);
-            }
-            if Instant::now() >= deadline {
-                return None;
-            }
-            thread::sleep(POLL);
-        }
+/// Waits until `found` sees `what` in the run's logs; returns the
+/// process's status if it exited meanwhile.
+fn wait_for_log(child: &mut Process, what: &str, found: impl Fn(&Process) -> bool) -> Option<ExitStatus> {
+    match child.wait_until(MAX_RUN, found) {
+        Ok(()) => None,
+        Err(Some(status)) => Some(status),
+        Err(None) => panic!("no {what} within {MAX_RUN:?}: {}", child.describe()),
     }
 }
 
-impl Drop for Running {
-    fn drop(&mut self) {
-        if let Ok(None) = self.0.try_wait() {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
+/// Waits until the process has left the files in `dir` (its inputs and
+/// outputs) untouched for [`QUIET`], after at least [`MIN_RUN`]. Returns
+/// its status if it exited meanwhile.
+fn wait_until_idle(child: &mut Process, dir: &Path) -> Option<ExitStatus> {
+    let start = Instant::now();
+    let mut last = Vec::new();
+    let mut last_change = start;
+    loop {
+        if let Some(status) = child.try_wait() {
+            return Some(status);
         }
+        let now = Instant::now();
+        let offsets = open_file_offsets(child.pid(), dir);
+        if offsets != last {
+            last = offsets;
+            last_change = now;
+        }
+        if now - start >= MIN_RUN && now - last_change >= QUIET {
+            return None;
+        }
+        assert!(
+            now - start < MAX_RUN,
+            "forwarder still busy after {MAX_RUN:?} in {}",
+            dir.display()
+        );
+        thread::sleep(POLL);
     }
 }
 
@@ -732,4 +679,39 @@ fn open_file_offsets(pid: u32, dir: &Path) -> Vec<(PathBuf, u64)> {
         .collect();
     offsets.sort();
     offsets
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lcore_lists_are_counted() {
+        assert_eq!(lcore_count("0"), 1);
+        assert_eq!(lcore_count("0-1,3"), 3);
+    }
+
+    #[test]
+    fn the_tests_own_memory_and_prefix_are_not_given_twice() {
+        let given = ["-m".to_string(), "64".to_string()];
+        let args = virtual_eal(512, "p", &given);
+        assert_eq!(args, ["--no-pci", "--no-huge", "--file-prefix", "p"]);
+        let huge = [
+            "--huge-dir".to_string(),
+            "/mnt".to_string(),
+            "--file-prefix".to_string(),
+        ];
+        assert_eq!(virtual_eal(512, "p", &huge), ["--no-pci", "-m", "512"]);
+    }
+
+    #[test]
+    fn lcores_given_with_the_eal_arguments_replace_the_default() {
+        let run = Run::new("l3fwd").eal_args(&["--lcores", "1@1"]).two_ports();
+        let line = run.command_line("p", vec!["--vdev=net_null0".into()]);
+        assert!(!line.contains(&"-l".to_string()), "{line:?}");
+        let run = Run::new("l3fwd").lcores("0-1");
+        let line = run.command_line("p", Vec::new());
+        let at = line.iter().position(|a| a == "-l").expect("-l");
+        assert_eq!(line[at + 1], "0-1");
+    }
 }

@@ -4,32 +4,25 @@
 //! secondary processes, which map the primary's memory: they need it on
 //! hugepages, so this runs on hugepages, as root.
 
-mod common;
-mod frames;
-
 use std::fs;
 use std::io::Write;
 use std::os::unix::process::ExitStatusExt;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{l3fwd_rs, Run, TestDir, TWO_PORTS};
 use l3fwd_rs::dataplane::packet::{eth_rewrite, parse, rewrite};
 use pcap_file::pcapng::blocks::ENHANCED_PACKET_BLOCK;
 use pcap_file::pcapng::PcapNgReader;
+use testkit::{l3fwd_rs, Process, Run, Scratch, Stop, TWO_PORTS};
 
-/// The bench's hugepage reservation, shared rather than copied (the test
-/// uses part of it).
-#[allow(dead_code)]
-#[path = "../bench/src/hugepages.rs"]
-mod hugepages;
+use crate::hugepages;
 
 /// Frames of four flows to 198.18.1.0/24, which the built-in routes send
 /// out of port 1.
 fn input_frames() -> Vec<Vec<u8>> {
     (1..=4)
-        .map(|n| frames::udp4([198, 18, 0, n], [198, 18, 1, n], 64, 18 + usize::from(n)))
+        .map(|n| testkit::frames::udp4([198, 18, 0, n], [198, 18, 1, n], 64, 18 + usize::from(n)))
         .collect()
 }
 
@@ -41,7 +34,7 @@ fn forwarded(frame: &[u8]) -> Vec<u8> {
     assert!(rewrite(
         &mut out,
         kind,
-        &eth_rewrite(frames::next_hop_mac(1), frames::port_mac(1))
+        &eth_rewrite(testkit::frames::next_hop_mac(1), testkit::frames::port_mac(1))
     ));
     out
 }
@@ -80,66 +73,21 @@ fn tool(program: &str, args: &[&str], stdin: &str) -> Output {
     out
 }
 
-/// A folder removed on drop.
-struct Scratch(std::path::PathBuf);
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
-    }
-}
-
-/// The forwarder, stopped on drop (a failed check must not leave it
-/// holding the hugepages).
-struct Stopped(Child);
-
-impl Stopped {
-    /// Stops it with SIGINT, as Ctrl-C does, and waits for it.
-    fn stop(&mut self) -> std::process::ExitStatus {
-        let pid = rustix::process::Pid::from_child(&self.0);
-        let _ = rustix::process::kill_process(pid, rustix::process::Signal::INT);
-        self.0.wait().unwrap()
-    }
-}
-
-impl Drop for Stopped {
-    fn drop(&mut self) {
-        if self.0.try_wait().ok().flatten().is_none() {
-            self.stop();
-        }
-    }
-}
-
-/// Waits until the forwarder's stderr says it forwards.
-fn wait_forwarding(child: &mut Child, stderr: &std::path::Path) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let text = fs::read_to_string(stderr).unwrap_or_default();
-        if text.contains("forwarding") {
-            return;
-        }
-        assert!(child.try_wait().unwrap().is_none(), "l3fwd-rs exited:\n{text}");
-        assert!(Instant::now() < deadline, "l3fwd-rs did not start:\n{text}");
-        thread::sleep(Duration::from_millis(50));
-    }
-}
-
 #[test]
 fn proc_info_dumpcap_and_telemetry_work_on_a_running_forwarder() {
     if !rustix::process::geteuid().is_root() {
         eprintln!("skipped: hugepages need root");
         return;
     }
-    let dir = TestDir::new("dpdk-tools");
+    let dir = Scratch::new("dpdk-tools");
     let mount = dir.path("mnt");
     let memory = hugepages::Memory::huge(512, &mount).expect("hugepages");
     // A secondary process re-opens the pcap ports' files from their device
     // arguments, which DPDK 22.11 cuts at 63 bytes: short paths.
-    let files = Scratch(std::env::temp_dir().join(format!("l3t-{}", std::process::id())));
-    fs::create_dir_all(&files.0).unwrap();
-    let input = files.0.join("in.pcap");
+    let files = Scratch::short("l3t");
+    let input = files.path("in.pcap");
     trafficgen::write_pcap(&input, &input_frames()).unwrap();
-    let empty = files.0.join("empty.pcap");
+    let empty = files.path("empty.pcap");
     trafficgen::write_pcap(&empty, &Vec::<Vec<u8>>::new()).unwrap();
     // Port 0 replays the flows; port 1 receives nothing. With no TX file,
     // a pcap port has one TX queue (so one lcore) and drops what it sends,
@@ -149,19 +97,15 @@ fn proc_info_dumpcap_and_telemetry_work_on_a_running_forwarder() {
         format!("--vdev=net_pcap1,rx_pcap={}", empty.display()),
     ];
     let huge_dir = mount.display().to_string();
-    let prefix = format!("l3fwd-test-tools-{}", std::process::id());
-    let stderr = dir.path("stderr");
-    let mut forwarder = Stopped(
-        Run::new(l3fwd_rs())
-            .eal_args(&["--huge-dir", &huge_dir, "-m", "256", &vdevs[0], &vdevs[1]])
-            .args(&[TWO_PORTS, &["--stats-interval", "0"]].concat())
-            .command(&prefix)
-            .stdout(Stdio::null())
-            .stderr(fs::File::create(&stderr).unwrap())
-            .spawn()
-            .unwrap(),
-    );
-    wait_forwarding(&mut forwarder.0, &stderr);
+    let prefix = testkit::unique_prefix("tools");
+    let command = Run::new(l3fwd_rs())
+        .eal_args(&["--huge-dir", &huge_dir, "-m", "256", &vdevs[0], &vdevs[1]])
+        .args(&[TWO_PORTS, &["--stats-interval", "0"]].concat())
+        .command(&prefix);
+    // Stopped when dropped: a failed check must not leave it holding the
+    // hugepages.
+    let mut forwarder = Process::spawn(command, &prefix, &dir.path("l3fwd"), Stop::Sigint).expect("spawn l3fwd-rs");
+    forwarder.wait_for_stderr("forwarding", Duration::from_secs(60));
 
     let proc_info = |what: &str| {
         // Line-buffered: a crash at exit (see `tool`) loses nothing printed.
@@ -214,9 +158,8 @@ fn proc_info_dumpcap_and_telemetry_work_on_a_running_forwarder() {
         "{telemetry}"
     );
 
-    let status = forwarder.stop();
-    let log = fs::read_to_string(&stderr).unwrap();
-    assert!(status.success(), "{status}:\n{log}");
+    let status = forwarder.stop().unwrap_or_else(|e| panic!("{e}"));
+    assert!(status.success(), "{status}: {}", forwarder.describe());
     drop(memory);
 
     // Every frame captured is one l3fwd-rs sent on port 1, byte for byte.

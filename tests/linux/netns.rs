@@ -13,14 +13,13 @@
 //! channels, which veth does not have. Needs root; without it, fails (or
 //! skips with `L3FWD_ALLOW_SKIP=1`).
 
-mod linux;
-
 use std::net::IpAddr;
 
-use linux::capture::{check_frames, Capture};
-use linux::forwarder::{Forwarder, ScratchDir, Summary};
-use linux::sites::{LinkCounts, Pmd, Site, Sites};
-use linux::traffic::{self, udp_ports};
+use crate::capture::{check_frames, Capture};
+use crate::forwarder::{Forwarder, Summary};
+use crate::sites::{LinkCounts, Pmd, Site, Sites};
+use crate::traffic::{self, udp_ports};
+use testkit::Scratch;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Lookup {
@@ -88,11 +87,11 @@ impl Case {
     }
 
     fn run(&self, name: &str) {
-        if !linux::can_create_namespaces(name) {
+        if !crate::can_create_namespaces(name) {
             return;
         }
-        let tag = linux::unique_tag(self.id);
-        let scratch = ScratchDir::new(&tag);
+        let tag = crate::unique_tag(self.id);
+        let scratch = Scratch::new(&format!("linux-{tag}"));
         let sites = Sites::new(self.pmd, self.queues, &tag);
         let mut eal = sites.eal_lcores();
         eal.extend(sites.vdevs());

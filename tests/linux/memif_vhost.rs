@@ -9,11 +9,9 @@
 //! files under /var/run); without it, fails (or skips with
 //! `L3FWD_ALLOW_SKIP=1`).
 
-mod frames;
-mod linux;
-
-use linux::forwarder::{Forwarder, ScratchDir};
-use linux::testpmd::{last_count, TestPmd};
+use crate::forwarder::Forwarder;
+use crate::testpmd::{last_count, TestPmd};
+use testkit::Scratch;
 
 /// testpmd's txonly frames go from 198.18.0.1 to 198.18.0.2: routed to
 /// port 1, the sink.
@@ -42,11 +40,11 @@ fn source_forwarder_sink(
     in_flight_at_stop: u64,
 ) {
     if !is_root() {
-        linux::cannot_run(name, "EAL's runtime files and the peers' sockets need root");
+        crate::cannot_run(name, "EAL's runtime files and the peers' sockets need root");
         return;
     }
-    let tag = linux::unique_tag(id);
-    let scratch = ScratchDir::new(&tag);
+    let tag = crate::unique_tag(id);
+    let scratch = Scratch::new(&format!("linux-{tag}"));
     let sockets = [0, 1].map(|p| scratch.path(&format!("port{p}.sock")).display().to_string());
     let eal = vec!["-l".into(), "1".into(), ours(0, &sockets[0]), ours(1, &sockets[1])];
     let app = ["-p", "0x3", "--config", "(0,0,1),(1,0,1)"].map(String::from);
@@ -122,7 +120,10 @@ fn assert_routed(frames: &[Vec<u8>], forwarder_log: &str) {
         assert_eq!(f[12..14], [0x08, 0x00], "frame {at}: IPv4");
         assert_eq!(f[14 + 8], 63, "frame {at}: TTL");
         assert_eq!(f[14 + 16..14 + 20], [198, 18, 0, 2], "frame {at}: destination");
-        assert!(frames::ipv4_checksum_ok(&f[14..34]), "frame {at}: IPv4 checksum");
+        assert!(
+            testkit::frames::ipv4_checksum_ok(&f[14..34]),
+            "frame {at}: IPv4 checksum"
+        );
     }
 }
 

@@ -4,11 +4,8 @@
 //! and every port's output is identical, both refuse, or a difference
 //! README's "Smaller differences" documents.
 
-mod common;
-mod frames;
-
-use common::{c_l3fwd, c_l3fwd_options, l3fwd_rs, run_cli, Run, TestDir, TWO_PORTS};
-use frames::{em_flow4, udp4};
+use testkit::frames::{em_flow4, udp4};
+use testkit::{c_l3fwd, c_l3fwd_options, l3fwd_rs, run_cli, Run, Scratch, TWO_PORTS};
 use trafficgen::{generate, GenOpts, Mix};
 
 /// What a row expects of the two programs.
@@ -43,7 +40,7 @@ fn with_ports(extra: &[&str]) -> Vec<String> {
 }
 
 /// Rule files to write for the rows, and the rows using them.
-fn rows(dir: &TestDir) -> Vec<Row> {
+fn rows(dir: &Scratch) -> Vec<Row> {
     // Routes to ports 0 and 1 only: runs with ports that do not exist
     // enabled send nothing to them (C would crash on those).
     let v4 = dir.file(
@@ -290,7 +287,7 @@ fn traffic(seed: u64) -> [Vec<Vec<u8>>; 2] {
     [generate(seed, 200, &mix, &opts), generate(seed + 1, 200, &mix, &opts)]
 }
 
-fn forward(bin: std::path::PathBuf, inputs: &[Vec<Vec<u8>>; 2], args: &[String]) -> common::Outcome {
+fn forward(bin: std::path::PathBuf, inputs: &[Vec<Vec<u8>>; 2], args: &[String]) -> testkit::Outcome {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     // Exact match: two 4M-entry tables, as in the C sample.
     let memory_mb = if args.contains(&"-E") { 2048 } else { 512 };
@@ -302,14 +299,14 @@ fn forward(bin: std::path::PathBuf, inputs: &[Vec<Vec<u8>>; 2], args: &[String])
         .run()
 }
 
-fn refuses(bin: &std::path::Path, args: &[String]) -> common::Outcome {
+fn refuses(bin: &std::path::Path, args: &[String]) -> testkit::Outcome {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     run_cli(bin, &["-l", "0", "--vdev=net_null0", "--vdev=net_null1"], &args)
 }
 
 #[test]
 fn c_l3fwd_command_lines_run_l3fwd_rs_alike() {
-    let dir = TestDir::new("drop-in");
+    let dir = Scratch::new("drop-in");
     let inputs = traffic(3);
     for row in rows(&dir) {
         let context = format!("row '{}': {:?}", row.name, row.args);

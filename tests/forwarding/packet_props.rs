@@ -6,11 +6,9 @@
 //! read past the frame, rewrite only of MACs/TTL/checksum), in every lookup
 //! mode. The cargo-fuzz target in fuzz/ checks the same contract.
 
-mod oracle;
-
+use crate::oracle::{check, Decision};
 use l3fwd_modes::MODES;
 use l3fwd_rs::dataplane::mode::{Em, Lpm, Mode};
-use oracle::{check, Decision};
 use proptest::collection::vec;
 use proptest::prelude::*;
 

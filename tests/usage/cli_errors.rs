@@ -1,9 +1,7 @@
 //! Bad command lines, port/queue/lcore configs and rule files: exit code 1
 //! and a one-line message naming the problem, never a panic.
 
-mod common;
-
-use common::{l3fwd_rs, run_cli, TestDir};
+use testkit::{l3fwd_rs, run_cli, Scratch};
 
 /// Runs l3fwd-rs on one lcore and the ports `vdevs` with `app` arguments,
 /// asserting a clean failure whose one error line contains `needle`.
@@ -55,8 +53,8 @@ fn config_against_the_ports_and_lcores() {
 #[test]
 fn more_queues_than_the_port_has() {
     // A pcap port has one RX queue per rx_pcap file.
-    let dir = TestDir::new("one-frame");
-    let vdev = dir.one_frame_pcap_vdev();
+    let dir = Scratch::new("one-frame");
+    let vdev = testkit::one_frame_pcap_vdev(&dir);
     assert_fails_on(&[&vdev], &["-p", "0x1", "--config", "(0,0,0),(0,1,0)"], "2 RX queues");
 }
 
@@ -95,7 +93,7 @@ fn jumbo_frames_on_a_port_without_multi_segment_tx() {
 
 #[test]
 fn bad_rule_files_name_file_and_line() {
-    let dir = TestDir::new("bad-rules");
+    let dir = Scratch::new("bad-rules");
     let path = dir.file("bad.cfg", "# comment\nR10.0.0.0/8 1\nR10.1.0.0/33 1\n");
     let path = path.as_str();
     // Rule files are read only when both are given, as in C.
@@ -125,7 +123,7 @@ const ACL_V6: &str = "--rule_ipv6=configs/acl_v6.cfg";
 
 #[test]
 fn bad_acl_rules_name_file_line_and_field() {
-    let dir = TestDir::new("bad-acl-rules");
+    let dir = Scratch::new("bad-acl-rules");
     let good = "R0.0.0.0/0 198.18.0.0/16 0 : 65535 0 : 65535 0/0 0";
     let cases = [
         (
@@ -264,7 +262,7 @@ fn a_bare_l3fwd_rs_shows_the_usage_and_an_example_that_runs() {
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&run.stdout);
-    common::assert_runtime_folder_gone(&prefix, example);
+    testkit::assert_runtime_folder_gone(&prefix, example);
     assert!(
         run.status.success(),
         "{example}\n{}",

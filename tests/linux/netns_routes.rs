@@ -21,17 +21,16 @@
 //! ends with every packet and mbuf accounted for. Needs root; without it,
 //! fails (or skips with `L3FWD_ALLOW_SKIP=1`).
 
-mod linux;
-
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use linux::forwarder::{Forwarder, ScratchDir};
-use linux::sites::{Namespace, Pmd, Site, Sites};
-use linux::traffic;
+use crate::forwarder::Forwarder;
+use crate::sites::{Namespace, Pmd, Site, Sites};
+use crate::traffic;
+use testkit::Scratch;
 
 const TCP_PORTS: (u16, u16) = (40000, 7000);
 const TCP_BYTES: u64 = 16 << 20;
@@ -105,11 +104,11 @@ impl Counts {
 #[test]
 fn af_packet_lpm_route_change_moves_a_tcp_stream_and_back() {
     let name = "af_packet_lpm_route_change_moves_a_tcp_stream_and_back";
-    if !linux::can_create_namespaces(name) {
+    if !crate::can_create_namespaces(name) {
         return;
     }
-    let tag = linux::unique_tag(1);
-    let scratch = ScratchDir::new(&tag);
+    let tag = crate::unique_tag(11);
+    let scratch = Scratch::new(&format!("linux-{tag}"));
     let sites: Sites<3> = Sites::new(Pmd::AfPacket, 1, &tag);
     let [client, a, b] = &sites.sites;
     let detour = Detour::new(&tag, a, b);

@@ -8,14 +8,15 @@
 //! Everything a test makes (namespaces, interfaces, EAL runtime files,
 //! child processes) has a name unique to the test and the process and is
 //! removed by a Drop guard, also when the test fails.
-// Each tests/*.rs uses a different part of this module.
-#![allow(dead_code)]
+mod capture;
+mod forwarder;
+mod sites;
+mod testpmd;
+mod traffic;
 
-pub mod capture;
-pub mod forwarder;
-pub mod sites;
-pub mod testpmd;
-pub mod traffic;
+mod memif_vhost;
+mod netns;
+mod netns_routes;
 
 use std::process::{Command, Output};
 use std::sync::OnceLock;

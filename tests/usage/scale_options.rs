@@ -3,9 +3,7 @@
 //! `--lpm-tbl8s` say otherwise (a route that does not fit is an error naming
 //! its file and line), and `--num-mbufs` for ports replaying large files.
 
-mod common;
-
-use common::{l3fwd_rs, run_cli, Outcome, TestDir, TWO_PORTS};
+use testkit::{l3fwd_rs, run_cli, Outcome, Scratch, TWO_PORTS};
 use trafficgen::{generate, write_pcap, GenOpts, Mix};
 
 /// 5 rules; the /25s and longer need 3 tbl8 groups (two share a /24).
@@ -30,7 +28,7 @@ fn lpm_run(app: &[&str]) -> Outcome {
 
 #[test]
 fn lpm_tables_are_sized_from_the_rule_files() {
-    let dir = TestDir::new("lpm-sizing");
+    let dir = Scratch::new("lpm-sizing");
     let (v4, v6) = (dir.file("v4.cfg", V4), dir.file("v6.cfg", V6));
     let out = lpm_run(&[&format!("--rule_ipv4={v4}"), &format!("--rule_ipv6={v6}")]);
     assert!(out.status.success(), "{}", out.stderr);
@@ -44,7 +42,7 @@ fn lpm_tables_are_sized_from_the_rule_files() {
 
 #[test]
 fn lpm_tables_too_small_fail_naming_file_and_line() {
-    let dir = TestDir::new("lpm-too-small");
+    let dir = Scratch::new("lpm-too-small");
     let (v4, v6) = (dir.file("v4.cfg", V4), dir.file("v6.cfg", V6));
     let rules = [format!("--rule_ipv4={v4}"), format!("--rule_ipv6={v6}")];
     let cases = [
@@ -76,7 +74,7 @@ fn lpm_tables_too_small_fail_naming_file_and_line() {
 /// 6000 frames need more than the default pool of 8192.
 #[test]
 fn num_mbufs_lets_ports_replay_large_files() {
-    let dir = TestDir::new("num-mbufs");
+    let dir = Scratch::new("num-mbufs");
     let mix = Mix {
         invalid_v4: 0,
         non_ip: 0,

@@ -4,18 +4,14 @@
 //! counted, SIGINT/SIGTERM flush every TX buffer, and two lcores on two RX
 //! queues per port forward correctly with per-queue counters that add up.
 
-mod common;
-mod frames;
-mod oracle;
-
 use std::time::Duration;
 
-use common::{l3fwd_rs, Outcome, Run, TWO_PORTS};
-use frames::*;
+use crate::oracle::{check, Decision};
 use l3fwd_modes::ModeInfo;
 use l3fwd_rs::dataplane::mode::{Em, Lpm, Mode};
-use oracle::{check, Decision};
 use serde_json::Value;
+use testkit::frames::*;
+use testkit::{l3fwd_rs, Outcome, Run, TWO_PORTS};
 use trafficgen::{generate, GenOpts, Mix};
 
 /// Two lcores, each polling queue N of both ports (and sending on TX queue N).
@@ -113,17 +109,6 @@ fn num(v: &Value) -> u64 {
     v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
 }
 
-/// The packets dropped for any reason: the sum of every `dropped_*` count
-/// of `counts` (the summary's `forwarded`, or an lcore's).
-fn dropped(counts: &Value) -> u64 {
-    let counts = counts.as_object().expect("counters");
-    counts
-        .iter()
-        .filter(|(k, _)| k.starts_with("dropped_"))
-        .map(|(_, v)| num(v))
-        .sum()
-}
-
 /// `forwarded.{rx, tx, dropped_invalid, dropped_runt, dropped_tx_full}`.
 fn forwarded(s: &Value) -> [u64; 5] {
     ["rx", "tx", "dropped_invalid", "dropped_runt", "dropped_tx_full"].map(|k| num(&s["forwarded"][k]))
@@ -143,29 +128,18 @@ fn assert_load_accounted(l: &Value) {
     }
 }
 
-fn port_counts(s: &Value, key: &str) -> Vec<u64> {
-    s["ports"].as_array().unwrap().iter().map(|p| num(&p[key])).collect()
-}
-
-/// Every packet received was sent or counted as a drop; what the lcores
-/// counted as sent is what the ports sent; and the mbufs in use after the
-/// ports stopped are those before they started plus `held` (still in a
-/// loopback ring). Returns the forwarded counters.
+/// Every packet received (some) was sent or counted as a drop, the
+/// counts agree ([`testkit::assert_accounted`]), each lcore's load adds up,
+/// and the mbufs in use after the ports stopped are those before they
+/// started plus `held` (still in a loopback ring). Returns the forwarded
+/// counters.
 fn assert_accounted(s: &Value, held: u64) -> [u64; 5] {
     let [rx, tx, invalid, runt, tx_full] = forwarded(s);
     assert!(rx > 0, "nothing received: {s}");
-    assert_eq!(rx, tx + dropped(&s["forwarded"]), "received != sent + dropped: {s}");
-    assert_eq!(port_counts(s, "tx_packets").iter().sum::<u64>(), tx, "ports' tx: {s}");
-    let lcores = s["lcores"].as_array().unwrap();
-    for (key, total) in s["forwarded"].as_object().unwrap() {
-        let sum: u64 = lcores.iter().map(|l| num(&l[key])).sum();
-        assert_eq!(sum, num(total), "lcores' {key}: {s}");
-    }
-    for l in lcores {
+    testkit::assert_accounted(s, held);
+    for l in s["lcores"].as_array().unwrap() {
         assert_load_accounted(l);
     }
-    let [before, after] = [0, 1].map(|i| num(&s["mbufs_in_use"][i]));
-    assert_eq!(after, before + held, "mbufs in use before start / after stop: {s}");
     [rx, tx, invalid, runt, tx_full]
 }
 
@@ -221,7 +195,7 @@ fn malformed_traffic_acl_every_packet_counted_under_its_drop() {
     let [rx, tx, invalid, runt] = ["rx", "tx", "dropped_invalid", "dropped_runt"].map(|k| num(&s["forwarded"][k]));
     let [denied, no_rule] = ["dropped_denied", "dropped_no_rule"].map(|k| num(&s["forwarded"][k]));
     assert_eq!(rx, inputs.iter().map(|i| i.len() as u64).sum::<u64>());
-    assert_eq!(rx, tx + dropped(&s["forwarded"]), "{s}");
+    testkit::assert_accounted(s, 0);
     assert!(
         tx > 100 && denied > 10 && no_rule > 100 && runt > 10 && invalid > 0,
         "{s}"

@@ -1,21 +1,18 @@
 //! Claims of the README's "Smaller differences" that no other test makes,
 //! each checked on the real binary, and docs/OPTIONS.md's table held to the
 //! options the binary's `--help` prints. Covered elsewhere: a signal during
-//! set-up (tests/shutdown_paths.rs), a closed stdout (the same file).
-
-mod common;
-mod frames;
+//! set-up (tests/usage/shutdown_paths.rs), a closed stdout (the same file).
 
 use std::collections::BTreeSet;
 use std::process::Stdio;
 use std::time::Duration;
 
-use common::{l3fwd_rs, run_cli, Run, TestDir, TWO_PORTS};
+use testkit::{l3fwd_rs, run_cli, Run, Scratch, TWO_PORTS};
 
 /// A run on two pcap ports, one frame in on port 0, with `args` after
 /// [`TWO_PORTS`]; its stderr, once it exited 0.
 fn stderr_of_run(args: &[&str]) -> String {
-    let frame = frames::udp4([198, 18, 0, 1], [198, 18, 1, 1], 64, 18);
+    let frame = testkit::frames::udp4([198, 18, 0, 1], [198, 18, 1, 1], 64, 18);
     let out = Run::new(l3fwd_rs())
         .port(vec![frame])
         .port(Vec::new())
@@ -28,7 +25,7 @@ fn stderr_of_run(args: &[&str]) -> String {
 
 #[test]
 fn a_lone_rule_file_is_ignored_with_a_warning() {
-    let dir = TestDir::new("lone-rules");
+    let dir = Scratch::new("lone-rules");
     let v4 = dir.file("v4.rules", "R198.18.0.0/16 1\n");
     let v6 = dir.file("v6.rules", "R2001:db8::/32 1\n");
     for (given, file, missing) in [("--rule_ipv4", &v4, "--rule_ipv6"), ("--rule_ipv6", &v6, "--rule_ipv4")] {
@@ -71,7 +68,7 @@ fn text_inside_a_config_tuple_is_refused() {
 /// to its end.
 #[test]
 fn stdout_to_a_full_disk_warns_once_and_forwarding_goes_on() {
-    let dir = TestDir::new("full-stdout");
+    let dir = Scratch::new("full-stdout");
     let json = dir.path("stats.json").display().to_string();
     let prefix = format!("l3fwd-readme-full-{}", std::process::id());
     let args = ["--stats-interval", "1", "--duration", "3", "--stats-json", &json];
@@ -86,7 +83,7 @@ fn stdout_to_a_full_disk_warns_once_and_forwarding_goes_on() {
         .expect("spawn l3fwd-rs")
         .wait_with_output()
         .unwrap();
-    common::assert_runtime_folder_gone(&prefix, "closed stdout");
+    testkit::assert_runtime_folder_gone(&prefix, "closed stdout");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{}\n{stderr}", out.status);
     assert_eq!(stderr.matches("cannot write to stdout").count(), 1, "{stderr}");
@@ -157,7 +154,7 @@ fn the_options_table_lists_every_long_option_of_the_help_and_no_other() {
         "{printed:?} from\n{help}"
     );
 
-    let path = common::workspace().join("docs/OPTIONS.md");
+    let path = testkit::workspace().join("docs/OPTIONS.md");
     let doc = std::fs::read_to_string(&path).unwrap();
     let listed = options_of_the_table(&doc);
     let missing: Vec<_> = printed.difference(&listed).collect();

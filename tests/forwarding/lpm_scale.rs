@@ -5,13 +5,11 @@
 //! also checked against the model in this process, at the edges of every
 //! route.
 
-mod common;
-
 use std::collections::HashMap;
 use std::path::Path;
 use std::time::Duration;
 
-use common::{l3fwd_rs, Run, TestDir};
+use testkit::{l3fwd_rs, Run, Scratch};
 use trafficgen::aimed::{self, Aim};
 use trafficgen::tables::{self, Address, Route};
 
@@ -121,7 +119,7 @@ fn looks_up_as_the_model<A: Address>(table: &Table<A>, lookup: impl Fn(A) -> Opt
 fn forwards_as_a_longest_prefix_model(mode: &[&str], memory_mb: u32, also: impl FnOnce(Table<u32>, Table<u128>)) {
     let v4 = tables::ipv4_routes(SEED, V4_ROUTES, &ROUTE_PORTS);
     let v6 = tables::ipv6_routes(SEED, V6_ROUTES, &ROUTE_PORTS);
-    let dir = TestDir::new("lpm-scale");
+    let dir = Scratch::new("lpm-scale");
     let (v4_file, v6_file) = (dir.path("v4.cfg"), dir.path("v6.cfg"));
     tables::write_lpm_rules(&v4_file, &v4).unwrap();
     tables::write_lpm_rules(&v6_file, &v6).unwrap();

@@ -2,16 +2,14 @@
 //! (built from dpdk-doc) and l3fwd-rs forward generated v4, v6 and
 //! invalid-IPv4 traffic, and every port's output must be identical.
 
-mod common;
-
-use common::{c_l3fwd, l3fwd_rs, traffic, Run};
+use testkit::{c_l3fwd, l3fwd_rs, traffic, Run};
 
 const SEEDS: [u64; 3] = [1, 7, 42];
 /// Room for the exact-match tables (two of 4M entries, as in the C sample).
 const EM_MEMORY_MB: u32 = 2048;
 
 /// Runs both forwarders on the same two ports of traffic, with
-/// `common::TWO_PORTS`, `--parse-ptype` (C's virtual ports give no packet types)
+/// `testkit::TWO_PORTS`, `--parse-ptype` (C's virtual ports give no packet types)
 /// and `args`, and asserts identical per-port outputs; returns how many
 /// frames were sent.
 fn assert_same_as_c(inputs: &[Vec<Vec<u8>>; 2], args: &[&str], memory_mb: u32) -> usize {
@@ -136,7 +134,7 @@ fn acl_deny_from_subnet_9(seed: u64) -> Vec<Vec<u8>> {
 /// exactly: LPM and FIB mode must send every frame where C does.
 #[test]
 fn nested_routes_lpm_and_fib_output_is_identical_to_the_c_sample() {
-    let dir = common::TestDir::new("nested-routes");
+    let dir = testkit::Scratch::new("nested-routes");
     let v4_anchor = u32::from_be_bytes([198, 18, 7, 77]);
     let v6_anchor = u128::from_be_bytes("2001:200:0:7:0:0:4d:1".parse::<std::net::Ipv6Addr>().unwrap().octets());
     // Port d % 2, and the disabled port 2 for a few depths.

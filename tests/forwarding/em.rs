@@ -5,11 +5,8 @@
 //! `--sequential-lookup` give identical output pcaps for every burst size
 //! 1..=32.
 
-mod common;
-mod frames;
-
-use common::{l3fwd_rs, Run};
-use frames::{assert_forwarded, em_flow4, next_hop_mac};
+use testkit::frames::{assert_forwarded, em_flow4, next_hop_mac};
+use testkit::{l3fwd_rs, Run};
 use trafficgen::{generate, GenOpts, Mix};
 
 /// Ports per run: port p receives one burst of BURST_SIZES[run][p] frames

@@ -2,11 +2,8 @@
 //! disabled ports, invalid and non-IP frames, runts, --eth-dest, two lcores,
 //! and the TX drain over ports the lcore does not receive on.
 
-mod common;
-mod frames;
-
-use common::{l3fwd_rs, Run, TWO_PORTS};
-use frames::*;
+use testkit::frames::*;
+use testkit::{l3fwd_rs, Run, TWO_PORTS};
 
 /// Sends `frames` into port 0 of a two-port l3fwd-rs and returns what each
 /// port sent, and the process's stdout.

@@ -4,64 +4,64 @@
 //! reader, or one that stopped reading, holds up neither start-up nor
 //! shutdown.
 
-mod common;
-
-use std::io::Write;
-use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::io::{Read, Write};
+use std::process::{Command, ExitStatus, Output, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{l3fwd_rs, Run, TestDir};
+use testkit::{l3fwd_rs, Process, Run, Scratch};
 
 const V6: &str = "--rule_ipv6=configs/lpm_v6.cfg";
 
-/// The EAL file prefix of the run `name` of this test process.
-fn prefix(name: &str) -> String {
-    format!("user-errors-{name}-{}", std::process::id())
-}
-
 /// l3fwd-rs on two null ports with `args`, stdin, stdout and stderr piped.
-fn spawn(name: &str, args: &[&str]) -> Child {
-    let prefix = prefix(name);
-    Run::new(l3fwd_rs())
+fn spawn(name: &str, args: &[&str]) -> Process {
+    let prefix = testkit::unique_prefix(&format!("user-errors-{name}"));
+    let mut command = Run::new(l3fwd_rs())
         .eal_args(&["--vdev=net_null0", "--vdev=net_null1"])
         .two_ports()
         .args(args)
-        .command(&prefix)
+        .command(&prefix);
+    command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn l3fwd-rs")
+        .stderr(Stdio::piped());
+    Process::spawn_with_own_stdio(command, &prefix).expect("spawn l3fwd-rs")
 }
 
-/// Its exit within `timeout`, or a kill and a panic; then the runtime
-/// folder of its run `name` goes.
-fn exit_within(mut child: Child, name: &str, timeout: Duration) -> Output {
-    let deadline = Instant::now() + timeout;
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            child.kill().unwrap();
-            panic!("still running after {timeout:?}: {:?}", child.wait_with_output());
-        }
-        thread::sleep(Duration::from_millis(20));
-    }
-    let output = child.wait_with_output().unwrap();
-    common::assert_runtime_folder_gone(&prefix(name), name);
-    output
+/// Its exit within `timeout` (else a panic: the process is killed when
+/// dropped) and what it wrote; then its runtime folder is gone.
+fn exit_within(mut child: Process, name: &str, timeout: Duration) -> Output {
+    let status = child
+        .wait_timeout(timeout)
+        .unwrap_or_else(|| panic!("{name}: still running after {timeout:?}"));
+    let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+    let pipes = child.child();
+    pipes
+        .stdout
+        .take()
+        .expect("stdout pipe")
+        .read_to_end(&mut stdout)
+        .unwrap();
+    pipes
+        .stderr
+        .take()
+        .expect("stderr pipe")
+        .read_to_end(&mut stderr)
+        .unwrap();
+    testkit::assert_runtime_folder_gone(child.prefix(), name);
+    Output { status, stdout, stderr }
 }
 
 /// Sends SIGINT to `child`.
-fn interrupt(child: &Child) {
-    let kill = Command::new("kill").args(["-INT", &child.id().to_string()]).status();
-    assert!(kill.expect("run kill").success());
+fn interrupt(child: &Process) {
+    child.signal("INT").expect("kill -INT");
 }
 
 fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
-fn mkfifo(dir: &TestDir, name: &str) -> String {
+fn mkfifo(dir: &Scratch, name: &str) -> String {
     let path = dir.path(name).display().to_string();
     let status: ExitStatus = Command::new("mkfifo").arg(&path).status().expect("run mkfifo");
     assert!(status.success(), "mkfifo {path}");
@@ -82,8 +82,8 @@ fn a_rule_file_without_line_ends_fails_at_its_first_line() {
 #[test]
 fn a_rule_file_from_a_pipe_is_read() {
     let mut child = spawn("pipe", &["--rule_ipv4=/dev/stdin", V6, "--duration", "1"]);
-    let routes = std::fs::read(common::workspace().join("configs/lpm_v4.cfg")).unwrap();
-    let mut stdin = child.stdin.take().unwrap();
+    let routes = std::fs::read(testkit::workspace().join("configs/lpm_v4.cfg")).unwrap();
+    let mut stdin = child.child().stdin.take().unwrap();
     thread::sleep(Duration::from_millis(300)); // the writer comes late
     stdin.write_all(&routes).unwrap();
     drop(stdin);
@@ -94,14 +94,11 @@ fn a_rule_file_from_a_pipe_is_read() {
 
 #[test]
 fn a_fifo_without_a_writer_gives_way_to_sigint() {
-    let dir = TestDir::new("fifo-rules");
+    let dir = Scratch::new("fifo-rules");
     let fifo = mkfifo(&dir, "routes");
     let mut child = spawn("fifo", &[&format!("--rule_ipv4={fifo}"), V6]);
     thread::sleep(Duration::from_secs(1));
-    assert!(
-        child.try_wait().unwrap().is_none(),
-        "l3fwd-rs did not wait for the writer"
-    );
+    assert!(child.try_wait().is_none(), "l3fwd-rs did not wait for the writer");
     interrupt(&child);
     let out = exit_within(child, "fifo", Duration::from_secs(3));
     assert_eq!(out.status.code(), Some(1));
@@ -111,7 +108,7 @@ fn a_fifo_without_a_writer_gives_way_to_sigint() {
 
 #[test]
 fn a_stats_json_fifo_without_a_reader_holds_nothing_up() {
-    let dir = TestDir::new("fifo-json");
+    let dir = Scratch::new("fifo-json");
     let fifo = mkfifo(&dir, "stats.json");
     let child = spawn("json", &["--stats-json", &fifo, "--duration", "1"]);
     let out = exit_within(child, "json", Duration::from_secs(20));
@@ -121,7 +118,7 @@ fn a_stats_json_fifo_without_a_reader_holds_nothing_up() {
 #[test]
 fn a_stats_json_reader_that_stopped_reading_holds_up_the_exit_2_s_at_most() {
     use rustix::fs::{Mode, OFlags};
-    let dir = TestDir::new("full-fifo-json");
+    let dir = Scratch::new("full-fifo-json");
     let fifo = mkfifo(&dir, "stats.json");
     // A reader that read nothing, and a pipe buffer already full.
     let reader = rustix::fs::open(&fifo, OFlags::RDWR | OFlags::NONBLOCK, Mode::empty()).unwrap();

@@ -7,14 +7,11 @@
 //! `rte_eal_cleanup` ran (its runtime directory lost `mp_socket`, which only
 //! that call removes).
 
-mod common;
-
 use std::fs;
-use std::process::Stdio;
-use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{l3fwd_rs, run_cli, Outcome, Run, TestDir};
+use crate::hugepages;
+use testkit::{l3fwd_rs, run_cli, Outcome, Process, Run, Scratch, Stop};
 
 const ONE_PORT: &[&str] = &["-p", "0x1", "--config", "(0,0,0)"];
 
@@ -194,8 +191,8 @@ fn lookup_table_that_does_not_fit_in_eal_memory() {
 /// rte_eth_dev_adjust_nb_rx_tx_desc fits them to the device's limits.)
 #[test]
 fn more_tx_queues_than_the_port_has() {
-    let dir = TestDir::new("one-frame");
-    let vdev = dir.one_frame_pcap_vdev();
+    let dir = Scratch::new("one-frame");
+    let vdev = testkit::one_frame_pcap_vdev(&dir);
     let out = fails_with(&["-l", "0-1", &vdev], ONE_PORT, &["port 0", "2 TX queues", "at most 1"]);
     assert_eal_cleaned_up(&out);
 }
@@ -203,7 +200,7 @@ fn more_tx_queues_than_the_port_has() {
 /// Rule files are read before EAL starts: no EAL runtime files at all.
 #[test]
 fn rule_files_that_cannot_be_read() {
-    let dir = TestDir::new("rules-dir");
+    let dir = Scratch::new("rules-dir");
     let path = dir.path("").display().to_string();
     // Files are read only when both are given, as in C.
     for (mode, rule, other) in [
@@ -226,27 +223,21 @@ fn rule_files_that_cannot_be_read() {
 /// rely on is real.
 /// A forwarder on net_null0 with file prefix `prefix` and `eal`, running
 /// 20 s, once `ready` exists (a file it makes at start).
-fn first_forwarder(prefix: &str, eal: &[&str], ready: &std::path::Path) -> std::process::Child {
-    let mut first = Run::new(l3fwd_rs())
+fn first_forwarder(prefix: &str, eal: &[&str], ready: &std::path::Path, dir: &Scratch) -> Process {
+    let command = Run::new(l3fwd_rs())
         .lcores("1")
         .eal_args(eal)
         .args(&["-p", "0x1", "--config", "(0,0,1)", "--duration", "20"])
-        .command(prefix)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start the first forwarder");
-    let start = Instant::now();
-    while !ready.exists() {
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "first forwarder never made {}",
-            ready.display()
-        );
-        assert!(first.try_wait().unwrap().is_none(), "first forwarder exited");
-        thread::sleep(Duration::from_millis(50));
-    }
+        .command(prefix);
+    let mut first =
+        Process::spawn(command, prefix, &dir.path("first"), Stop::Sigint).expect("start the first forwarder");
+    let made = first.wait_until(Duration::from_secs(10), |_| ready.exists());
+    assert!(
+        made.is_ok(),
+        "first forwarder never made {} ({made:?}): {}",
+        ready.display(),
+        first.describe()
+    );
     first
 }
 
@@ -255,7 +246,8 @@ fn file_prefix_in_use() {
     let prefix = format!("l3fwd-test-collide-{}", std::process::id());
     let runtime = dpdk::runtime_dir_of(&prefix);
     let mp_socket = runtime.join("mp_socket");
-    let mut first = first_forwarder(&prefix, &["--vdev=net_null0"], &mp_socket);
+    let dir = Scratch::new("collide");
+    let mut first = first_forwarder(&prefix, &["--vdev=net_null0"], &mp_socket, &dir);
 
     let out = fails_with(
         &["--file-prefix", &prefix, "--vdev=net_null0"],
@@ -267,12 +259,13 @@ fn file_prefix_in_use() {
         "{}",
         out.stderr
     );
-    assert!(first.try_wait().unwrap().is_none(), "the first forwarder stopped");
+    assert!(first.try_wait().is_none(), "the first forwarder stopped");
 
     first.kill().unwrap();
-    first.wait().unwrap();
     assert!(mp_socket.exists(), "mp_socket removed without rte_eal_cleanup");
-    fs::remove_dir_all(runtime).unwrap();
+    // Dropping it removes its runtime folder.
+    drop(first);
+    assert!(!runtime.exists());
 }
 
 /// Where EAL takes no lock on the prefix (`--no-shconf`), a second
@@ -283,13 +276,9 @@ fn file_prefix_in_use() {
 fn a_second_instance_of_one_prefix_leaves_the_first_its_socket() {
     let prefix = format!("l3fwd-test-shared-{}", std::process::id());
     let socket = dpdk::runtime_dir_of(&prefix).join("l3fwd_ctl");
-    let mut first = first_forwarder(&prefix, &["--no-shconf", "--vdev=net_null0"], &socket);
-    let route_get = || {
-        std::process::Command::new(env!("CARGO_BIN_EXE_l3fwd-ctl"))
-            .args(["--file-prefix", &prefix, "--timeout", "5", "route", "get", "198.18.0.1"])
-            .output()
-            .unwrap()
-    };
+    let dir = Scratch::new("shared");
+    let first = first_forwarder(&prefix, &["--no-shconf", "--vdev=net_null0"], &socket, &dir);
+    let route_get = || testkit::ctl(&prefix, &["--timeout", "5", "route", "get", "198.18.0.1"], "");
     assert!(route_get().status.success());
 
     fails_with(
@@ -299,9 +288,8 @@ fn a_second_instance_of_one_prefix_leaves_the_first_its_socket() {
     );
     let answer = route_get();
     assert!(answer.status.success(), "{}", String::from_utf8_lossy(&answer.stderr));
-    first.kill().unwrap();
-    first.wait().unwrap();
-    let _ = fs::remove_dir_all(dpdk::runtime_dir_of(&prefix));
+    // Killed, and its runtime folder removed.
+    drop(first);
 }
 
 /// A control socket path that something else took (a directory) is named
@@ -318,12 +306,6 @@ fn a_control_socket_path_that_is_a_directory_says_so() {
     fs::remove_dir_all(dpdk::runtime_dir_of(&prefix)).unwrap();
 }
 
-/// The bench's hugepage reservation, shared rather than copied (the test
-/// uses part of it).
-#[allow(dead_code)]
-#[path = "../bench/src/hugepages.rs"]
-mod hugepages;
-
 /// On hugepages DPDK keeps a page file (`PREFIXmap_N`) for every segment
 /// still allocated at cleanup, holding its 2 MB from the system until a
 /// later DPDK process clears it. l3fwd-rs takes them with it: after a
@@ -336,7 +318,7 @@ fn runs_on_hugepages_leave_no_page_files() {
         eprintln!("skipped: hugepages need root");
         return;
     }
-    let dir = TestDir::new("hugepages");
+    let dir = Scratch::new("hugepages");
     let mount = dir.path("mnt");
     let memory = hugepages::Memory::huge(512, &mount).expect("hugepages");
     assert!(matches!(memory, hugepages::Memory::Huge(_)));
