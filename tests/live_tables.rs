@@ -40,9 +40,9 @@ fn rules(mode: &str, port: u16) -> [String; 2] {
     }
 }
 
-/// How the forwarder is driven.
+/// The dataplane model the forwarder runs (its `--mode`).
 #[derive(Clone, Copy)]
-enum Dataplane {
+enum Model {
     Poll,
     /// `--mode=eventdev` on event_sw, its scheduler on a service core.
     Event,
@@ -57,11 +57,11 @@ struct Forwarder {
 impl Forwarder {
     /// Starts it in `mode` with the rule files of `rules(mode, port)`.
     fn start(name: &str, mode: &str, port: u16) -> Forwarder {
-        Forwarder::start_on(name, mode, port, Dataplane::Poll, &[])
+        Forwarder::start_on(name, mode, port, Model::Poll, &[])
     }
 
-    /// As [`Forwarder::start`], on `dataplane`, with `extra` options.
-    fn start_on(name: &str, mode: &str, port: u16, dataplane: Dataplane, extra: &[&str]) -> Forwarder {
+    /// As [`Forwarder::start`], on `model`, with `extra` options.
+    fn start_on(name: &str, mode: &str, port: u16, model: Model, extra: &[&str]) -> Forwarder {
         let dir = Scratch::new(&format!("live-{name}"));
         let input = dir.path("in.pcap");
         trafficgen::write_pcap(&input, &stream()).unwrap();
@@ -80,16 +80,16 @@ impl Forwarder {
         let silent = dir.path("silent.pcap");
         trafficgen::write_pcap(&silent, &[] as &[Vec<u8>]).unwrap();
         let senders: Vec<String> = (1..=2)
-            .map(|p| match dataplane {
-                Dataplane::Poll => format!("--vdev=net_null{p}"),
-                Dataplane::Event => format!("--vdev=net_pcap{p},rx_pcap={},tx_pcap=/dev/null", silent.display()),
+            .map(|p| match model {
+                Model::Poll => format!("--vdev=net_null{p}"),
+                Model::Event => format!("--vdev=net_pcap{p},rx_pcap={},tx_pcap=/dev/null", silent.display()),
             })
             .collect();
         let mut eal = vec![pcap.as_str(), &senders[0], &senders[1]];
         let mut run = Run::new(l3fwd_rs());
-        match dataplane {
-            Dataplane::Poll => app.extend(["--config", "(0,0,0)"]),
-            Dataplane::Event => {
+        match model {
+            Model::Poll => app.extend(["--config", "(0,0,0)"]),
+            Model::Event => {
                 app.push("--mode=eventdev");
                 eal.extend(["-s", "0x2", "--vdev=event_sw0"]);
                 run = run.lcores("0-1");
@@ -243,7 +243,7 @@ fn reload_and_sighup_move_the_stream_in_every_mode() {
 
 #[test]
 fn reload_and_route_changes_move_the_stream_in_eventdev_mode() {
-    let mut f = Forwarder::start_on("event", "lpm", 1, Dataplane::Event, &[]);
+    let mut f = Forwarder::start_on("event", "lpm", 1, Model::Event, &[]);
     f.assert_stream_goes_to(1, "eventdev: at start");
     f.rewrite_rules("lpm", 2);
     assert_eq!(f.send(&["reload"]), (vec!["ok".to_string()], true));
@@ -395,7 +395,7 @@ fn run_cycles(f: &Forwarder) {
 /// in 22.11.
 #[test]
 fn fib_routes_change_in_place_where_dpdk_lets_them() {
-    let f = Forwarder::start_on("fib-inplace", "fib", 1, Dataplane::Poll, &["--lpm-tbl8s", "64"]);
+    let f = Forwarder::start_on("fib-inplace", "fib", 1, Model::Poll, &["--lpm-tbl8s", "64"]);
     let rebuilds = |f: &Forwarder| f.stderr().matches("new tables built").count();
     run_cycles(&f);
     let v6 = [
@@ -439,7 +439,7 @@ fn fib_routes_change_in_place_where_dpdk_lets_them() {
 /// forwarder's 1 GB.
 #[test]
 fn a_fib_rebuild_out_of_eal_memory_says_to_give_eal_more() {
-    let f = Forwarder::start_on("fib-mem", "fib", 1, Dataplane::Poll, &["--lpm-tbl8s", "200000"]);
+    let f = Forwarder::start_on("fib-mem", "fib", 1, Model::Poll, &["--lpm-tbl8s", "200000"]);
     let (answers, ok) = f.send(&["reload"]);
     assert!(!ok, "{answers:?}");
     assert!(answers[0].contains("give EAL more: -m MB"), "{answers:?}");
@@ -463,7 +463,7 @@ fn ipv4_routes_change_in_place_under_the_stream_and_give_their_tbl8_groups_back(
         "inplace",
         "lpm",
         1,
-        Dataplane::Poll,
+        Model::Poll,
         &["--lpm-tbl8s", "4", "--lpm-max-rules", "6"],
     );
     let stats = |f: &Forwarder| f.send(&["route stats"]).0;
@@ -647,7 +647,7 @@ fn a_reload_waiting_for_its_rule_file_holds_up_nothing_else() {
 /// than all eight failing with the batch's build.
 #[test]
 fn a_batch_that_overfills_a_table_makes_what_fits() {
-    let f = Forwarder::start_on("overfill", "lpm", 1, Dataplane::Poll, &["--lpm-max-rules", "8"]);
+    let f = Forwarder::start_on("overfill", "lpm", 1, Model::Poll, &["--lpm-max-rules", "8"]);
     let adds: Vec<String> = (1..=8).map(|n| format!("route add 2001:db8:{n}::/48 2")).collect();
     let gets: Vec<String> = (1..=8).map(|n| format!("route get 2001:db8:{n}::1")).collect();
     let commands: Vec<&str> = adds.iter().chain(&gets).map(String::as_str).collect();
@@ -666,7 +666,7 @@ fn a_batch_that_overfills_a_table_makes_what_fits() {
 #[test]
 fn route_command_errors_read_as_the_route_files_and_name_no_file() {
     // One IPv6 route in the file, room for one more.
-    let f = Forwarder::start_on("route-errors", "lpm", 1, Dataplane::Poll, &["--lpm-max-rules", "2"]);
+    let f = Forwarder::start_on("route-errors", "lpm", 1, Model::Poll, &["--lpm-max-rules", "2"]);
     assert_eq!(f.send(&["route add 2001:db8:1::/48 1"]).0, ["ok"]);
     let (answers, ok) = f.send(&[
         "route add 2001:db8:2::/48 1", // a third IPv6 route: full
@@ -756,7 +756,7 @@ fn flow_del(n: u8) -> String {
 #[test]
 fn flows_written_in_place_follow_each_ok_until_the_table_is_full() {
     // Room for the rule file's one flow and 7 more.
-    let f = Forwarder::start_on("flow-lf", "em", 1, Dataplane::Poll, &["--hash-entry-num", "8"]);
+    let f = Forwarder::start_on("flow-lf", "em", 1, Model::Poll, &["--hash-entry-num", "8"]);
     // Replace, delete (the stream then misses: back out of port 0), add
     // back: each visible in the stream once answered.
     for (commands, port) in [
