@@ -46,7 +46,7 @@ pub fn udp6(src: [u8; 16], dst: [u8; 16], hop_limit: u8, payload: usize) -> Vec<
     f
 }
 
-/// 2001:200:0:<n>::<last>, inside the default IPv6 route to port n.
+/// `2001:200:0:<n>::<last>`, inside the default IPv6 route to port n.
 pub fn v6_in_route(n: u16, last: u8) -> [u8; 16] {
     let mut a = [0u8; 16];
     a[..4].copy_from_slice(&[0x20, 0x01, 0x02, 0x00]);
