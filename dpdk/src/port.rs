@@ -470,6 +470,73 @@ pub struct QueueSlots {
     pub tx: Vec<TxSlot>,
 }
 
+impl Eal {
+    /// Hands out every port EAL created (vdevs and probed devices) that no
+    /// one owns, in id order: the only way to get a [`Port`], and only once
+    /// per EAL (EAL starts once per process), so each port has one handle.
+    /// Walks the ports as `RTE_ETH_FOREACH_DEV` does: ids can have gaps,
+    /// and a port another driver owns (a fail-safe port's sub-devices) is
+    /// not handed out. Fails if the ports were handed out before.
+    ///
+    /// The ports are not given a DPDK owner (`rte_eth_dev_owner_set`): an
+    /// owned port is hidden from `RTE_ETH_FOREACH_DEV` in every process,
+    /// so DPDK's own multi-process tools (`dpdk-proc-info`,
+    /// `dpdk-dumpcap`) and the event eth adapters would not find them.
+    ///
+    /// ```
+    /// let eal = dpdk::Eal::for_tests(256, &["--vdev=net_null0"])?;
+    /// let ports = eal.take_ports()?;
+    /// assert_eq!(ports.len(), 1);
+    /// assert!(eal.take_ports().is_err()); // never twice
+    /// # Ok::<(), dpdk::DpdkError>(())
+    /// ```
+    ///
+    /// A fail-safe port owns its sub-device, which is not handed out: here
+    /// the ports are `net_null0` (0), the fail-safe port (1), its
+    /// sub-device `net_null1` (2) and `net_null2` (3).
+    ///
+    /// ```
+    /// let eal = dpdk::Eal::for_tests(256, &[
+    ///     "--vdev=net_null0",
+    ///     "--vdev=net_failsafe0,dev(net_null1)",
+    ///     "--vdev=net_null2",
+    /// ])?;
+    /// let sub = eal.port_id_by_name("net_null1").expect("the sub-device is a port");
+    /// let ids: Vec<u16> = eal.take_ports()?.iter().map(|p| p.id()).collect();
+    /// assert!(!ids.contains(&sub), "{ids:?} includes {sub}, which net_failsafe0 owns");
+    /// for name in ["net_null0", "net_failsafe0", "net_null2"] {
+    ///     assert!(ids.contains(&eal.port_id_by_name(name).unwrap()), "{name} missing from {ids:?}");
+    /// }
+    /// assert_eq!(ids.len(), 3);
+    /// # Ok::<(), dpdk::DpdkError>(())
+    /// ```
+    ///
+    /// A port is not `Clone`, so a second handle cannot be made:
+    ///
+    /// ```compile_fail
+    /// # let eal = dpdk::Eal::for_tests(256, &["--vdev=net_null0"]).unwrap();
+    /// let ports = eal.take_ports().unwrap();
+    /// let again = ports[0].clone();
+    /// ```
+    pub fn take_ports(&self) -> Result<Vec<Port>> {
+        if !self.first_port_claim() {
+            return Err(DpdkError::invalid("ports", "already handed out"));
+        }
+        let no_owner = u64::from(sys::RTE_ETH_DEV_NO_OWNER);
+        let mut ports = Vec::new();
+        // SAFETY: walks the ethdev port table from id 0; ids at or past
+        // RTE_MAX_ETHPORTS end the walk.
+        let mut next = unsafe { sys::rte_eth_find_next_owned_by(0, no_owner) };
+        while next < u64::from(sys::RTE_MAX_ETHPORTS) {
+            let id = next as u16;
+            ports.push(Port::taken(self.clone(), id));
+            // SAFETY: as above, from the next id (at most RTE_MAX_ETHPORTS).
+            next = unsafe { sys::rte_eth_find_next_owned_by(id + 1, no_owner) };
+        }
+        Ok(ports)
+    }
+}
+
 impl Port {
     pub(crate) fn taken(eal: Eal, id: u16) -> Port {
         Port {

@@ -121,6 +121,51 @@ fn hugepage_files(prefix: &str) -> Vec<PathBuf> {
         .collect()
 }
 
+/// Ends every telemetry connection before EAL's cleanup unmaps the memory
+/// DPDK's commands read. Telemetry answers each client on a thread of its
+/// own that `rte_eal_cleanup` does not stop, and from DPDK 24.11 the
+/// `/ethdev/*` commands take a lock that lives in that memory: a client
+/// polling `/ethdev/stats` at exit (a monitor, `l3fwd-bench`) crashed the
+/// process with SIGSEGV after the cleanup. The socket's path goes first,
+/// so no client connects again; each accepted connection is then shut
+/// down, so its thread reads the end and returns; a command already
+/// running gets a moment to finish.
+pub(crate) fn hang_up_telemetry_clients(runtime_dir: &std::path::Path) {
+    use rustix::net::{getsockname, shutdown, sockopt, Shutdown, SocketAddrUnix};
+    let socket = runtime_dir.join("dpdk_telemetry.v2");
+    if std::fs::remove_file(&socket).is_err() {
+        return; // no telemetry (--no-telemetry), or not ours
+    }
+    let Ok(fds) = std::fs::read_dir("/proc/self/fd") else {
+        return;
+    };
+    let mut hung_up = 0;
+    for fd in fds
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+    {
+        // SAFETY: `fd` was open in this process when listed; it is only
+        // queried, and shut down if it is one of telemetry's connections.
+        // Nothing else closes descriptors at this point of the exit.
+        let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+        let Ok(Ok(addr)) = getsockname(fd).map(SocketAddrUnix::try_from) else {
+            continue;
+        };
+        let accepted = sockopt::socket_acceptconn(fd).is_ok_and(|listening| !listening);
+        if accepted
+            && addr
+                .path()
+                .is_some_and(|p| p.to_bytes() == socket.as_os_str().as_encoded_bytes())
+        {
+            let _ = shutdown(fd, Shutdown::Both);
+            hung_up += 1;
+        }
+    }
+    if hung_up > 0 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

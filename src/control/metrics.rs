@@ -243,7 +243,7 @@ mod tests {
         let ok = answer(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", body);
         assert!(ok.starts_with("HTTP/1.1 200 OK\r\n"), "{ok}");
         assert!(ok.ends_with("\r\n\r\nl3fwd_x_total{port=\"0\"} 1\n"), "{ok}");
-        assert!(ok.contains("Content-Length: 27\r\n"), "{ok}");
+        assert!(ok.contains("Content-Length: 26\r\n"), "{ok}");
         assert!(answer(b"GET / HTTP/1.1\r\n\r\n", body).starts_with("HTTP/1.1 404"));
         assert!(answer(b"POST /metrics HTTP/1.1\r\n\r\n", body).starts_with("HTTP/1.1 405"));
         assert!(answer(&[b'x'; MAX_REQUEST + 1], body).starts_with("HTTP/1.1 431"));

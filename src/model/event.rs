@@ -83,7 +83,7 @@ fn vector_request(args: &Args) -> Option<VectorRequest> {
 fn check_vectors(dev: &EventDev, eth_ports: &[u16], request: &VectorRequest) -> Result<VectorConfig, String> {
     let mut conf = None;
     for &port in eth_ports {
-        let limits = VectorLimits::of(dev, port).map_err(|e| format!("--event-vector: {e}"))?;
+        let limits = dev.vector_limits(port).map_err(|e| format!("--event-vector: {e}"))?;
         conf = Some(within(&limits, request.size, request.tmo)?);
         if limits.software && !request.software {
             return Err(SOFTWARE_VECTORS.to_owned());

@@ -12,7 +12,6 @@ use std::ffi::CString;
 use std::ptr::NonNull;
 
 use crate::error::{DpdkError, Result};
-use crate::event::device::EventDev;
 use crate::mbuf::MbufArray;
 use crate::sys;
 
@@ -44,38 +43,6 @@ pub struct VectorLimits {
 }
 
 impl VectorLimits {
-    /// What the RX adapter of `dev` offers on `eth_port`; an error if it
-    /// makes no vectors there (no `RTE_EVENT_ETH_RX_ADAPTER_CAP_EVENT_VECTOR`).
-    pub fn of(dev: &EventDev, eth_port: u16) -> Result<VectorLimits> {
-        let mut caps = 0;
-        // SAFETY: caps is a valid out-parameter.
-        let ret = unsafe { sys::rte_event_eth_rx_adapter_caps_get(dev.id(), eth_port, &mut caps) };
-        if ret != 0 {
-            return Err(DpdkError::from_code(
-                format!("cannot get RX adapter caps of port {eth_port}"),
-                ret,
-            ));
-        }
-        VectorLimits::supported(caps, eth_port)?;
-        let mut l = sys::rte_event_eth_rx_adapter_vector_limits::default();
-        // SAFETY: l is a valid out-parameter.
-        let ret = unsafe { sys::rte_event_eth_rx_adapter_vector_limits_get(dev.id(), eth_port, &mut l) };
-        if ret != 0 {
-            return Err(DpdkError::from_code(
-                format!("cannot get the RX adapter's vector limits on port {eth_port}"),
-                ret,
-            ));
-        }
-        Ok(VectorLimits {
-            min_size: l.min_sz,
-            max_size: l.max_sz,
-            power_of_2: l.log2_sz != 0,
-            min_timeout_ns: l.min_timeout_ns,
-            max_timeout_ns: l.max_timeout_ns,
-            software: caps & sys::RTE_EVENT_ETH_RX_ADAPTER_CAP_INTERNAL_PORT == 0,
-        })
-    }
-
     /// Whether RX adapter capabilities `caps` include event vectors;
     /// without them, one line naming the port:
     ///
