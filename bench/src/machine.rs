@@ -33,6 +33,16 @@ impl Machine {
             cpu_mhz,
         }
     }
+
+    /// The machine of the tests' reports.
+    #[cfg(test)]
+    pub fn test() -> Machine {
+        Machine {
+            nproc: 2,
+            cpu_model: "test".into(),
+            cpu_mhz: 2000.0,
+        }
+    }
 }
 
 /// The current UTC time as "YYYY-MM-DDTHH:MM:SSZ".

@@ -358,11 +358,7 @@ mod tests {
             memory: "no-huge (not root)".into(),
             ..Settings::default()
         };
-        let machine = Machine {
-            nproc: 2,
-            cpu_model: "test".into(),
-            cpu_mhz: 2000.0,
-        };
+        let machine = Machine::test();
         let selected = [config("c-lpm"), config("rs-lpm"), config("rs-em"), config("io")];
         build(settings, machine, "2025-01-01T00:00:00Z".into(), &selected, &runs)
     }

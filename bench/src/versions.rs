@@ -279,11 +279,7 @@ mod tests {
             memory: "no-huge (test)".into(),
             ..Settings::default()
         };
-        let machine = crate::machine::Machine {
-            nproc: 2,
-            cpu_model: "test".into(),
-            cpu_mhz: 2000.0,
-        };
+        let machine = crate::machine::Machine::test();
         let r = build(settings, machine, "2026-12-04T00:00:00Z".into(), &selected, &runs);
         assert_eq!(r.ratios.get("rs-lpm@24.11/c-lpm@24.11"), Some(&1.4166666666666667));
         let png = std::env::temp_dir().join(format!("versions-{}.png", std::process::id()));

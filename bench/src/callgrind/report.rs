@@ -191,11 +191,7 @@ mod tests {
     fn report(counts: &[(&str, Count)]) -> Report {
         Report {
             timestamp: "2026-12-01T21:00:00Z".into(),
-            machine: Machine {
-                nproc: 2,
-                cpu_model: "test".into(),
-                cpu_mhz: 2000.0,
-            },
+            machine: Machine::test(),
             traffic: TrafficSettings {
                 lpm_flows: None,
                 em_flows: None,

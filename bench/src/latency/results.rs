@@ -222,11 +222,7 @@ pub mod tests {
         ];
         LatencyReport {
             timestamp: "2026-01-01T00:00:00Z".into(),
-            machine: Machine {
-                nproc: 2,
-                cpu_model: "test".into(),
-                cpu_mhz: 2000.0,
-            },
+            machine: Machine::test(),
             settings: LatencySettings {
                 secs: 2,
                 msg_size: 64,

@@ -336,11 +336,7 @@ pub(crate) mod tests {
             memory: "no-huge (not root)".into(),
             ..Settings::default()
         };
-        let machine = Machine {
-            nproc: 2,
-            cpu_model: "test".into(),
-            cpu_mhz: 2000.0,
-        };
+        let machine = Machine::test();
         build(settings, machine, "2026-01-01T00:00:00Z".into(), &cells, &runs)
     }
 
