@@ -2,6 +2,7 @@
 
 use crate::configs::{Config, Forwarder, Variant};
 use crate::pool::Pool;
+use crate::release::Tools;
 use crate::run::Stop;
 use crate::traffic::Files;
 use std::path::{Path, PathBuf};
@@ -17,19 +18,6 @@ const FWD_LCORE: u32 = 1;
 /// for C and l3fwd-rs alike.
 const EVENT_LCORES: &str = "0-1";
 const EVENT_EAL: [&str; 3] = ["-s", "0x2", "--vdev=event_sw0"];
-
-/// Where the programs are.
-#[derive(Clone)]
-pub struct Tools {
-    pub rs_bin: PathBuf,
-    pub c_bin: PathBuf,
-    /// The C sample with its mbuf pool raised to the scale runs' (`--scale-mbufs`)
-    /// (scripts/build-c-l3fwd.sh's C_L3FWD_MIN_MBUFS), multi-lookup...
-    pub c_scale_bin: PathBuf,
-    /// ...and sequential lookup (C_L3FWD_SEQUENTIAL).
-    pub c_scale_seq_bin: PathBuf,
-    pub testpmd: PathBuf,
-}
 
 /// The command line of `config`, running `program` ([`program`]) on `files`
 /// with `pool`, EAL file prefix `prefix` (unique per run), and how to stop it.

@@ -36,11 +36,11 @@ mod versions;
 
 use cbuild::Build;
 use clap::{Parser, Subcommand};
-use command::Tools;
 use configs::{Config, Forwarder};
 use engine::{Engine, Unit};
 use failures::Failures;
 use pool::Pool;
+use release::Tools;
 use report::{Report, Settings};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

@@ -4,12 +4,24 @@
 //! through `dpdk-root.sh exec` (same tree, hugepages and telemetry sockets
 //! as the machine's).
 
-use crate::command::Tools;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const ROOT_SCRIPT: &str = "scripts/dpdk-root.sh";
+
+/// Where the programs of a release are.
+#[derive(Clone)]
+pub struct Tools {
+    pub rs_bin: PathBuf,
+    pub c_bin: PathBuf,
+    /// The C sample with its mbuf pool raised to the scale runs' (`--scale-mbufs`)
+    /// (scripts/build-c-l3fwd.sh's C_L3FWD_MIN_MBUFS), multi-lookup...
+    pub c_scale_bin: PathBuf,
+    /// ...and sequential lookup (C_L3FWD_SEQUENTIAL).
+    pub c_scale_seq_bin: PathBuf,
+    pub testpmd: PathBuf,
+}
 
 /// A release line, as `dpdk::RELEASE` writes it: 2411 for 24.11.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
