@@ -85,29 +85,26 @@ impl Forwarder {
     }
 }
 
-/// The PMD of the DPDK forwarders' ports on the veth ends.
-#[derive(Clone, Copy, PartialEq, Eq, Debug, clap::ValueEnum)]
-pub enum Pmd {
-    /// An AF_XDP socket per port; each TX flush is a `sendto()` kick.
-    AfXdp,
-    /// A packet socket with mmap'ed rings; each TX flush is a `sendto()`.
-    AfPacket,
+/// The DPDK forwarders' ports on the veth ends: af_xdp (each TX flush a
+/// `sendto()` kick) or af_packet (each TX flush a `sendto()`), the
+/// tests' drivers.
+pub use testkit::Pmd;
+
+/// `--pmd`: `af_xdp` or `af_packet` (or with `-`, as clap wrote them).
+pub fn parse_pmd(text: &str) -> Result<Pmd, String> {
+    let id = text.replace('-', "_");
+    [Pmd::AfXdp, Pmd::AfPacket]
+        .into_iter()
+        .find(|p| p.id() == id)
+        .ok_or_else(|| format!("unknown PMD '{text}': af_xdp or af_packet"))
 }
 
-impl Pmd {
-    pub fn id(self) -> &'static str {
-        match self {
-            Pmd::AfXdp => "af_xdp",
-            Pmd::AfPacket => "af_packet",
-        }
-    }
-
-    /// The `--vdev` of port `port` on `iface`.
-    fn vdev(self, port: usize, iface: &str, busy_budget: u32) -> String {
-        match self {
-            Pmd::AfXdp => format!("--vdev=net_af_xdp{port},iface={iface},busy_budget={busy_budget}"),
-            Pmd::AfPacket => format!("--vdev=net_af_packet{port},iface={iface}"),
-        }
+/// The `--vdev` of port `port` on `iface`, one queue pair; an af_xdp port
+/// busy-polls `busy_budget` packets.
+fn vdev(pmd: Pmd, port: u16, iface: &str, busy_budget: u32) -> String {
+    match pmd {
+        Pmd::AfXdp => format!("{},busy_budget={busy_budget}", pmd.vdev(port, iface, 1)),
+        _ => pmd.vdev(port, iface, 1),
     }
 }
 
@@ -141,8 +138,8 @@ pub fn command(forwarder: Forwarder, programs: &Programs, prefix: &str) -> Optio
         // The routes below are LPM-style route files.
         mode: Mode::default_mode().id(),
         rules: ["v4", "v6"].map(|family| programs.dir.join(format!("routes-{family}.cfg"))),
-        vdevs: (0..2)
-            .map(|p| programs.pmd.vdev(p, &netns::root_iface(p), programs.busy_budget))
+        vdevs: (0..2u16)
+            .map(|p| vdev(programs.pmd, p, &netns::root_iface(p.into()), programs.busy_budget))
             .collect(),
         memory_mb: MEMORY_MB,
         rs_options: options,
@@ -259,7 +256,8 @@ mod tests {
     #[test]
     fn the_same_command_line_for_c_and_rust_but_the_drain_option() {
         let common = "-l 1 --no-huge -m 512 --no-pci --file-prefix pfx \
-             --vdev=net_af_xdp0,iface=l3lat-r0,busy_budget=0 --vdev=net_af_xdp1,iface=l3lat-r1,busy_budget=0 -- \
+             --vdev=net_af_xdp0,iface=l3lat-r0,queue_count=1,busy_budget=0 \
+             --vdev=net_af_xdp1,iface=l3lat-r1,queue_count=1,busy_budget=0 -- \
              -p 0x3 --config (0,0,1),(1,0,1) --parse-ptype --lookup=lpm \
              --rule_ipv4=d/routes-v4.cfg --rule_ipv6=d/routes-v6.cfg \
              --eth-dest=0,02:0a:00:00:00:00 --eth-dest=1,02:0a:00:00:00:01";
@@ -273,9 +271,18 @@ mod tests {
         assert_eq!(Forwarder::KernelRps.join(), Join::Kernel { rps_cpus: Some("2") });
         let packet = args_on(Forwarder::RS, Pmd::AfPacket).unwrap();
         assert!(
-            packet.contains("--vdev=net_af_packet0,iface=l3lat-r0 --vdev=net_af_packet1,iface=l3lat-r1 --"),
+            packet.contains(
+                "--vdev=net_af_packet0,iface=l3lat-r0,qpairs=1 --vdev=net_af_packet1,iface=l3lat-r1,qpairs=1 --"
+            ),
             "{packet}"
         );
+    }
+
+    #[test]
+    fn pmds_by_the_tests_names_and_clap_s_old_ones() {
+        assert_eq!(parse_pmd("af_packet"), Ok(Pmd::AfPacket));
+        assert_eq!(parse_pmd("af-xdp"), Ok(Pmd::AfXdp));
+        assert!(parse_pmd("tap").unwrap_err().contains("af_xdp or af_packet"));
     }
 
     #[test]

@@ -17,7 +17,7 @@ mod sockperf;
 
 use crate::failures::Failures;
 use crate::{machine, require};
-use forwarders::{Forwarder, Pmd, Programs, Running};
+use forwarders::{parse_pmd, Forwarder, Pmd, Programs, Running};
 use netns::Join;
 use results::{LatencyReport, LatencySettings, Point, ThroughputPoint};
 use sockperf::Mode;
@@ -58,7 +58,7 @@ pub struct LatencyArgs {
     #[arg(long, default_value_t = 0)]
     sockperf_cpu: u32,
     /// The DPDK forwarders' ports on the veth ends
-    #[arg(long, value_enum, default_value_t = Pmd::AfXdp)]
+    #[arg(long, value_parser = parse_pmd, default_value = "af_xdp")]
     pmd: Pmd,
     /// Seconds of each iperf3 run after the latency runs (a TCP stream, then a flood of 64-byte UDP
     /// frames); 0: none
