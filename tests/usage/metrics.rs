@@ -5,63 +5,23 @@
 use std::fs;
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, ExitStatus, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use testkit::{l3fwd_rs, Run, Scratch, TWO_PORTS};
+use testkit::{l3fwd_rs, Process, Run, Scratch, TWO_PORTS};
 
-/// The forwarder, stopped on drop (a failed check must not leave it
-/// running).
-struct Forwarder {
-    child: Child,
-    stderr: std::path::PathBuf,
-}
-
-impl Forwarder {
-    /// Starts `run` with `--metrics` on a port the system picks, and waits
-    /// until it forwards and says where its metrics are.
-    fn start(run: Run, dir: &Scratch, name: &str) -> (Forwarder, String) {
-        let stderr = dir.path("stderr");
-        let prefix = format!("l3fwd-test-metrics-{}-{name}", std::process::id());
-        let child = run
-            .command(&prefix)
-            .stdout(Stdio::null())
-            .stderr(fs::File::create(&stderr).unwrap())
-            .spawn()
-            .unwrap();
-        let mut forwarder = Forwarder { child, stderr };
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let log = fs::read_to_string(&forwarder.stderr).unwrap_or_default();
-            let addr = log
-                .split("metrics: http://")
-                .nth(1)
-                .and_then(|rest| rest.split('/').next());
-            if let (Some(addr), true) = (addr, log.contains("forwarding")) {
-                return (forwarder, addr.to_owned());
-            }
-            assert!(forwarder.child.try_wait().unwrap().is_none(), "exited:\n{log}");
-            assert!(Instant::now() < deadline, "no metrics address:\n{log}");
-            thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    /// SIGINT, as Ctrl-C; its exit status and stderr.
-    fn stop(&mut self) -> (ExitStatus, String) {
-        let pid = rustix::process::Pid::from_child(&self.child);
-        let _ = rustix::process::kill_process(pid, rustix::process::Signal::INT);
-        let status = self.child.wait().unwrap();
-        (status, fs::read_to_string(&self.stderr).unwrap_or_default())
-    }
-}
-
-impl Drop for Forwarder {
-    fn drop(&mut self) {
-        if self.child.try_wait().ok().flatten().is_none() {
-            self.stop();
-        }
-    }
+/// Starts `run` with `--metrics` (a port the system picks) once it
+/// forwards, and where its metrics are.
+fn start(run: Run, dir: &Scratch, name: &str) -> (Process, String) {
+    let mut forwarder = run.start(dir, name, Duration::from_secs(60));
+    forwarder.wait_for_stderr("metrics: http://", Duration::from_secs(10));
+    let log = forwarder.stderr();
+    let addr = log
+        .split("metrics: http://")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next());
+    let addr = addr.unwrap_or_else(|| panic!("no metrics address:\n{log}")).to_owned();
+    (forwarder, addr)
 }
 
 /// `GET /metrics`: the body of a 200 answer.
@@ -115,7 +75,7 @@ fn a_scrape_while_forwarding_agrees_with_the_summary() {
     let run = Run::new(l3fwd_rs())
         .eal_args(&[vdevs[0].as_str(), &vdevs[1]])
         .args(&app);
-    let (mut forwarder, addr) = Forwarder::start(run, &dir, "agree");
+    let (forwarder, addr) = start(run, &dir, "metrics-agree");
 
     // Every frame is in once port 0's 43 and port 1's 25 are received.
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -128,8 +88,7 @@ fn a_scrape_while_forwarding_agrees_with_the_summary() {
         assert!(Instant::now() < deadline, "not all received:\n{body}");
         thread::sleep(Duration::from_millis(100));
     };
-    let (status, log) = forwarder.stop();
-    assert!(status.success(), "{status}:\n{log}");
+    forwarder.stop_cleanly();
 
     let summary: serde_json::Value = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
     for p in summary["ports"].as_array().unwrap() {
@@ -177,7 +136,7 @@ fn clients_that_never_read_or_never_send_do_not_stop_forwarding() {
     let run = Run::new(l3fwd_rs())
         .eal_args(&["--vdev=net_null0", "--vdev=net_null1"])
         .args(&app);
-    let (mut forwarder, addr) = Forwarder::start(run, &dir, "hostile");
+    let (forwarder, addr) = start(run, &dir, "metrics-hostile");
 
     // More silent clients than are served at once, and one that sends a
     // megabyte of requests and reads nothing.
@@ -201,6 +160,5 @@ fn clients_that_never_read_or_never_send_do_not_stop_forwarding() {
     );
     drop(silent);
 
-    let (status, log) = forwarder.stop();
-    assert!(status.success(), "{status}:\n{log}");
+    forwarder.stop_cleanly();
 }
