@@ -74,8 +74,7 @@ impl<T> PerSocket<T> {
     }
 
     /// `f` of each copy, for the same sockets.
-    pub fn map<U>(&self, f: impl FnMut(&T) -> U) -> PerSocket<U> {
-        let mut f = f;
+    pub fn map<U>(&self, mut f: impl FnMut(&T) -> U) -> PerSocket<U> {
         PerSocket {
             copies: self.copies.iter().map(|(s, t)| (*s, f(t))).collect(),
         }
