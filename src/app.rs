@@ -17,6 +17,7 @@ use crate::control::signals::{self, Hangup};
 use crate::control::stats_json;
 use crate::dataplane::mode::{self, Mode, ModeTask};
 use crate::dataplane::sockets;
+use crate::dataplane::trace::TraceReader;
 use crate::model::runner::{Changes, LiveLookup};
 use crate::model::{event, poll};
 
@@ -78,6 +79,7 @@ impl ModeTask for Run<'_> {
             changes: Changes {
                 tables: Box::new(tables),
                 hangup,
+                trace: TraceReader::default(),
             },
         };
         match args.model {

@@ -1,7 +1,8 @@
 //! l3fwd-ctl: changes the tables of a running l3fwd-rs. One command on
 //! the command line (`l3fwd-ctl route add 198.18.0.0/16 1`), or `-`: one
-//! command per line from stdin. Prints one answer line per command (`ok`,
-//! a value, or `error: why`); exits 1 if any answer is an error.
+//! command per line from stdin. Prints each command's answer (`ok`, a
+//! value, `error: why`, or `trace`'s lines); exits 1 if any answer is an
+//! error.
 
 #![forbid(unsafe_code)]
 
@@ -10,7 +11,7 @@ use std::os::unix::net::UnixStream;
 use std::process::ExitCode;
 
 use clap::Parser;
-use l3fwd_rs::control::protocol::USAGE;
+use l3fwd_rs::control::protocol::{MORE, USAGE};
 use l3fwd_rs::control::socket;
 
 /// Changes the tables of a running l3fwd-rs, over the socket in its DPDK
@@ -94,8 +95,11 @@ fn run(cli: &Cli) -> Result<bool, String> {
         _ => e.to_string(),
     };
     while answers.read_line(&mut answer).map_err(waited)? > 0 {
-        answered += 1;
-        all_ok &= !answer.starts_with("error:");
+        // A line of a longer answer: its last line is still to come.
+        if !answer.starts_with(MORE) {
+            answered += 1;
+            all_ok &= !answer.starts_with("error:");
+        }
         if !answer.ends_with('\n') {
             answer.push('\n');
         }

@@ -40,6 +40,9 @@ pub trait Tables: Send {
     fn rules_read(&mut self) -> bool;
     /// Gives up the read under way: what it reads is not used.
     fn abandon_read(&mut self);
+    /// `trace`: what the lookup keys `frame` on, and the rule that
+    /// decides it (see [`Mode::explain`]).
+    fn explain(&mut self, frame: &[u8]) -> String;
 }
 
 /// How long a `reload` waits for its rule files to be read (a FIFO with
@@ -268,6 +271,10 @@ impl<M: Mode> Tables for LiveTables<M> {
                     continue;
                 }
                 Command::Reload => self.take_read().map_err(|e| format!("{e}; {UNCHANGED}")),
+                Command::Trace(_) => {
+                    answers[i] = Err("trace is the socket's to serve, not the tables'".into());
+                    continue;
+                }
             };
             match edited {
                 Ok(rules) => {
@@ -310,6 +317,11 @@ impl<M: Mode> Tables for LiveTables<M> {
         // The reader's send then finds no receiver; its thread ends when
         // its read does.
         self.read = None;
+    }
+
+    fn explain(&mut self, frame: &[u8]) -> String {
+        self.flush_in_place();
+        M::explain(&self.rules, &self.options, frame)
     }
 }
 

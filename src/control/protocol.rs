@@ -1,5 +1,6 @@
 //! The control protocol `l3fwd-ctl` speaks over the socket: one command
-//! per line, one answer line per command.
+//! per line, one answer per command. An answer is one line, or (`trace`)
+//! lines that begin with [`MORE`] before its last line, which does not.
 
 use std::net::IpAddr;
 use std::str::FromStr;
@@ -7,6 +8,7 @@ use std::str::FromStr;
 use rulefile::quote;
 
 use crate::dataplane::mode::RuleChange;
+use crate::dataplane::trace::MAX_TRACE;
 
 /// One line of the control protocol (`l3fwd-ctl`'s commands).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,11 +21,19 @@ pub enum Command {
     Change(RuleChange),
     /// How the tables that change in place use their room.
     RouteStats,
+    /// The next packets forwarded, one line each.
+    Trace(u32),
 }
+
+/// What begins each line of an answer before its last.
+pub const MORE: char = ' ';
+
+/// Packets `trace` shows without a count.
+pub const TRACE_DEFAULT: u32 = 10;
 
 /// The commands, for error messages.
 pub const USAGE: &str =
-    "reload | route get ADDRESS | route add PREFIX PORT | route del PREFIX | route stats | flow add RULE | flow del RULE";
+    "reload | route get ADDRESS | route add PREFIX PORT | route del PREFIX | route stats | flow add RULE | flow del RULE | trace [PACKETS]";
 
 impl FromStr for Command {
     type Err = String;
@@ -45,6 +55,11 @@ impl FromStr for Command {
             }
             ["route", "del", p] => Command::Change(RuleChange::DelRoute(prefix(p)?)),
             ["route", "stats"] => Command::RouteStats,
+            ["trace"] => Command::Trace(TRACE_DEFAULT),
+            ["trace", n] => Command::Trace(match n.parse() {
+                Ok(n @ 1..=MAX_TRACE) => n,
+                _ => return Err(format!("bad packet count '{}': 1 to {MAX_TRACE}", quote(n))),
+            }),
             // An EM rule-file line: `R<dst> <src> <dport> <sport> <proto> <port>`.
             ["flow", "add", ref rule @ ..] if !rule.is_empty() => Command::Change(RuleChange::AddFlow(rule.join(" "))),
             ["flow", "del", ref rule @ ..] if !rule.is_empty() => Command::Change(RuleChange::DelFlow(rule.join(" "))),
@@ -79,6 +94,8 @@ mod tests {
             Ok(Command::Change(RuleChange::DelRoute("2001:db8::/32".parse().unwrap())))
         );
         assert_eq!("route get ::1".parse(), Ok(Command::RouteGet("::1".parse().unwrap())));
+        assert_eq!("trace".parse(), Ok(Command::Trace(TRACE_DEFAULT)));
+        assert_eq!("trace 1024".parse(), Ok(Command::Trace(1024)));
         assert_eq!(
             "flow add R198.18.0.0  198.18.0.1 9 9 0x11 1".parse(),
             Ok(Command::Change(RuleChange::AddFlow(
@@ -93,6 +110,9 @@ mod tests {
             ("flow del", "unknown command"),
             ("route get 10.0.0", "bad address"),
             ("route add 10.0.0.0/8", "unknown command"),
+            ("trace 0", "bad packet count"),
+            ("trace 1025", "bad packet count"),
+            ("trace 5 5", "unknown command"),
             ("", "unknown command"),
         ] {
             let e = line.parse::<Command>().unwrap_err();

@@ -14,6 +14,10 @@
 //! nothing for [`IDLE_TIMEOUT`] is closed anyway. Only when every client
 //! has work pending is a new one told to try again, and closed.
 //!
+//! `trace N` is answered as the lcores record the packets: one line each
+//! (each beginning with [`MORE`]), then a last line; one client traces at
+//! a time, and its later commands wait for the trace to end.
+//!
 //! The socket is the instance's own: one that answers at the path means
 //! another instance runs with the same prefix (which EAL does not always
 //! refuse: `--no-shconf`, `--in-memory`), and l3fwd-rs refuses to start;
@@ -26,7 +30,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::control::live::{Tables, RELOAD_READ_TIMEOUT};
-use crate::control::protocol::{parse_line, Answer, Command};
+use crate::control::protocol::{parse_line, Answer, Command, MORE};
+use crate::control::trace;
+use crate::dataplane::trace::TraceReader;
 
 /// The socket's name in the runtime directory.
 pub const SOCKET_NAME: &str = "l3fwd_ctl";
@@ -53,6 +59,14 @@ pub const MAX_CLIENTS: usize = 64;
 /// closed.
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// A trace ends after this long without all its packets (the traffic
+/// stopped, or never came).
+pub const TRACE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Trace lines written per serve, at most: each looks its rule up in the
+/// rules, which a large table makes slow, and other clients wait.
+const TRACE_LINES_PER_SERVE: usize = 64;
+
 /// The listening socket and its clients.
 pub struct Socket {
     listener: UnixListener,
@@ -64,6 +78,17 @@ pub struct Socket {
     /// A descriptor held in reserve (`/dev/null`): given up when accept
     /// finds none left, to take the connection and say why it is closed.
     spare: Option<std::fs::File>,
+    /// The lcores' records for `trace`.
+    trace: TraceReader,
+}
+
+/// A client's `trace` under way.
+struct Tracing {
+    wanted: u32,
+    shown: u32,
+    /// When the lcores were asked (none yet: the commands before it are
+    /// run first).
+    since: Option<Instant>,
 }
 
 struct Client {
@@ -81,13 +106,15 @@ struct Client {
     /// The client is done sending (or sent a line too long): close once
     /// its answers are out.
     closing: bool,
+    tracing: Option<Tracing>,
 }
 
 impl Socket {
     /// Listens on `SOCKET_NAME` in `dir`, mode 0600. A socket left there
     /// by an instance that died is replaced; one that answers belongs to a
-    /// live instance and is left alone: an error.
-    pub fn bind(dir: &Path) -> Result<Socket, String> {
+    /// live instance and is left alone: an error. `trace` brings the
+    /// lcores' records for `trace`.
+    pub fn bind(dir: &Path, trace: TraceReader) -> Result<Socket, String> {
         let path = dir.join(SOCKET_NAME);
         match std::fs::symlink_metadata(&path) {
             Ok(meta) if meta.is_dir() => {
@@ -114,6 +141,7 @@ impl Socket {
             file: (meta.dev(), meta.ino()),
             clients: Vec::new(),
             spare: std::fs::File::open("/dev/null").ok(),
+            trace,
         })
     }
 
@@ -131,10 +159,29 @@ impl Socket {
         // the rule files are read, off this thread; other clients go on.
         let mut lines: Vec<(usize, Result<Command, String>)> = Vec::new();
         let mut read_taken = false;
+        let mut traced = self.clients.iter().any(|c| c.tracing.is_some());
         for (c, client) in self.clients.iter_mut().enumerate() {
             let read = client.read_lines();
             client.backlog.extend(read);
             while let Some(line) = client.backlog.front() {
+                if client.tracing.is_some() {
+                    break; // its trace first
+                }
+                if let Ok(Command::Trace(packets)) = *line {
+                    client.backlog.pop_front();
+                    if traced {
+                        lines.push((c, Err("another client's trace is under way; try again".into())));
+                        continue;
+                    }
+                    // Starts once the lines before it are answered (below).
+                    client.tracing = Some(Tracing {
+                        wanted: packets,
+                        shown: 0,
+                        since: None,
+                    });
+                    traced = true;
+                    break;
+                }
                 if !matches!(line, Ok(Command::Reload)) {
                     lines.extend(client.backlog.pop_front().map(|l| (c, l)));
                     continue;
@@ -159,7 +206,10 @@ impl Socket {
                 lines.extend(line.map(|l| (c, l)));
             }
         }
-        let waiting = self.clients.iter().any(|c| !c.backlog.is_empty());
+        let waiting = self
+            .clients
+            .iter()
+            .any(|c| !c.backlog.is_empty() || c.tracing.is_some());
         let busy = !lines.is_empty() || waiting;
         let commands: Vec<Command> = lines.iter().filter_map(|(_, l)| l.as_ref().ok().cloned()).collect();
         let mut answers = tables.execute(&commands).into_iter();
@@ -175,8 +225,47 @@ impl Socket {
             }
             out.push(b'\n');
         }
+        self.show_trace(tables);
         self.clients.retain_mut(Client::write_and_keep);
+        if traced && !self.clients.iter().any(|c| c.tracing.is_some()) {
+            self.trace.stop(); // its client left
+        }
         busy
+    }
+
+    /// Starts the trace a client asked for, or writes it the records that
+    /// came, and its last line once the trace is over.
+    fn show_trace(&mut self, tables: &mut dyn Tables) {
+        let Some(client) = self.clients.iter_mut().find(|c| c.tracing.is_some()) else {
+            return;
+        };
+        let Some(t) = client.tracing.as_mut() else {
+            return;
+        };
+        let since = *t.since.get_or_insert_with(|| {
+            self.trace.start(t.wanted);
+            Instant::now()
+        });
+        for record in std::iter::from_fn(|| self.trace.next()).take(TRACE_LINES_PER_SERVE) {
+            let line = trace::line(&record, &tables.explain(record.frame_before()));
+            client.output.extend_from_slice(format!("{MORE}{line}\n").as_bytes());
+            t.shown += 1;
+        }
+        let last = if t.shown >= t.wanted {
+            format!("traced {} packet{}", t.shown, if t.shown == 1 { "" } else { "s" })
+        } else if since.elapsed() >= TRACE_TIMEOUT {
+            format!(
+                "traced {} of {} packets: no more came within {} s",
+                t.shown,
+                t.wanted,
+                TRACE_TIMEOUT.as_secs()
+            )
+        } else {
+            return;
+        };
+        client.output.extend_from_slice(format!("{last}\n").as_bytes());
+        client.tracing = None;
+        self.trace.stop();
     }
 }
 
@@ -185,6 +274,13 @@ impl Socket {
     /// were not read) are answered so, not dropped unanswered.
     pub fn stop(&mut self) {
         for client in &mut self.clients {
+            if let Some(t) = client.tracing.take() {
+                let line = format!(
+                    "error: l3fwd-rs stopped before the trace was done ({} of {} packets shown)\n",
+                    t.shown, t.wanted
+                );
+                client.output.extend_from_slice(line.as_bytes());
+            }
             for _ in client.backlog.drain(..) {
                 client
                     .output
@@ -235,6 +331,7 @@ impl Socket {
                 input: Vec::new(),
                 output: Vec::new(),
                 closing: false,
+                tracing: None,
             });
         }
     }
@@ -271,7 +368,11 @@ fn refuse(mut stream: UnixStream, why: &str) {
 impl Client {
     /// Nothing half-read or waiting, no answer waiting.
     fn is_idle(&self) -> bool {
-        self.input.is_empty() && self.backlog.is_empty() && self.output.is_empty() && !self.closing
+        self.input.is_empty()
+            && self.backlog.is_empty()
+            && self.output.is_empty()
+            && !self.closing
+            && self.tracing.is_none()
     }
 
     /// The whole lines received since the last call, parsed. A line
@@ -325,7 +426,7 @@ impl Client {
                 Err(_) => return false,
             }
         }
-        let done = self.closing && self.output.is_empty() && self.backlog.is_empty();
+        let done = self.closing && self.output.is_empty() && self.backlog.is_empty() && self.tracing.is_none();
         let timed_out = self.is_idle() && self.heard.elapsed() >= IDLE_TIMEOUT;
         !done && !timed_out && self.output.len() <= MAX_UNREAD
     }

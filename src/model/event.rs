@@ -29,10 +29,11 @@ use crate::cli::Args;
 use crate::control::summary::Summary;
 use crate::dataplane::counters::{DropReason, LcoreCounters, LcoreStats, Role};
 use crate::dataplane::forward::io::{Packets, Transmit};
-use crate::dataplane::forward::{Batches, LcoreQueues, TxPort, TxPorts, ROUNDS_PER_QUIESCENT};
+use crate::dataplane::forward::{Batches, LcoreQueues, Tap, TxPort, TxPorts, ROUNDS_PER_QUIESCENT};
 use crate::dataplane::lookup::Lookup;
 use crate::dataplane::packet::EthRewrite;
 use crate::dataplane::setup;
+use crate::dataplane::trace::Trace;
 use crate::model::runner::{self, LcoreJob, LiveLookup};
 use crate::MAX_BURST;
 
@@ -215,6 +216,7 @@ pub fn serve<L: Lookup>(
                 dequeue_depth: scheduler.dequeue_depth,
                 vectors: scheduler.vectors.is_some(),
                 drain: Arc::clone(&drain),
+                trace: lookup.trace(),
             })
         })
         .collect::<dpdk::Result<Vec<_>>>()?;
@@ -462,6 +464,7 @@ struct EventLcore<L: Lookup> {
     /// Its events are vectors.
     vectors: bool,
     drain: Arc<Drain>,
+    trace: Arc<Trace>,
 }
 
 /// When the workers are done after `quit`: once the RX adapter has
@@ -541,9 +544,9 @@ struct SendPath<L: Lookup, T: Transmit> {
 }
 
 impl<L: Lookup, T: Transmit> SendPath<L, T> {
-    fn new(tx: TxPorts<T>) -> Self {
+    fn new(tx: TxPorts<T>, tap: Tap) -> Self {
         SendPath {
-            path: Batches::default(),
+            path: Batches::new(tap),
             tx,
         }
     }
@@ -649,7 +652,12 @@ impl<L: Lookup> LcoreJob for EventLcore<L> {
             dequeue_depth,
             vectors,
             drain,
+            trace,
         } = self;
+        let tap = Tap {
+            trace,
+            lcore: stats.lcore,
+        };
         let port = Rc::new(RefCell::new(port));
         let worker = Worker {
             lookup,
@@ -665,7 +673,7 @@ impl<L: Lookup> LcoreJob for EventLcore<L> {
                 open: Rc::clone(&open),
             });
             let path = VectorPath {
-                path: SendPath::new(tx),
+                path: SendPath::new(tx, tap),
                 open,
                 batch: MbufArray::new(),
                 port: Rc::clone(&port),
@@ -676,7 +684,7 @@ impl<L: Lookup> LcoreJob for EventLcore<L> {
                 port: p,
                 events: Rc::clone(&port),
             });
-            let path = PacketPath(SendPath::new(tx));
+            let path = PacketPath(SendPath::new(tx, tap));
             worker.run(port, path)
         }
     }

@@ -85,6 +85,7 @@ fn lcore_tasks<L: Lookup>(
                 drain_ticks,
                 idle_flush: (!args.c_drain).then_some(args.idle_flush_gap * ticks_per_us),
                 rx_burst: args.rx_burst,
+                trace: lookup.trace(),
             };
             Ok((task, stats))
         })

@@ -22,6 +22,7 @@ use crate::dataplane::lookup::Lookup;
 use crate::dataplane::pool_watch::PoolWatch;
 use crate::dataplane::setup::ConfiguredPorts;
 use crate::dataplane::sockets::{self, PerSocket};
+use crate::dataplane::trace::{Trace, TraceReader};
 
 /// What the lcores read and the control thread changes: the live lookup
 /// of each socket, and what changes it.
@@ -37,13 +38,19 @@ impl<L: Lookup> LiveLookup<L> {
             .on(sockets::socket_of(eal, args.no_numa, lcore))
             .register(lcore)
     }
+
+    /// The lcores' side of `l3fwd-ctl trace`.
+    pub fn trace(&self) -> Arc<Trace> {
+        self.changes.trace.trace()
+    }
 }
 
 /// What changes the live tables: the control thread's writer side, and
-/// SIGHUP once forwarding.
+/// SIGHUP once forwarding; and the control thread's side of the trace.
 pub struct Changes {
     pub tables: Box<dyn Tables>,
     pub hangup: Hangup,
+    pub trace: TraceReader,
 }
 
 /// What one lcore runs until `quit`: a dataplane model's loop.
@@ -167,7 +174,7 @@ pub fn forward<J: LcoreJob>(
             pairs
         },
     )?;
-    let socket = Socket::bind(&eal.runtime_dir())?;
+    let socket = Socket::bind(&eal.runtime_dir(), changes.trace)?;
     log::info!("l3fwd-ctl socket: {}", socket.path().display());
     let metrics = match args.metrics {
         Some(addr) => {

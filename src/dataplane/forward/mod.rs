@@ -17,6 +17,7 @@ use dpdk::Reader;
 use crate::dataplane::counters::{DropReason, LcoreCounters, LcoreStats};
 use crate::dataplane::lookup::{Lookup, Miss, Route};
 use crate::dataplane::packet::{parse_then, rewrite, EthRewrite, RewriteKind};
+use crate::dataplane::trace::{Fate, Input, Record, Trace};
 use crate::MAX_BURST;
 use io::{Packet, Packets, Receive, Transmit};
 
@@ -177,6 +178,8 @@ pub struct Lcore<L: Lookup, R = dpdk::RxQueue, T: Transmit = dpdk::TxQueue> {
     pub idle_flush: Option<u64>,
     /// Packets asked of each RX poll (`--rx-burst`, at most [`MAX_BURST`]).
     pub rx_burst: usize,
+    /// `l3fwd-ctl trace`'s: whether to record the next packets.
+    pub trace: Arc<Trace>,
 }
 
 impl<L: Lookup, R: Receive, T: Transmit<Batch = R::Batch>> Lcore<L, R, T> {
@@ -192,10 +195,15 @@ impl<L: Lookup, R: Receive, T: Transmit<Batch = R::Batch>> Lcore<L, R, T> {
             drain_ticks,
             idle_flush,
             rx_burst,
+            trace,
         } = self;
         let counters = &stats.counters;
         let mut batch = R::Batch::default();
-        let mut work = BurstWork::<L, <R::Batch as Packets>::Packet>::new(rx.len());
+        let tap = Tap {
+            trace,
+            lcore: stats.lcore,
+        };
+        let mut work = BurstWork::<L, <R::Batch as Packets>::Packet>::new(rx.len(), tap);
         let mut last_drain = dpdk::rdtsc();
         // Start of the last round, and whether it received anything: a
         // round's cycles count as busy once the next one starts, so the
@@ -233,6 +241,7 @@ impl<L: Lookup, R: Receive, T: Transmit<Batch = R::Batch>> Lcore<L, R, T> {
                 counters.add_rx(q.port(), n as u64);
                 work.bursts.push(Burst {
                     port: q.port(),
+                    queue: Some(q.queue()),
                     end: batch.len(),
                 });
             }
@@ -281,23 +290,42 @@ struct BurstWork<L: Lookup, P> {
     /// Packets held back until their burst's IPv4 ones are sent
     /// ([`Lookup::IPV4_FIRST`]); room for a whole batch, never grown.
     later: Vec<(P, Route, RewriteKind)>,
+    tap: Tap,
 }
 
-/// One RX burst of a batch: its port, and where its packets end.
+/// One RX burst of a batch: its port and queue (none: from an event
+/// port), and where its packets end.
 struct Burst {
     port: u16,
+    queue: Option<u16>,
     end: usize,
+}
+
+impl Burst {
+    fn input(&self) -> Input {
+        match self.queue {
+            Some(queue) => Input::Queue { port: self.port, queue },
+            None => Input::Event { port: self.port },
+        }
+    }
+}
+
+/// An lcore's view of `l3fwd-ctl trace`.
+pub struct Tap {
+    pub trace: Arc<Trace>,
+    pub lcore: u32,
 }
 
 impl<L: Lookup, P> BurstWork<L, P> {
     /// Work space for an lcore polling `rx_queues` queues.
-    fn new(rx_queues: usize) -> Self {
+    fn new(rx_queues: usize, tap: Tap) -> Self {
         Self {
             bursts: Vec::with_capacity(rx_queues),
             rewrites: [RewriteKind::MacsOnly; MAX_BURST],
             routes: [Route::NO_MATCH; MAX_BURST],
             lookup: L::Scratch::default(),
             later: Vec::with_capacity(if L::IPV4_FIRST { MAX_BURST } else { 0 }),
+            tap,
         }
     }
 }
@@ -308,13 +336,12 @@ impl<L: Lookup, P> BurstWork<L, P> {
 /// port.
 pub struct Batches<L: Lookup, P>(BurstWork<L, P>);
 
-impl<L: Lookup, P: Packet> Default for Batches<L, P> {
-    fn default() -> Self {
-        Batches(BurstWork::new(MAX_BURST))
-    }
-}
-
 impl<L: Lookup, P: Packet> Batches<L, P> {
+    /// The batch path of the lcore `tap` names.
+    pub fn new(tap: Tap) -> Self {
+        Batches(BurstWork::new(MAX_BURST, tap))
+    }
+
     /// Counts `batch` as received, forwards it and leaves it empty;
     /// `in_port` says where each packet came in.
     #[inline(always)]
@@ -335,7 +362,7 @@ impl<L: Lookup, P: Packet> Batches<L, P> {
                 .position(|p| in_port(p) != port)
                 .map_or(pkts.len(), |n| start + n);
             counters.add_rx(port, (end - start) as u64);
-            self.0.bursts.push(Burst { port, end });
+            self.0.bursts.push(Burst { port, queue: None, end });
             start = end;
         }
         forward_batch(batch, lookup, &mut self.0, tx, counters);
@@ -343,9 +370,40 @@ impl<L: Lookup, P: Packet> Batches<L, P> {
 }
 
 /// Parses, looks up, rewrites and buffers the packets of `batch`, the
-/// bursts `work.bursts` lists; leaves both empty.
+/// bursts `work.bursts` lists; leaves both empty. A batch that `l3fwd-ctl
+/// trace` wants packets of goes through a traced instance of the same
+/// steps, kept out of line.
 #[inline(always)]
 fn forward_batch<L: Lookup, B: Packets, T: Transmit<Batch = B>>(
+    batch: &mut B,
+    lookup: &L,
+    work: &mut BurstWork<L, B::Packet>,
+    tx: &mut TxPorts<T>,
+    counters: &LcoreCounters,
+) {
+    if work.tap.trace.armed() {
+        forward_traced(batch, lookup, work, tx, counters);
+    } else {
+        forward_steps::<false, L, B, T>(batch, lookup, work, tx, counters);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn forward_traced<L: Lookup, B: Packets, T: Transmit<Batch = B>>(
+    batch: &mut B,
+    lookup: &L,
+    work: &mut BurstWork<L, B::Packet>,
+    tx: &mut TxPorts<T>,
+    counters: &LcoreCounters,
+) {
+    forward_steps::<true, L, B, T>(batch, lookup, work, tx, counters);
+}
+
+/// [`forward_batch`]'s steps; `TRACED`: each packet the trace claims is
+/// recorded as it is sent.
+#[inline(always)]
+fn forward_steps<const TRACED: bool, L: Lookup, B: Packets, T: Transmit<Batch = B>>(
     batch: &mut B,
     lookup: &L,
     work: &mut BurstWork<L, B::Packet>,
@@ -358,6 +416,7 @@ fn forward_batch<L: Lookup, B: Packets, T: Transmit<Batch = B>>(
         routes,
         lookup: scratch,
         later,
+        tap,
     } = work;
     let pkts = batch.as_slice();
     for p in pkts.iter().take(PREFETCH_AHEAD) {
@@ -389,12 +448,18 @@ fn forward_batch<L: Lookup, B: Packets, T: Transmit<Batch = B>>(
             let (route, kind) = (routes[i], rewrites[i]);
             if L::IPV4_FIRST && kind != RewriteKind::Ipv4 && later.len() < later.capacity() {
                 later.push((m, route, kind));
+            } else if TRACED && tap.trace.claim() {
+                send_traced::<L, T>(m, route, kind, &burst, tap, tx, counters);
             } else {
-                send::<L, T>(m, route, kind, burst.port, tx, counters);
+                send::<L, T>(m, route, kind, burst.port, tx, counters, |_| ());
             }
         }
         for (m, route, kind) in later.drain(..) {
-            send::<L, T>(m, route, kind, burst.port, tx, counters);
+            if TRACED && tap.trace.claim() {
+                send_traced::<L, T>(m, route, kind, &burst, tap, tx, counters);
+            } else {
+                send::<L, T>(m, route, kind, burst.port, tx, counters, |_| ());
+            }
         }
         start = end;
     }
@@ -411,9 +476,24 @@ fn look<L: Lookup>(lookup: &L, scratch: &mut L::Scratch, i: usize, frame: &[u8])
     )
 }
 
-/// Rewrites and buffers one looked-up packet, or drops and counts it. A
-/// packet that matched nothing meets the mode's miss policy: here and
-/// nowhere else.
+/// [`send`], recording the packet for the trace.
+fn send_traced<L: Lookup, T: Transmit>(
+    m: <T::Batch as Packets>::Packet,
+    route: Route,
+    kind: RewriteKind,
+    burst: &Burst,
+    tap: &Tap,
+    tx: &mut TxPorts<T>,
+    counters: &LcoreCounters,
+) {
+    let mut record = Record::new(tap.lcore, burst.input(), m.data(), route);
+    record.fate = send::<L, T>(m, route, kind, burst.port, tx, counters, |out| record.rewritten(out));
+    tap.trace.keep(record);
+}
+
+/// Rewrites and buffers one looked-up packet (`rewritten` sees it as it
+/// leaves), or drops and counts it; says which. A packet that matched
+/// nothing meets the mode's miss policy: here and nowhere else.
 #[inline(always)]
 fn send<L: Lookup, T: Transmit>(
     mut m: <T::Batch as Packets>::Packet,
@@ -422,25 +502,32 @@ fn send<L: Lookup, T: Transmit>(
     in_port: u16,
     tx: &mut TxPorts<T>,
     counters: &LcoreCounters,
-) {
+    rewritten: impl FnOnce(&[u8]),
+) -> Fate {
+    let dropped = |reason| {
+        counters.add_drop(reason, 1);
+        Fate::Dropped(reason)
+    };
     // Ports sit below the reasons: one test, which TxPorts repeats and
     // the compiler folds, takes a routed packet to its buffer.
     let port = match route.bits() {
         port if port < dpdk::MAX_PORTS => port,
         _ => match route {
             Route::NO_MATCH if L::MISS == Miss::InputPort => in_port,
-            Route::NO_MATCH => return counters.add_drop(DropReason::NoRule, 1),
-            Route::RUNT => return counters.add_drop(DropReason::Runt, 1),
-            Route::DENIED => return counters.add_drop(DropReason::Denied, 1),
+            Route::NO_MATCH => return dropped(DropReason::NoRule),
+            Route::RUNT => return dropped(DropReason::Runt),
+            Route::DENIED => return dropped(DropReason::Denied),
             // A port number no port can have: TxPorts has no buffer for it.
             _ => route.bits(),
         },
     };
     let Some(out) = tx.get_mut(port) else {
-        return counters.add_drop(DropReason::Unroutable, 1);
+        return dropped(DropReason::Unroutable);
     };
     if !rewrite(m.data_mut(), kind, &out.eth) {
-        return counters.add_drop(DropReason::Invalid, 1);
+        return dropped(DropReason::Invalid);
     }
+    rewritten(m.data());
     out.enqueue(m, counters);
+    Fate::Sent(port)
 }

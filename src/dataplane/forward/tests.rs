@@ -13,6 +13,7 @@ use super::{Lcore, LcoreQueues, TxPort, TxPorts};
 use crate::dataplane::counters::{DropReason, LcoreCounters, LcoreStats, Role, Totals};
 use crate::dataplane::lookup::{answer, Gather, Lookup, Miss, Route};
 use crate::dataplane::packet::L3;
+use crate::dataplane::trace::{Fate, Input, Record, TraceReader};
 use crate::MAX_BURST;
 
 /// What the queues saw, in order.
@@ -218,6 +219,8 @@ struct Setup {
     tx_burst: usize,
     drain_ticks: u64,
     idle_flush: Option<u64>,
+    /// Packets `l3fwd-ctl trace` asks for before the lcore starts.
+    trace: u32,
 }
 
 impl Setup {
@@ -229,6 +232,7 @@ impl Setup {
             tx_burst: 32,
             drain_ticks: u64::MAX,
             idle_flush: Some(0),
+            trace: 0,
         }
     }
 }
@@ -241,6 +245,8 @@ struct Outcome {
     live: usize,
     /// Every frame sent, with its port.
     frames: Frames,
+    /// What the trace recorded.
+    traced: Vec<Record>,
 }
 
 impl Outcome {
@@ -318,6 +324,10 @@ fn run<L: Lookup>(setup: Setup, lookup: L) -> Outcome {
         rx_queues: vec![],
         counters: LcoreCounters::for_ports(8),
     });
+    let trace = TraceReader::default();
+    if setup.trace > 0 {
+        trace.start(setup.trace);
+    }
     let lcore: Lcore<L, ScriptRx, LogTx> = Lcore {
         queues: LcoreQueues { lcore: 1, rx, tx },
         lookup: Arc::new(Live::new(Qsbr::new(1).unwrap(), lookup)).register(0).unwrap(),
@@ -326,6 +336,7 @@ fn run<L: Lookup>(setup: Setup, lookup: L) -> Outcome {
         drain_ticks: setup.drain_ticks,
         idle_flush: setup.idle_flush,
         rx_burst: 32,
+        trace: trace.trace(),
     };
     lcore.run();
     let log = log.lock().unwrap().clone();
@@ -335,6 +346,7 @@ fn run<L: Lookup>(setup: Setup, lookup: L) -> Outcome {
         totals: stats.counters.totals(),
         live: live.load(Relaxed),
         frames,
+        traced: std::iter::from_fn(|| trace.next()).collect(),
     }
 }
 
@@ -527,5 +539,46 @@ fn frames_leave_rewritten_for_their_port() {
         (v4[22], v6[21]),
         (63, 64),
         "IPv4 TTL one less; the IPv6 hop limit kept, as in C"
+    );
+}
+
+#[test]
+fn a_trace_records_the_next_packets_as_they_are_sent_and_no_more() {
+    let mut runt = ipv4(1);
+    runt.truncate(20);
+    let frames = vec![ipv4(2), runt, ipv4(0xff), ipv6(1), ipv4(2)];
+    let script = || vec![(0, vec![burst(0, frames.clone())])];
+    let untraced = run(Setup::new(script()), InputPortMiss::default());
+    assert!(untraced.traced.is_empty());
+    let out = run(
+        Setup {
+            trace: 4,
+            ..Setup::new(script())
+        },
+        InputPortMiss::default(),
+    );
+    assert_eq!(out.sent(0), untraced.sent(0), "a trace changes no packet's way");
+    assert_eq!(out.sent(2), untraced.sent(2));
+    let fates: Vec<_> = out.traced.iter().map(|r| (r.route, r.fate)).collect();
+    assert_eq!(
+        fates,
+        [
+            (Route::port(2), Fate::Sent(2)),
+            (Route::RUNT, Fate::Dropped(DropReason::Runt)),
+            (Route::NO_MATCH, Fate::Sent(0)), // the miss: back out of its input port
+            (Route::port(1), Fate::Sent(1)),
+        ]
+    );
+    let first = &out.traced[0];
+    assert_eq!((first.lcore, first.input), (1, Input::Queue { port: 0, queue: 0 }));
+    assert_eq!(first.frame_before(), &frames[0][..]);
+    assert_eq!(
+        first.frame_after(),
+        &out.frames.iter().find(|(p, _)| *p == 2).unwrap().1[..]
+    );
+    assert_eq!(
+        out.traced[1].frame_after(),
+        &frames[1][..],
+        "a dropped frame is not rewritten"
     );
 }

@@ -52,6 +52,51 @@ impl Mode for Acl {
         let tables = AclTables::build(eal, &super::table_name(), socket as i32, &v4, &v6, options.alg, enabled)?;
         Ok(AclLookup { tables })
     }
+
+    /// The 5-tuple classified and the first rule, in file order (rte_acl's
+    /// priority), that matches it.
+    fn explain((v4, v6): &Self::Rules, _options: &AclArgs, frame: &[u8]) -> String {
+        // As the classify reads them: ports as if no IPv4 options, zeros
+        // past the frame's end.
+        let byte = |i: usize| frame.get(i).copied().unwrap_or(0);
+        let bytes = |at: usize| -> [u8; 16] { std::array::from_fn(|i| byte(at + i)) };
+        let ports = |at: usize| [byte(at), byte(at + 1), byte(at + 2), byte(at + 3)];
+        fn first<N: Copy>(file: &RuleFile<N>, holds: impl Fn(&N, &N) -> bool, sport: u16, dport: u16, proto: u8) -> String {
+            let hit = file.rules.iter().find(|r| {
+                holds(&r.src, &r.dst)
+                    && r.src_ports.contains(&sport)
+                    && r.dst_ports.contains(&dport)
+                    && proto & r.proto_mask == r.proto & r.proto_mask
+            });
+            match hit {
+                Some(r) => {
+                    let action = match r.action {
+                        acl::Action::Deny => "deny".to_string(),
+                        acl::Action::Route(port) => format!("port {port}"),
+                    };
+                    format!("rule {action} ({} line {})", file.origin, r.line)
+                }
+                None => "no rule".into(),
+            }
+        }
+        let port_pair = |p: [u8; 4]| (u16::from_be_bytes([p[0], p[1]]), u16::from_be_bytes([p[2], p[3]]));
+        match crate::dataplane::packet::parse(frame) {
+            L3::Ipv4(h) => {
+                let [s, d] = [26, 30].map(|i| std::net::Ipv4Addr::from([byte(i), byte(i + 1), byte(i + 2), byte(i + 3)]));
+                let (sport, dport) = port_pair(ports(34));
+                let rule = first(v4, |rs, rd| rs.contains(&s) && rd.contains(&d), sport, dport, h.proto);
+                format!("{}: {rule}", super::five_tuple(s, d, h.proto, ports(34)))
+            }
+            L3::Ipv6(h) => {
+                let [s, d] = [22, 38].map(|i| std::net::Ipv6Addr::from(bytes(i)));
+                let (sport, dport) = port_pair(ports(54));
+                let rule = first(v6, |rs, rd| rs.contains(&s) && rd.contains(&d), sport, dport, h.next_header);
+                format!("{}: {rule}", super::five_tuple(s, d, h.next_header, ports(54)))
+            }
+            L3::Runt => "runt: nothing classified".into(),
+            L3::Other => "not IP: nothing classified".into(),
+        }
+    }
 }
 
 /// ACL mode.

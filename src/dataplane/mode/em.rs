@@ -95,6 +95,41 @@ impl Mode for Em {
         };
         Ok((lookup, Some(Box::new(writer))))
     }
+
+    /// The flow's key and the rule-file line of the same key, in the
+    /// family this run loads; flows `flow add` made are in no file.
+    fn explain((v4, v6): &Self::Rules, options: &EmArgs, frame: &[u8]) -> String {
+        fn line<A>(file: &EmFile<A>, key: impl Fn(&Rule<A>) -> bool, loaded: bool) -> String {
+            match file.rules.iter().rev().find(|r| key(r)) {
+                Some(r) if loaded => format!("port {} ({} line {})", r.port, file.origin, r.line),
+                _ if loaded => "in no rule file".into(),
+                _ => "family not loaded (EM loads IPv6 with --ipv6, else IPv4)".into(),
+            }
+        }
+        let ports = |t: &[u8]| [t[t.len() - 4], t[t.len() - 3], t[t.len() - 2], t[t.len() - 1]];
+        match crate::dataplane::packet::parse(frame) {
+            L3::Ipv4(h) if h.ihl == 5 => match ipv4_tuple(frame) {
+                Some(t) => {
+                    let key = Ipv4Key::from_header(t);
+                    let [s, d] = [4, 8].map(|i| Ipv4Addr::from([t[i], t[i + 1], t[i + 2], t[i + 3]]));
+                    let rule = line(v4, |r| Ipv4Key::from(&r.tuple) == key, !options.ipv6);
+                    format!("{}: {rule}", super::five_tuple(s, d, t[1], ports(t)))
+                }
+                None => "runt: ends before the ports".into(),
+            },
+            L3::Ipv6(h) if matches!(h.next_header, 6 | 17) => match ipv6_tuple(frame) {
+                Some(t) => {
+                    let key = Ipv6Key::from_header(t);
+                    let addr = |i: usize| Ipv6Addr::from(<[u8; 16]>::try_from(&t[i..i + 16]).unwrap_or_default());
+                    let rule = line(v6, |r| Ipv6Key::from(&r.tuple) == key, options.ipv6);
+                    format!("{}: {rule}", super::five_tuple(addr(4), addr(20), t[2], ports(t)))
+                }
+                None => "runt: ends before the ports".into(),
+            },
+            L3::Runt => "runt: nothing looked up".into(),
+            _ => "neither IPv4 without options nor IPv6 TCP/UDP: nothing looked up".into(),
+        }
+    }
 }
 
 /// EM's writer: every flow change goes to the live hash tables.

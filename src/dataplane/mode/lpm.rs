@@ -74,6 +74,44 @@ impl Mode for Lpm {
     fn change_rules(rules: &mut Routes, plan: &Plan, _options: &RouteArgs, change: &RuleChange) -> Result<(), String> {
         change_route::<Self>(rules, plan, change)
     }
+
+    fn explain(rules: &Routes, _options: &RouteArgs, frame: &[u8]) -> String {
+        explain_route(rules, frame, false)
+    }
+}
+
+/// `trace` in LPM and FIB mode: the destination looked up and its longest
+/// route (the last written, of equal ones, as the tables keep it).
+/// `other_as_v6`: every frame that is not IPv4 is looked up as IPv6 (FIB).
+pub(super) fn explain_route((v4, v6): &Routes, frame: &[u8], other_as_v6: bool) -> String {
+    fn longest<N: Copy + std::fmt::Display>(
+        file: &RouteFile<N>,
+        holds: impl Fn(&N) -> bool,
+        len: impl Fn(&N) -> u8,
+    ) -> String {
+        let best = file.routes.iter().filter(|r| holds(&r.prefix)).max_by_key(|r| len(&r.prefix));
+        match best {
+            Some(r) => format!("route {} port {} ({} line {})", r.prefix, r.port, file.origin, r.line),
+            None => "no route".into(),
+        }
+    }
+    let v6_dst = |dst: [u8; 16]| {
+        let dst = std::net::Ipv6Addr::from(dst);
+        format!("dst {dst}: {}", longest(v6, |p| p.contains(&dst), Ipv6Net::prefix_len))
+    };
+    match crate::dataplane::packet::parse(frame) {
+        L3::Ipv4(h) => {
+            let dst = std::net::Ipv4Addr::from(h.dst);
+            format!("dst {dst}: {}", longest(v4, |p| p.contains(&dst), Ipv4Net::prefix_len))
+        }
+        L3::Ipv6(h) => v6_dst(h.dst),
+        _ if other_as_v6 => match crate::dataplane::packet::ipv6_dst_bytes(frame) {
+            Some(dst) => v6_dst(dst),
+            None => "runt: nothing looked up".into(),
+        },
+        L3::Runt => "runt: nothing looked up".into(),
+        L3::Other => "not IP: nothing looked up".into(),
+    }
 }
 
 /// `route get` in LPM and FIB mode, with the tables' `v4` and `v6` lookups.

@@ -72,6 +72,10 @@ pub trait Mode: 'static {
         Err(no_routes(Self::INFO.name))
     }
 
+    /// `trace`: what the lookup keys `frame` on and which of `rules` (as
+    /// the control thread holds them) decides it, as `KEY: RULE`.
+    fn explain(rules: &Self::Rules, options: &Self::Options, frame: &[u8]) -> String;
+
     /// `route add/del`, `flow add/del`: applies `change` to `rules` (a
     /// port it names must be one `plan` forwards to), or leaves them as
     /// they were and says why not.
@@ -144,6 +148,21 @@ pub(crate) fn check_port(plan: &Plan, port: u16) -> Result<(), String> {
             "port {port} is not forwarded to (outside the portmask, or absent)"
         )),
     }
+}
+
+/// A frame's 5-tuple as exact match and ACL read it (a 20-byte IPv4
+/// header, or IPv6's fixed one, then the TCP/UDP ports), for `trace`.
+pub(crate) fn five_tuple(
+    src: impl std::fmt::Display,
+    dst: impl std::fmt::Display,
+    proto: u8,
+    ports: [u8; 4],
+) -> String {
+    let (sport, dport) = (
+        u16::from_be_bytes([ports[0], ports[1]]),
+        u16::from_be_bytes([ports[2], ports[3]]),
+    );
+    format!("5-tuple {src} > {dst} proto {proto} ports {sport} > {dport}")
 }
 
 fn no_routes(mode: &str) -> String {
