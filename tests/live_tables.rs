@@ -249,8 +249,13 @@ fn reload_and_sighup_move_the_stream_in_every_mode() {
 /// An IPv4 frame of the stream's flow, an IPv6 frame to 2001:db8::1 and a
 /// runt (an IPv4 header cut short), in turn.
 fn three_kinds() -> Vec<Vec<u8>> {
-    let v6 =
-        |last| std::array::from_fn(|i| [0x20, 0x01, 0x0d, 0xb8].get(i).copied().unwrap_or(0) | (i == 15) as u8 * last);
+    // 2001:db8::LAST
+    let v6 = |last| {
+        let mut a = [0; 16];
+        a[..4].copy_from_slice(&[0x20, 0x01, 0x0d, 0xb8]);
+        a[15] = last;
+        a
+    };
     let runt = testkit::frames::em_flow4(5)[..30].to_vec();
     vec![
         testkit::frames::em_flow4(5),
