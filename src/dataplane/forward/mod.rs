@@ -372,7 +372,7 @@ impl<L: Lookup, P: Packet> Batches<L, P> {
 /// Parses, looks up, rewrites and buffers the packets of `batch`, the
 /// bursts `work.bursts` lists; leaves both empty. A batch that `l3fwd-ctl
 /// trace` wants packets of goes through a traced instance of the same
-/// steps, kept out of line.
+/// steps.
 #[inline(always)]
 fn forward_batch<L: Lookup, B: Packets, T: Transmit<Batch = B>>(
     batch: &mut B,
@@ -381,23 +381,14 @@ fn forward_batch<L: Lookup, B: Packets, T: Transmit<Batch = B>>(
     tx: &mut TxPorts<T>,
     counters: &LcoreCounters,
 ) {
+    // Both instances inline: a call out of the loop (to a cold traced
+    // instance, or only to mark this branch cold) measured 2.6 and 5.6
+    // instructions per packet more in LPM mode untraced; inline, 0.9.
     if work.tap.trace.armed() {
-        forward_traced(batch, lookup, work, tx, counters);
+        forward_steps::<true, L, B, T>(batch, lookup, work, tx, counters);
     } else {
         forward_steps::<false, L, B, T>(batch, lookup, work, tx, counters);
     }
-}
-
-#[cold]
-#[inline(never)]
-fn forward_traced<L: Lookup, B: Packets, T: Transmit<Batch = B>>(
-    batch: &mut B,
-    lookup: &L,
-    work: &mut BurstWork<L, B::Packet>,
-    tx: &mut TxPorts<T>,
-    counters: &LcoreCounters,
-) {
-    forward_steps::<true, L, B, T>(batch, lookup, work, tx, counters);
 }
 
 /// [`forward_batch`]'s steps; `TRACED`: each packet the trace claims is
@@ -451,14 +442,14 @@ fn forward_steps<const TRACED: bool, L: Lookup, B: Packets, T: Transmit<Batch = 
             } else if TRACED && tap.trace.claim() {
                 send_traced::<L, T>(m, route, kind, &burst, tap, tx, counters);
             } else {
-                send::<L, T>(m, route, kind, burst.port, tx, counters, |_| ());
+                send::<L, T>(m, route, kind, burst.port, tx, counters, &mut ());
             }
         }
         for (m, route, kind) in later.drain(..) {
             if TRACED && tap.trace.claim() {
                 send_traced::<L, T>(m, route, kind, &burst, tap, tx, counters);
             } else {
-                send::<L, T>(m, route, kind, burst.port, tx, counters, |_| ());
+                send::<L, T>(m, route, kind, burst.port, tx, counters, &mut ());
             }
         }
         start = end;
@@ -487,13 +478,32 @@ fn send_traced<L: Lookup, T: Transmit>(
     counters: &LcoreCounters,
 ) {
     let mut record = Record::new(tap.lcore, burst.input(), m.data(), route);
-    record.fate = send::<L, T>(m, route, kind, burst.port, tx, counters, |out| record.rewritten(out));
+    send::<L, T>(m, route, kind, burst.port, tx, counters, &mut record);
     tap.trace.keep(record);
 }
 
-/// Rewrites and buffers one looked-up packet (`rewritten` sees it as it
-/// leaves), or drops and counts it; says which. A packet that matched
-/// nothing meets the mode's miss policy: here and nowhere else.
+/// What the send step tells about a packet: nothing, untraced (`()`); a
+/// trace's [`Record`] keeps it.
+trait SendWatch {
+    fn sent(&mut self, _port: u16, _frame: &impl Packet) {}
+    fn dropped(&mut self, _reason: DropReason) {}
+}
+
+impl SendWatch for () {}
+
+impl SendWatch for Record {
+    fn sent(&mut self, port: u16, frame: &impl Packet) {
+        self.rewritten(frame.data());
+        self.fate = Fate::Sent(port);
+    }
+    fn dropped(&mut self, reason: DropReason) {
+        self.fate = Fate::Dropped(reason);
+    }
+}
+
+/// Rewrites and buffers one looked-up packet, or drops and counts it;
+/// tells `watch` which. A packet that matched nothing meets the mode's
+/// miss policy: here and nowhere else.
 #[inline(always)]
 fn send<L: Lookup, T: Transmit>(
     mut m: <T::Batch as Packets>::Packet,
@@ -502,11 +512,11 @@ fn send<L: Lookup, T: Transmit>(
     in_port: u16,
     tx: &mut TxPorts<T>,
     counters: &LcoreCounters,
-    rewritten: impl FnOnce(&[u8]),
-) -> Fate {
-    let dropped = |reason| {
-        counters.add_drop(reason, 1);
-        Fate::Dropped(reason)
+    watch: &mut impl SendWatch,
+) {
+    let mut drop = |reason| {
+        watch.dropped(reason);
+        counters.add_drop(reason, 1)
     };
     // Ports sit below the reasons: one test, which TxPorts repeats and
     // the compiler folds, takes a routed packet to its buffer.
@@ -514,20 +524,19 @@ fn send<L: Lookup, T: Transmit>(
         port if port < dpdk::MAX_PORTS => port,
         _ => match route {
             Route::NO_MATCH if L::MISS == Miss::InputPort => in_port,
-            Route::NO_MATCH => return dropped(DropReason::NoRule),
-            Route::RUNT => return dropped(DropReason::Runt),
-            Route::DENIED => return dropped(DropReason::Denied),
+            Route::NO_MATCH => return drop(DropReason::NoRule),
+            Route::RUNT => return drop(DropReason::Runt),
+            Route::DENIED => return drop(DropReason::Denied),
             // A port number no port can have: TxPorts has no buffer for it.
             _ => route.bits(),
         },
     };
     let Some(out) = tx.get_mut(port) else {
-        return dropped(DropReason::Unroutable);
+        return drop(DropReason::Unroutable);
     };
     if !rewrite(m.data_mut(), kind, &out.eth) {
-        return dropped(DropReason::Invalid);
+        return drop(DropReason::Invalid);
     }
-    rewritten(m.data());
+    watch.sent(port, &m);
     out.enqueue(m, counters);
-    Fate::Sent(port)
 }
