@@ -353,14 +353,15 @@ pub fn measure(args: &Args, rs_bin: &Path, selected: &[Config]) -> Result<(Repor
         scale: any_scale.then_some(sizes),
         ..Settings::default()
     };
-    let report = report::build(
+    let report = Report::new(
         settings,
         machine::Machine::current(),
         machine::timestamp(),
         selected,
+        &[],
         &runs,
     );
-    report::print_table(&report);
+    println!("{}", report.table());
     Ok((report, failures))
 }
 

@@ -10,7 +10,7 @@ pub(crate) mod results;
 mod resume;
 
 use crate::cbuild::{Build, CBuilds};
-use crate::configs::{Config, Forwarder, Variant};
+use crate::configs::Forwarder;
 use crate::engine::{Engine, Run, Unit};
 use crate::mode::RuleFormat;
 use crate::report::{Report, Settings};
@@ -175,7 +175,7 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
         let units: Vec<Unit> = forwarders
             .iter()
             .map(|&forwarder| Unit {
-                config: Config::new(forwarder, cell.table.mode, Variant::Default, false),
+                config: cell.config(forwarder),
                 cell: Some(*cell),
                 program: match forwarder {
                     Forwarder::C => c_bin.clone().map_err(|e| format!("C n/a: {e}")),
@@ -197,10 +197,11 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
         runs.extend(measured.map_err(|e| format!("{e} (the cells measured so far are in sweep.json)"))?);
         drop(files);
         // Written after every cell, so that an interrupted sweep keeps what it measured.
-        let so_far = results::build(
+        let so_far = Report::new(
             settings.clone(),
             machine::Machine::current(),
             machine::timestamp(),
+            &[],
             &cells[..=done],
             &runs,
         );
@@ -208,14 +209,15 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
     }
     let failures = engine.finish();
 
-    let report = results::build(
+    let report = Report::new(
         settings,
         machine::Machine::current(),
         machine::timestamp(),
+        &[],
         &cells,
         &runs,
     );
-    results::print_table(&report);
+    println!("{}", report.table());
     write_data(&args.out_dir, &report)?;
     let plots = plot::draw_all(&report, &args.out_dir)?;
     println!(
