@@ -218,23 +218,15 @@ fn main() -> ExitCode {
 
 fn bench(args: Args) -> Result<ExitCode, String> {
     let selected = versions::on_releases(configs::select(&args.only)?, &args.dpdk)?;
-    let baseline = args.common.baseline.as_deref();
-    let old = baseline.map(|path| baseline::read(path, false)).transpose()?;
+    let old = baseline::read(args.common.baseline.as_deref(), false)?;
     let (report, failures) = measure(&args, &args.common.rs_bin, &selected)?;
     write_json(&args.json, &report)?;
     println!("\nwrote {}", args.json.display());
     if args.dpdk.len() > 1 {
         versions::report(&report, &args.json.with_file_name("versions.png"))?;
     }
-    let regressed = match (baseline, old) {
-        (Some(path), Some(old)) => baseline::check(path, &old, &report, &selected, args.common.tolerance),
-        _ => false,
-    };
-    Ok(failures.finish(if regressed {
-        ExitCode::from(2)
-    } else {
-        ExitCode::SUCCESS
-    }))
+    let status = baseline::status(old, &report, &selected, args.common.tolerance);
+    Ok(failures.finish(status))
 }
 
 /// Runs the `selected` configurations (l3fwd-rs from `rs_bin`) round by

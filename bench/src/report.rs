@@ -71,15 +71,11 @@ impl Report {
     pub fn read(path: &Path) -> Result<Report, String> {
         let mut report: Report = crate::read_json(path)?;
         for run in &mut report.runs {
-            let mode = run
-                .cell
-                .as_deref()
-                .and_then(|cell| Mode::parse(cell.split(['-', '/']).next()?).ok());
             let forwarder = [Forwarder::C, Forwarder::Rs, Forwarder::Io]
                 .into_iter()
                 .find(|f| f.id() == run.config);
-            if let (Some(mode), Some(forwarder)) = (mode, forwarder) {
-                run.config = Config::new(forwarder, mode, Variant::Default, false).id();
+            if let Some(config) = forwarder.and_then(|f| cell_config(run.cell.as_deref()?, f)) {
+                run.config = config.id();
             }
         }
         Ok(report)
@@ -227,6 +223,13 @@ impl Report {
         }
         lines
     }
+}
+
+/// What `forwarder` ran in the sweep cell `cell` (`lpm-10K/64B/1K`): its
+/// table's mode, no variant.
+pub fn cell_config(cell: &str, forwarder: Forwarder) -> Option<Config> {
+    let mode = Mode::parse(cell.split(['-', '/']).next()?).ok()?;
+    Some(Config::new(forwarder, mode, Variant::Default, false))
 }
 
 /// How the runs were made, and what ran: make bench's frames, selection
