@@ -39,6 +39,7 @@ use clap::{Parser, Subcommand};
 use configs::{Config, Forwarder};
 use engine::{Engine, Unit};
 use failures::Failures;
+use machine::Machine;
 use pool::Pool;
 use release::Tools;
 use report::{Report, Settings};
@@ -345,14 +346,7 @@ pub fn measure(args: &Args, rs_bin: &Path, selected: &[Config]) -> Result<(Repor
         scale: any_scale.then_some(sizes),
         ..Settings::default()
     };
-    let report = Report::new(
-        settings,
-        machine::Machine::current(),
-        machine::timestamp(),
-        selected,
-        &[],
-        &runs,
-    );
+    let report = Report::new(settings, Machine::current(), machine::timestamp(), selected, &[], &runs);
     println!("{}", report.table());
     Ok((report, failures))
 }

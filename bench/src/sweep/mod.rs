@@ -12,9 +12,10 @@ mod resume;
 use crate::cbuild::{Build, CBuilds};
 use crate::configs::Forwarder;
 use crate::engine::{Engine, Run, Unit};
+use crate::machine::{timestamp, Machine};
 use crate::mode::RuleFormat;
 use crate::report::{Report, Settings};
-use crate::{command, hugepages, interrupt, machine, require, traffic, Common, HUGEPAGES_DIR, START_TIMEOUT};
+use crate::{command, hugepages, interrupt, require, traffic, Common, HUGEPAGES_DIR, START_TIMEOUT};
 use grid::{Cell, Grid, Mode};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -137,7 +138,7 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
     let mut earlier_sweep = None;
     if args.resume {
         let path = args.out_dir.join("sweep.json");
-        let earlier = resume::check(Report::read(&path)?, &settings, &machine::Machine::current())?;
+        let earlier = resume::check(Report::read(&path)?, &settings, &Machine::current())?;
         carried = cells
             .iter()
             .map(|cell| resume::carried(&earlier, cell, &forwarders, rounds))
@@ -161,6 +162,8 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
         args.common.warmup + args.common.window + 1.0
     );
     let mut engine = Engine::new(total, rounds, &logs)?;
+    let report_of =
+        |cells: &[Cell], runs: &[Run]| Report::new(settings.clone(), Machine::current(), timestamp(), &[], cells, runs);
     let mut runs = Vec::new();
     for ((done, cell), carried) in cells.iter().enumerate().zip(carried) {
         if let Some(carried) = carried {
@@ -196,26 +199,12 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
         runs.extend(measured.map_err(|e| format!("{e} (the cells measured so far are in sweep.json)"))?);
         drop(files);
         // Written after every cell, so that an interrupted sweep keeps what it measured.
-        let so_far = Report::new(
-            settings.clone(),
-            machine::Machine::current(),
-            machine::timestamp(),
-            &[],
-            &cells[..=done],
-            &runs,
-        );
+        let so_far = report_of(&cells[..=done], &runs);
         write_data(&args.out_dir, &so_far)?;
     }
     let failures = engine.finish();
 
-    let report = Report::new(
-        settings,
-        machine::Machine::current(),
-        machine::timestamp(),
-        &[],
-        &cells,
-        &runs,
-    );
+    let report = report_of(&cells, &runs);
     println!("{}", report.table());
     write_data(&args.out_dir, &report)?;
     let plots = plot::draw_all(&report, &args.out_dir)?;
