@@ -189,8 +189,8 @@ impl Engine {
             }
             None => {
                 let prefix = format!("l3fwd-bench-{}-{}", std::process::id(), self.n);
-                self.n += 1;
                 let (mut cmd, stop) = unit.command(&prefix)?;
+                self.n += 1;
                 if let Some(file) = &stats_json {
                     let _ = std::fs::remove_file(file); // one an earlier run left
                     cmd.arg("--stats-json").arg(file);
