@@ -2,12 +2,12 @@
 //! Each ratio is compared over rounds ([`significance`]): a change counts
 //! only when it is beyond the tolerance and significant.
 
-use crate::configs::{Config, Forwarder, Variant};
-use crate::mode::Mode;
-use crate::report::{Report, RunRecord};
+use crate::configs::{Config, Forwarder};
+use crate::report::{cell_config, Report, RunRecord};
 use crate::significance::{self, Change, ALPHA};
 use crate::stats::ratio_pairs_on;
 use std::path::Path;
+use std::process::ExitCode;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Verdict {
@@ -34,15 +34,18 @@ pub struct Comparison {
     pub verdict: Verdict,
 }
 
-/// The baseline at `path`, read before any run (a bad path should not
-/// cost minutes of runs): a report of the same kind as this run's, a
-/// sweep's if `sweep`, else make bench's.
-pub fn read(path: &Path, sweep: bool) -> Result<Report, String> {
+/// The baseline at `path` if one is given, read before any run (a bad
+/// path should not cost minutes of runs): a report of the same kind as
+/// this run's, a sweep's if `sweep`, else make bench's.
+pub fn read(path: Option<&Path>, sweep: bool) -> Result<Option<(&Path, Report)>, String> {
+    let Some(path) = path else {
+        return Ok(None);
+    };
     let old = Report::read(path)?;
     let (is, other) = (["make bench's", "`l3fwd-bench`"], ["a sweep's", "`l3fwd-bench sweep`"]);
     let [kind, command] = if sweep { is } else { other };
     if old.is_sweep() == sweep {
-        return Ok(old);
+        return Ok(Some((path, old)));
     }
     Err(format!(
         "baseline {}: {kind} report: give it to {command} --baseline",
@@ -50,13 +53,16 @@ pub fn read(path: &Path, sweep: bool) -> Result<Report, String> {
     ))
 }
 
-/// Prints the verdicts of `new` against the baseline `old` (from `path`):
-/// make bench's by ratio of configurations (those `selected`), a sweep's
-/// by cell; whether one is a regression.
-pub fn check(path: &Path, old: &Report, new: &Report, selected: &[Config], tolerance: f64) -> bool {
+/// Prints the verdicts of `new` against the baseline `old` (and where it
+/// was read): make bench's by ratio of configurations (those `selected`),
+/// a sweep's by cell; the exit status, 2 if one is a regression.
+pub fn status(old: Option<(&Path, Report)>, new: &Report, selected: &[Config], tolerance: f64) -> ExitCode {
+    let Some((path, old)) = old else {
+        return ExitCode::SUCCESS;
+    };
     println!("\nagainst baseline {} ({}):", path.display(), old.timestamp);
     let comparisons = if new.is_sweep() {
-        compare_cells(old, new, tolerance)
+        compare_cells(&old, new, tolerance)
     } else {
         compare(&old.runs, &new.runs, selected, tolerance)
     };
@@ -64,7 +70,8 @@ pub fn check(path: &Path, old: &Report, new: &Report, selected: &[Config], toler
         println!("  no {} in common", if new.is_sweep() { "cell" } else { "ratio" });
     }
     print(&comparisons, tolerance);
-    comparisons.iter().any(|c| c.verdict.is_regression())
+    let regressed = comparisons.iter().any(|c| c.verdict.is_regression());
+    ExitCode::from(if regressed { 2 } else { 0 })
 }
 
 /// Judges each ratio the baseline `old` measured whose configurations were
@@ -82,14 +89,13 @@ pub fn compare(old: &[RunRecord], new: &[RunRecord], selected: &[Config], tolera
 /// counts as a regression, as in make bench.
 pub fn compare_cells(old: &Report, new: &Report, tolerance: f64) -> Vec<Comparison> {
     let pairs = new.cells.iter().filter_map(|cell| {
-        let mode = Mode::parse(cell.table.split('-').next()?).ok()?;
-        let config = |forwarder| Config::new(forwarder, mode, Variant::Default, false);
+        let config = |forwarder| cell_config(&cell.cell, forwarder);
         let name = format!("{} l3fwd-rs / C", cell.cell);
         Some((
             name,
             Some(cell.cell.as_str()),
-            config(Forwarder::Rs),
-            config(Forwarder::C),
+            config(Forwarder::Rs)?,
+            config(Forwarder::C)?,
         ))
     });
     judge_all(&old.runs, &new.runs, pairs, tolerance)
@@ -201,8 +207,8 @@ mod tests {
     fn a_baseline_is_of_the_same_kind_as_the_run() {
         let path = std::env::temp_dir().join(format!("l3fwd-bench-baseline-{}.json", std::process::id()));
         crate::write_json(&path, &crate::sweep::results::tests::sample()).unwrap();
-        assert!(read(&path, true).unwrap().is_sweep());
-        let err = read(&path, false).unwrap_err();
+        assert!(read(Some(&path), true).unwrap().unwrap().1.is_sweep());
+        let err = read(Some(&path), false).unwrap_err();
         assert!(
             err.contains("a sweep's report: give it to `l3fwd-bench sweep` --baseline"),
             "{err}"

@@ -11,10 +11,11 @@ use crate::failures::Failures;
 use crate::interrupt;
 use crate::pool::Pool;
 use crate::progress::Progress;
-use crate::run::{self, Forwarding, Sample, Timing};
+use crate::run::{self, Forwarding, Sample, Stop, Timing};
 use crate::sweep::grid::Cell;
 use crate::traffic::Files;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 /// One run's outcome: what it measured or why there is nothing.
 pub struct Run {
@@ -62,6 +63,14 @@ pub struct Unit {
 }
 
 impl Unit {
+    /// Its command line with EAL file prefix `prefix`, on its release, and
+    /// how to stop it.
+    pub fn command(&self, prefix: &str) -> Result<(Command, Stop), String> {
+        let (program, files) = (self.program.as_ref()?, self.files.as_ref()?);
+        let (cmd, stop) = command::command(self.config, program, files, &self.pool, prefix);
+        Ok((self.config.release().command(cmd), stop))
+    }
+
     fn label(&self) -> String {
         match &self.cell {
             Some(cell) => format!("{cell}, {}", self.config.forwarder.label()),
@@ -179,11 +188,9 @@ impl Engine {
                 forwarding
             }
             None => {
-                let (program, files) = (unit.program.as_ref()?, unit.files.as_ref()?);
                 let prefix = format!("l3fwd-bench-{}-{}", std::process::id(), self.n);
+                let (mut cmd, stop) = unit.command(&prefix)?;
                 self.n += 1;
-                let (cmd, stop) = command::command(config, program, files, &unit.pool, &prefix);
-                let mut cmd = config.release().command(cmd);
                 if let Some(file) = &stats_json {
                     let _ = std::fs::remove_file(file); // one an earlier run left
                     cmd.arg("--stats-json").arg(file);

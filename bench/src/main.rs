@@ -39,6 +39,7 @@ use clap::{Parser, Subcommand};
 use configs::{Config, Forwarder};
 use engine::{Engine, Unit};
 use failures::Failures;
+use machine::Machine;
 use pool::Pool;
 use release::Tools;
 use report::{Report, Settings};
@@ -218,23 +219,15 @@ fn main() -> ExitCode {
 
 fn bench(args: Args) -> Result<ExitCode, String> {
     let selected = versions::on_releases(configs::select(&args.only)?, &args.dpdk)?;
-    let baseline = args.common.baseline.as_deref();
-    let old = baseline.map(|path| baseline::read(path, false)).transpose()?;
+    let old = baseline::read(args.common.baseline.as_deref(), false)?;
     let (report, failures) = measure(&args, &args.common.rs_bin, &selected)?;
     write_json(&args.json, &report)?;
     println!("\nwrote {}", args.json.display());
     if args.dpdk.len() > 1 {
         versions::report(&report, &args.json.with_file_name("versions.png"))?;
     }
-    let regressed = match (baseline, old) {
-        (Some(path), Some(old)) => baseline::check(path, &old, &report, &selected, args.common.tolerance),
-        _ => false,
-    };
-    Ok(failures.finish(if regressed {
-        ExitCode::from(2)
-    } else {
-        ExitCode::SUCCESS
-    }))
+    let status = baseline::status(old, &report, &selected, args.common.tolerance);
+    Ok(failures.finish(status))
 }
 
 /// Runs the `selected` configurations (l3fwd-rs from `rs_bin`) round by
@@ -353,14 +346,8 @@ pub fn measure(args: &Args, rs_bin: &Path, selected: &[Config]) -> Result<(Repor
         scale: any_scale.then_some(sizes),
         ..Settings::default()
     };
-    let report = report::build(
-        settings,
-        machine::Machine::current(),
-        machine::timestamp(),
-        selected,
-        &runs,
-    );
-    report::print_table(&report);
+    let report = Report::new(settings, Machine::current(), machine::timestamp(), selected, &[], &runs);
+    println!("{}", report.table());
     Ok((report, failures))
 }
 

@@ -1,5 +1,7 @@
-//! The benchmark's result: every run, per-configuration summaries and the ratios;
-//! written as JSON and printed as a table.
+//! The one report of every rate command, make bench's and a sweep's:
+//! every run, and a summary of each unit's runs (make bench's
+//! configurations, a sweep's cells): medians, spreads, ratios of medians
+//! and the work above testpmd io; written as JSON and printed as a table.
 
 use crate::configs::{Config, Forwarder, Variant};
 pub use crate::engine::Run;
@@ -7,7 +9,7 @@ use crate::machine::Machine;
 use crate::mode::Mode;
 use crate::run::Sample;
 use crate::stats;
-pub use crate::sweep::results::CellSummary;
+use crate::sweep::grid::{format_count, Cell};
 use crate::traffic::ScaleSizes;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -32,21 +34,48 @@ pub struct Report {
 }
 
 impl Report {
+    /// The report of `runs`: a summary per configuration of `selected`
+    /// and their key ratios (make bench), or per cell of `cells` (a sweep).
+    pub fn new(
+        settings: Settings,
+        machine: Machine,
+        timestamp: String,
+        selected: &[Config],
+        cells: &[Cell],
+        runs: &[Run],
+    ) -> Report {
+        let medians: BTreeMap<Config, f64> = selected
+            .iter()
+            .filter_map(|&c| Some((c, Rates::of_unit(runs, None, c).median_mpps?)))
+            .collect();
+        Report {
+            runs: runs.iter().map(RunRecord::of).collect(),
+            configs: selected
+                .iter()
+                .map(|&c| ConfigSummary::new(c, runs, &medians))
+                .collect(),
+            ratios: stats::ratios(&medians),
+            cells: cells
+                .iter()
+                .map(|&cell| CellSummary::new(cell, runs, machine.cpu_mhz))
+                .collect(),
+            timestamp,
+            machine,
+            settings,
+        }
+    }
+
     /// Reads a report. The runs of sweeps written before the schema was
     /// shared name their forwarder alone (`c`): they get their
     /// configuration's id (`c-lpm`), the mode being their cell's.
     pub fn read(path: &Path) -> Result<Report, String> {
         let mut report: Report = crate::read_json(path)?;
         for run in &mut report.runs {
-            let mode = run
-                .cell
-                .as_deref()
-                .and_then(|cell| Mode::parse(cell.split(['-', '/']).next()?).ok());
             let forwarder = [Forwarder::C, Forwarder::Rs, Forwarder::Io]
                 .into_iter()
                 .find(|f| f.id() == run.config);
-            if let (Some(mode), Some(forwarder)) = (mode, forwarder) {
-                run.config = Config::new(forwarder, mode, Variant::Default, false).id();
+            if let Some(config) = forwarder.and_then(|f| cell_config(run.cell.as_deref()?, f)) {
+                run.config = config.id();
             }
         }
         Ok(report)
@@ -56,6 +85,151 @@ impl Report {
     pub fn is_sweep(&self) -> bool {
         !self.cells.is_empty() || !self.settings.tables.is_empty()
     }
+
+    /// The table printed after the runs: make bench's a line per
+    /// configuration, a sweep's a line per cell (a block per table); each
+    /// unit's median and min..max alike, and its failures.
+    pub fn table(&self) -> String {
+        let lines = if self.is_sweep() {
+            self.cell_lines()
+        } else {
+            self.config_lines()
+        };
+        lines.join("\n")
+    }
+
+    fn config_lines(&self) -> Vec<String> {
+        let mut lines = vec![format!("\nmemory: {}", self.settings.memory)];
+        // As wide as the longest label, so that no name shifts its row.
+        let w = self
+            .configs
+            .iter()
+            .map(|c| c.label.len())
+            .fold("configuration".len(), usize::max);
+        lines.push(format!(
+            "{:<w$} {:>11} {:>15} {:>5} {:>7} {:>7} {:>10} {:>7} {:>8}",
+            "configuration", "median Mpps", "min..max", "runs", "vs C", "of I/O", "first TX s", "RSS MB", "cyc/pkt"
+        ));
+        for summary in &self.configs {
+            let (label, c) = (&summary.label, &summary.rates);
+            let runs = format!("{}/{}", c.ok_runs, c.runs);
+            let Some(rates) = c.columns(11) else {
+                let why = c.error.as_deref().unwrap_or("");
+                lines.push(format!("{label:<w$} {:>11} {:>15} {:>5}   {why}", "failed", "", runs));
+                continue;
+            };
+            let vs_c = summary.vs_c.map_or("-".into(), |r| format!("{r:.3}"));
+            let of_io = summary.of_io.map_or("-".into(), |r| format!("{:.1}%", r * 100.0));
+            let first_tx = c.first_tx_secs.map_or("-".into(), |s| format!("{s:.2}"));
+            let rss = c.rss_mb.map_or("-".into(), |mb| format!("{mb:.0}"));
+            let cycles = c.cycles_per_packet.map_or("-".into(), |n| format!("{n:.1}"));
+            lines.push(format!(
+                "{label:<w$} {rates} {runs:>5} {vs_c:>7} {of_io:>7} {first_tx:>10} {rss:>7} {cycles:>8}"
+            ));
+            if let Some(e) = c.failure() {
+                lines.push(format!("{:<w$} some runs failed: {e}", ""));
+            }
+        }
+        lines.push(
+            "\nfirst TX s: from starting the process to telemetry first showing a packet sent\n\
+             (rule files read, tables built, mbuf pools filled, ports started); RSS MB: peak.\n\
+             cyc/pkt: l3fwd-rs's busy TSC cycles per packet on its forwarding lcores (eventdev: the\n\
+             workers'; the scheduler's service core is not in it), over the whole run.\n"
+                .into(),
+        );
+        let ratios = self.ratio_lines();
+        if !ratios.is_empty() {
+            lines.push("key ratios (of medians):".into());
+            lines.extend(ratios.iter().map(|line| format!("  {line}")));
+        }
+        lines
+    }
+
+    /// `NAME  RATIO  (+N.N%)` for each key ratio both of whose
+    /// configurations were measured.
+    fn ratio_lines(&self) -> Vec<String> {
+        let measured = self.configs.iter().filter_map(|c| Config::parse(&c.config));
+        let ratios = stats::ratio_pairs_on(measured).into_iter().filter_map(|(num, den)| {
+            let r = self.ratios.get(&stats::ratio_key(num, den))?;
+            Some((format!("{} / {}", num.label(), den.label()), *r))
+        });
+        let ratios: Vec<(String, f64)> = ratios.collect();
+        let w = ratios.iter().map(|(name, _)| name.len()).max().unwrap_or(0);
+        ratios
+            .iter()
+            .map(|(name, r)| format!("{name:<w$} {r:.3}  ({:+.1}%)", (r - 1.0) * 100.0))
+            .collect()
+    }
+
+    fn cell_lines(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        let mut tables: Vec<&str> = self.cells.iter().map(|c| c.table.as_str()).collect();
+        tables.dedup();
+        let with_io = self.cells.iter().any(|c| c.io.is_some());
+        for table in tables {
+            let cells: Vec<&CellSummary> = self.cells.iter().filter(|c| c.table == table).collect();
+            lines.push(format!("\n{}", cells[0].table_label));
+            let io = match with_io {
+                true => "   io Mpps  C cyc>io rs cyc>io  C/rs work",
+                false => "",
+            };
+            lines.push(format!(
+                "{:>6} {:>6} {:>9} {:>15} {:>9} {:>15} {:>8}{io}",
+                "size", "flows", "C Mpps", "C min..max", "rs Mpps", "rs min..max", "rs/C"
+            ));
+            let rates = |r: &Rates| r.columns(9).unwrap_or_else(|| format!("{:>9} {:>15}", "n/a", ""));
+            for c in &cells {
+                let ratio = match (c.ratio, &c.c.median_mpps, &c.rs.median_mpps) {
+                    (Some(r), _, _) => format!("{r:.3}"),
+                    (None, None, _) => "C n/a".into(),
+                    (None, _, _) => "rs n/a".into(),
+                };
+                let io = match (c.io.as_ref().map(|io| io.median_mpps), c.above_io) {
+                    (Some(Some(mpps)), Some(a)) => format!(
+                        " {mpps:>9.2} {:>9.1} {:>9.1} {:>10.2}",
+                        a.c_cycles, a.rs_cycles, a.c_over_rs
+                    ),
+                    (Some(Some(mpps)), None) => format!(" {mpps:>9.2} {:>9} {:>9} {:>10}", "n/a", "n/a", "n/a"),
+                    (Some(None), _) => format!(" {:>9}", "n/a"),
+                    (None, _) => String::new(),
+                };
+                let (size, flows) = (c.size, format_count(c.flows));
+                lines.push(format!(
+                    "{size:>6} {flows:>6} {} {} {ratio:>8}{io}",
+                    rates(&c.c),
+                    rates(&c.rs)
+                ));
+            }
+            for c in &cells {
+                for (who, rates) in [("C", Some(&c.c)), ("rs", Some(&c.rs)), ("io", c.io.as_ref())] {
+                    if let Some((rates, e)) = rates.and_then(|r| Some((r, r.failure()?))) {
+                        let failed = rates.runs - rates.ok_runs;
+                        lines.push(format!("  {} {who}: {failed}/{} runs failed: {e}", c.cell, rates.runs));
+                    }
+                }
+            }
+        }
+        lines.push(format!("\nmemory: {}", self.settings.memory));
+        lines.push("Mpps: TX packets of both ports per second, median over rounds; rs/C: ratio of the medians.".into());
+        if with_io {
+            lines.push(
+                "io: testpmd --forward-mode=io on the same ports and traffic, no lookup: the floor under both.".into(),
+            );
+            lines.push(format!(
+                "cyc>io: cycles per packet each forwarder spends above that floor, at {:.0} MHz (its own work); \
+                 C/rs work: C's over l3fwd-rs's, the headline.",
+                self.machine.cpu_mhz
+            ));
+        }
+        lines
+    }
+}
+
+/// What `forwarder` ran in the sweep cell `cell` (`lpm-10K/64B/1K`): its
+/// table's mode, no variant.
+pub fn cell_config(cell: &str, forwarder: Forwarder) -> Option<Config> {
+    let mode = Mode::parse(cell.split(['-', '/']).next()?).ok()?;
+    Some(Config::new(forwarder, mode, Variant::Default, false))
 }
 
 /// How the runs were made, and what ran: make bench's frames, selection
@@ -117,17 +291,17 @@ pub struct RunRecord {
 }
 
 impl RunRecord {
-    pub fn new(cell: Option<String>, config: Config, round: u32, result: &Result<Sample, String>) -> RunRecord {
-        let ok = result.as_ref().ok();
+    fn of(run: &Run) -> RunRecord {
+        let ok = run.result.as_ref().ok();
         RunRecord {
-            cell,
-            config: config.id(),
-            round,
+            cell: run.cell.map(|c| c.key()),
+            config: run.config.id(),
+            round: run.round,
             mpps: ok.map(|s| s.mpps),
             first_tx_secs: ok.map(|s| s.first_tx_secs),
             rss_mb: ok.map(|s| s.rss_mb),
             cycles_per_packet: ok.and_then(|s| s.cycles_per_packet),
-            error: result.as_ref().err().cloned(),
+            error: run.result.as_ref().err().cloned(),
         }
     }
 
@@ -176,8 +350,15 @@ pub struct Rates {
 }
 
 impl Rates {
-    pub fn of<'a>(results: impl IntoIterator<Item = &'a Result<Sample, String>>) -> Rates {
-        let results: Vec<_> = results.into_iter().collect();
+    /// The rates of one unit: `config`'s runs in `cell` (none: make
+    /// bench's tables).
+    fn of_unit(runs: &[Run], cell: Option<Cell>, config: Config) -> Rates {
+        let mine = runs.iter().filter(|r| r.cell == cell && r.config == config);
+        Rates::of(mine.map(|r| &r.result))
+    }
+
+    fn of<'a>(results: impl Iterator<Item = &'a Result<Sample, String>>) -> Rates {
+        let results: Vec<_> = results.collect();
         let ok: Vec<&Sample> = results.iter().filter_map(|r| r.as_ref().ok()).collect();
         let values = |field: fn(&Sample) -> Option<f64>| ok.iter().filter_map(|s| field(s)).collect::<Vec<_>>();
         let spread = stats::spread(&values(|s| Some(s.mpps)));
@@ -193,8 +374,21 @@ impl Rates {
             error: results.iter().rev().find_map(|r| r.as_ref().err().cloned()),
         }
     }
+
+    /// Median and min..max, the median `width` wide; none if no run
+    /// succeeded.
+    fn columns(&self, width: usize) -> Option<String> {
+        let (median, min, max) = (self.median_mpps?, self.min_mpps?, self.max_mpps?);
+        Some(format!("{median:>width$.2} {:>15}", format!("{min:.2}..{max:.2}")))
+    }
+
+    /// The last failure, when some runs failed.
+    fn failure(&self) -> Option<&str> {
+        self.error.as_deref().filter(|_| self.ok_runs < self.runs)
+    }
 }
 
+/// One configuration's runs on make bench's tables.
 #[derive(Serialize, Deserialize, PartialEq, Debug)]
 pub struct ConfigSummary {
     pub config: String,
@@ -207,106 +401,102 @@ pub struct ConfigSummary {
     pub of_io: Option<f64>,
 }
 
-pub fn build(settings: Settings, machine: Machine, timestamp: String, selected: &[Config], runs: &[Run]) -> Report {
-    let rates = |c: Config| {
-        Rates::of(
-            runs.iter()
-                .filter(|r| r.config == c && r.cell.is_none())
-                .map(|r| &r.result),
-        )
-    };
-    let medians: BTreeMap<Config, f64> = selected
-        .iter()
-        .filter_map(|&c| Some((c, rates(c).median_mpps?)))
-        .collect();
-    let over = |num: Config, den: Option<Config>| Some(medians.get(&num)? / medians.get(&den?)?);
-    let configs = selected
-        .iter()
-        .map(|&c| ConfigSummary {
-            config: c.id(),
-            label: c.label(),
-            rates: rates(c),
-            vs_c: over(c, c.reference()),
-            of_io: over(c, (c.forwarder != Forwarder::Io).then(|| c.floor())),
+impl ConfigSummary {
+    /// `config`'s runs, against the `medians` of the others.
+    fn new(config: Config, runs: &[Run], medians: &BTreeMap<Config, f64>) -> ConfigSummary {
+        let median = |c: Option<Config>| medians.get(&c?).copied();
+        let floor = (config.forwarder != Forwarder::Io).then(|| config.floor());
+        ConfigSummary {
+            config: config.id(),
+            label: config.label(),
+            rates: Rates::of_unit(runs, None, config),
+            vs_c: over(median(Some(config)), median(config.reference())),
+            of_io: over(median(Some(config)), median(floor)),
+        }
+    }
+}
+
+/// One sweep cell's runs: each forwarder's rates, l3fwd-rs over C, and
+/// the work of each above testpmd io.
+#[derive(Serialize, Deserialize, PartialEq, Debug)]
+pub struct CellSummary {
+    /// `lpm-10K/64B/1K`: what a baseline is matched by.
+    pub cell: String,
+    pub table: String,
+    pub table_label: String,
+    pub size: u32,
+    pub flows: usize,
+    /// Routes or rules in the IPv4 table.
+    pub rules: usize,
+    /// mbufs per pool, both forwarders.
+    pub mbufs: usize,
+    pub c: Rates,
+    pub rs: Rates,
+    /// testpmd io, when the sweep ran it (not `--no-io`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io: Option<Rates>,
+    /// l3fwd-rs median over C median; none if either has no successful run.
+    pub ratio: Option<f64>,
+    /// The work each forwarder adds above testpmd io's floor (not `--no-io`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub above_io: Option<AboveIo>,
+}
+
+impl CellSummary {
+    /// `cell`'s runs, on a clock of `mhz`.
+    fn new(cell: Cell, runs: &[Run], mhz: f64) -> CellSummary {
+        let rates = |forwarder| Rates::of_unit(runs, Some(cell), cell.config(forwarder));
+        let (c, rs, io) = (rates(Forwarder::C), rates(Forwarder::Rs), rates(Forwarder::Io));
+        let io = (io.runs > 0).then_some(io);
+        CellSummary {
+            cell: cell.key(),
+            table: cell.table.id(),
+            table_label: cell.table.label(),
+            size: cell.size,
+            flows: cell.flows,
+            rules: cell.rules(),
+            mbufs: cell.mbufs(),
+            ratio: over(rs.median_mpps, c.median_mpps),
+            above_io: io
+                .as_ref()
+                .and_then(|io| AboveIo::of(mhz, c.median_mpps, rs.median_mpps, io.median_mpps)),
+            c,
+            rs,
+            io,
+        }
+    }
+}
+
+/// A ratio of medians; none unless both were measured.
+fn over(num: Option<f64>, den: Option<f64>) -> Option<f64> {
+    Some(num? / den.filter(|&den| den > 0.0)?)
+}
+
+/// Cycles per packet above testpmd io: what a forwarder spends on its own
+/// work (parse, lookup, rewrite, buffering) on top of the ports' I/O, which
+/// both pay alike. rs/C hides it where both sit near the floor.
+#[derive(Serialize, Deserialize, PartialEq, Debug, Clone, Copy)]
+pub struct AboveIo {
+    pub c_cycles: f64,
+    pub rs_cycles: f64,
+    /// C's work over l3fwd-rs's: above 1, l3fwd-rs does less.
+    pub c_over_rs: f64,
+}
+
+impl AboveIo {
+    /// From the median rates of one lcore forwarding and of testpmd io, at
+    /// a clock of `mhz`: cycles per packet are MHz / Mpps.
+    pub fn of(mhz: f64, c_mpps: Option<f64>, rs_mpps: Option<f64>, io_mpps: Option<f64>) -> Option<AboveIo> {
+        let io = io_mpps.filter(|&io| io > 0.0 && mhz > 0.0)?;
+        // At or above the floor (within its noise) there is no work to compare.
+        let above = |mpps: f64| Some(mhz / mpps - mhz / io).filter(|&cycles| mpps > 0.0 && cycles > 0.0);
+        let (c_cycles, rs_cycles) = (above(c_mpps?)?, above(rs_mpps?)?);
+        Some(AboveIo {
+            c_cycles,
+            rs_cycles,
+            c_over_rs: c_cycles / rs_cycles,
         })
-        .collect();
-    let runs = runs
-        .iter()
-        .map(|r| RunRecord::new(None, r.config, r.round, &r.result))
-        .collect();
-    Report {
-        timestamp,
-        machine,
-        settings,
-        runs,
-        configs,
-        ratios: stats::ratios(&medians),
-        cells: Vec::new(),
     }
-}
-
-pub fn print_table(report: &Report) {
-    println!("\nmemory: {}", report.settings.memory);
-    // As wide as the longest label, so that no name shifts its row.
-    let w = report
-        .configs
-        .iter()
-        .map(|c| c.label.len())
-        .fold("configuration".len(), usize::max);
-    println!(
-        "{:<w$} {:>11} {:>15} {:>5} {:>7} {:>7} {:>10} {:>7} {:>8}",
-        "configuration", "median Mpps", "min..max", "runs", "vs C", "of I/O", "first TX s", "RSS MB", "cyc/pkt"
-    );
-    for summary in &report.configs {
-        let (label, c) = (&summary.label, &summary.rates);
-        let runs = format!("{}/{}", c.ok_runs, c.runs);
-        let (Some(median), Some(min), Some(max)) = (c.median_mpps, c.min_mpps, c.max_mpps) else {
-            let why = c.error.as_deref().unwrap_or("");
-            println!("{label:<w$} {:>11} {:>15} {:>5}   {why}", "failed", "", runs);
-            continue;
-        };
-        let vs_c = summary.vs_c.map_or("-".into(), |r| format!("{r:.3}"));
-        let of_io = summary.of_io.map_or("-".into(), |r| format!("{:.1}%", r * 100.0));
-        let first_tx = c.first_tx_secs.map_or("-".into(), |s| format!("{s:.2}"));
-        let rss = c.rss_mb.map_or("-".into(), |mb| format!("{mb:.0}"));
-        let cycles = c.cycles_per_packet.map_or("-".into(), |n| format!("{n:.1}"));
-        let range = format!("{min:.2}..{max:.2}");
-        println!(
-            "{label:<w$} {median:>11.2} {range:>15} {runs:>5} {vs_c:>7} {of_io:>7} {first_tx:>10} {rss:>7} {cycles:>8}"
-        );
-        if let (true, Some(e)) = (c.ok_runs < c.runs, &c.error) {
-            println!("{:<w$} some runs failed: {e}", "");
-        }
-    }
-    println!();
-    println!("first TX s: from starting the process to telemetry first showing a packet sent");
-    println!("(rule files read, tables built, mbuf pools filled, ports started); RSS MB: peak.");
-    println!("cyc/pkt: l3fwd-rs's busy TSC cycles per packet on its forwarding lcores (eventdev: the");
-    println!("workers'; the scheduler's service core is not in it), over the whole run.");
-    println!();
-    let lines = ratio_lines(report);
-    if !lines.is_empty() {
-        println!("key ratios (of medians):");
-        for line in lines {
-            println!("  {line}");
-        }
-    }
-}
-
-/// `NAME  RATIO  (+N.N%)` for each key ratio both of whose configurations
-/// were measured.
-fn ratio_lines(report: &Report) -> Vec<String> {
-    let measured = report.configs.iter().filter_map(|c| Config::parse(&c.config));
-    let ratios = stats::ratio_pairs_on(measured).into_iter().filter_map(|(num, den)| {
-        let r = report.ratios.get(&stats::ratio_key(num, den))?;
-        Some((format!("{} / {}", num.label(), den.label()), *r))
-    });
-    let ratios: Vec<(String, f64)> = ratios.collect();
-    let w = ratios.iter().map(|(name, _)| name.len()).max().unwrap_or(0);
-    ratios
-        .iter()
-        .map(|(name, r)| format!("{name:<w$} {r:.3}  ({:+.1}%)", (r - 1.0) * 100.0))
-        .collect()
 }
 
 #[cfg(test)]
@@ -360,7 +550,7 @@ mod tests {
         };
         let machine = Machine::test();
         let selected = [config("c-lpm"), config("rs-lpm"), config("rs-em"), config("io")];
-        build(settings, machine, "2025-01-01T00:00:00Z".into(), &selected, &runs)
+        Report::new(settings, machine, "2025-01-01T00:00:00Z".into(), &selected, &[], &runs)
     }
 
     #[test]
@@ -382,12 +572,12 @@ mod tests {
 
     #[test]
     fn key_ratios_are_the_measured_pairs_only() {
-        let lines = ratio_lines(&sample());
+        let lines = sample().ratio_lines();
         assert!(lines.iter().any(|l| l.contains("1.250  (+25.0%)")), "{lines:?}");
         let mut only_em = sample();
         only_em.configs.retain(|c| c.config == "rs-em");
         only_em.ratios.clear();
-        assert!(ratio_lines(&only_em).is_empty(), "a heading with nothing under it");
+        assert!(only_em.ratio_lines().is_empty(), "a heading with nothing under it");
     }
 
     /// A make bench report written before the schema was shared (every
@@ -414,5 +604,29 @@ mod tests {
         let r = sample();
         let text = serde_json::to_string_pretty(&r).unwrap();
         assert_eq!(serde_json::from_str::<Report>(&text).unwrap(), r);
+    }
+
+    #[test]
+    fn work_above_the_io_floor_in_cycles_per_packet() {
+        // At 2000 MHz: io 20 Mpps is 100 cycles a packet, C at 10 Mpps 200
+        // (100 above), l3fwd-rs at 16 Mpps 125 (25 above): C does 4x the work.
+        let a = AboveIo::of(2000.0, Some(10.0), Some(16.0), Some(20.0)).unwrap();
+        assert!(
+            (a.c_cycles - 100.0).abs() < 1e-9 && (a.rs_cycles - 25.0).abs() < 1e-9,
+            "{a:?}"
+        );
+        assert!((a.c_over_rs - 4.0).abs() < 1e-9);
+        assert_eq!(AboveIo::of(2000.0, None, Some(16.0), Some(20.0)), None);
+        assert_eq!(
+            AboveIo::of(0.0, Some(10.0), Some(16.0), Some(20.0)),
+            None,
+            "clock unknown"
+        );
+        assert_eq!(AboveIo::of(2000.0, Some(10.0), Some(16.0), None), None);
+        assert_eq!(
+            AboveIo::of(2000.0, Some(10.0), Some(21.0), Some(20.0)),
+            None,
+            "rs above the floor"
+        );
     }
 }

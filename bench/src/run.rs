@@ -18,6 +18,7 @@ const POLL: Duration = Duration::from_millis(100);
 /// resolution of [`Sample::first_tx_secs`].
 const START_POLL: Duration = Duration::from_millis(10);
 
+#[derive(Clone, Copy)]
 pub struct Timing {
     /// EAL init with --no-huge, tables and pcap setup take seconds; more
     /// than this means something is wrong.

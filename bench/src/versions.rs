@@ -248,7 +248,7 @@ mod tests {
 
     #[test]
     fn the_table_and_the_plot_come_from_a_report_of_two_releases() {
-        use crate::report::{build, Run, Settings};
+        use crate::report::{Run, Settings};
         use crate::run::Sample;
         let selected = on_releases(
             vec![config("c-lpm"), config("rs-lpm")],
@@ -280,7 +280,7 @@ mod tests {
             ..Settings::default()
         };
         let machine = crate::machine::Machine::test();
-        let r = build(settings, machine, "2026-12-04T00:00:00Z".into(), &selected, &runs);
+        let r = Report::new(settings, machine, "2026-12-04T00:00:00Z".into(), &selected, &[], &runs);
         assert_eq!(r.ratios.get("rs-lpm@24.11/c-lpm@24.11"), Some(&1.4166666666666667));
         let png = std::env::temp_dir().join(format!("versions-{}.png", std::process::id()));
         report(&r, &png).unwrap();

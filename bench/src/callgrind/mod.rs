@@ -31,16 +31,16 @@ mod setup;
 mod top;
 mod window;
 
-use crate::command;
 use crate::failures::Failure;
 use crate::interrupt;
 use crate::machine;
+use crate::run::Timing;
 use report::{Count, Report, TrafficSettings};
 use setup::{Flows, Plan, Tools};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
-use window::{Timing, Valgrind};
+use window::Valgrind;
 
 #[derive(clap::Args)]
 pub struct CallgrindArgs {
@@ -156,13 +156,14 @@ pub fn callgrind(args: CallgrindArgs) -> Result<ExitCode, String> {
     }
     interrupt::catch_signals()?;
     let work = WorkDir::new(args.out_dir.join(format!("work-{}", std::process::id())))?;
-    let plan = Plan::new(&configs, &setup_tools(&args), &flows(&args), !args.no_build, &work.0)?;
     let timing = Timing {
         start_timeout: Duration::from_secs(args.startup_timeout),
         warmup: Duration::from_secs_f64(args.warmup),
-        settle: Duration::from_secs_f64(args.settle),
         window: Duration::from_secs_f64(args.window),
     };
+    let (tools, flows) = (setup_tools(&args), flows(&args));
+    let plan = Plan::new(&configs, &tools, &flows, &work.0, timing)?;
+    let settle = Duration::from_secs_f64(args.settle);
     let valgrind = Valgrind {
         cache_sim: args.cache_sim,
         options: &args.valgrind_opts,
@@ -180,20 +181,15 @@ pub fn callgrind(args: CallgrindArgs) -> Result<ExitCode, String> {
     };
     let mut dumps = Vec::new();
     let mut progress = crate::progress::Progress::new(configs.len());
-    for (i, &config) in configs.iter().enumerate() {
-        let id = config.id();
+    for (i, unit) in plan.units.iter().enumerate() {
+        let id = unit.config.id();
         progress.start(id.clone());
         let prefix = format!("l3fwd-callgrind-{}-{i}", std::process::id());
-        let (cmd, stop) = command::command(
-            config,
-            &plan.program(config),
-            &plan.files(config),
-            plan.pool(config),
-            &prefix,
-        );
+        let (cmd, stop) = unit.command(&prefix)?;
         let out = work.0.join(format!("{id}.cg"));
         let log = work.0.join(format!("{id}.log"));
-        let counted = window::count(valgrind.wrap(&cmd, &out), stop, &prefix, &log, &out, &timing);
+        let cmd = valgrind.wrap(&cmd, &out);
+        let counted = window::count(cmd, stop, &prefix, &log, &out, &unit.timing, settle);
         let count = counted.and_then(|(reads, totals)| Count::new(&reads, &totals));
         let count = count.map_err(|e| Failure::new(&id, e, &keep_log(&log, &args.out_dir, &id)))?;
         let dump = window::numbered(&out, 1);
@@ -244,6 +240,7 @@ pub fn callgrind(args: CallgrindArgs) -> Result<ExitCode, String> {
 
 fn setup_tools(args: &CallgrindArgs) -> Tools {
     Tools {
+        build: !args.no_build,
         rs_bin: args.rs_bin.clone(),
         gen_bin: args.gen_bin.clone(),
         tablegen_bin: args.tablegen_bin.clone(),

@@ -5,9 +5,11 @@
 
 use crate::cbuild::{self, Build};
 use crate::configs::{self, Config, Forwarder};
+use crate::engine::Unit;
 use crate::mode::Mode;
 use crate::mode::RuleFormat;
 use crate::pool::Pool;
+use crate::run::Timing;
 use crate::sweep::grid::{Cell, Table};
 use crate::traffic::Files;
 use crate::traffic::{self, CellFiles};
@@ -63,8 +65,10 @@ pub fn select(items: &[String]) -> Result<Vec<Config>, String> {
     Ok(chosen)
 }
 
-/// Where the programs, rule files and build script are.
+/// Where the programs, rule files and build script are, and whether the
+/// programs are (re)built first.
 pub struct Tools {
+    pub build: bool,
     pub rs_bin: PathBuf,
     pub gen_bin: PathBuf,
     pub tablegen_bin: PathBuf,
@@ -86,16 +90,15 @@ struct Kind {
     /// The C build this traffic needs, and where it goes.
     c_build: Build,
     c_dir: PathBuf,
-    /// Removes a cell's files when the run is over.
-    _cell: Option<CellFiles>,
+    /// The sweep cell it is, and its files (removed when dropped).
+    cell: Option<(Cell, CellFiles)>,
 }
 
+/// The units of the selected configurations, and the traffic they run on
+/// (a cell's files are removed when the plan is dropped).
 pub struct Plan {
-    lpm: Option<Kind>,
-    em: Option<Kind>,
-    acl_rules: [PathBuf; 2],
-    rs_bin: PathBuf,
-    testpmd: PathBuf,
+    pub units: Vec<Unit>,
+    _kinds: [Option<Kind>; 2],
 }
 
 /// The flows of --lpm-flows and --em-flows, of one frame size.
@@ -106,12 +109,13 @@ pub struct Flows {
 }
 
 impl Plan {
-    /// Builds what `configs` need unless `!build`, checks that the programs
-    /// are there, writes the traffic into `work`.
-    pub fn new(configs: &[Config], tools: &Tools, flows: &Flows, build: bool, work: &Path) -> Result<Plan, String> {
+    /// Builds what `configs` need if `tools.build`, checks that the programs
+    /// are there, writes the traffic into `work`: a unit per configuration,
+    /// each run with `timing`.
+    pub fn new(configs: &[Config], tools: &Tools, flows: &Flows, work: &Path, timing: Timing) -> Result<Plan, String> {
         let needs = |em: bool| configs.iter().any(|c| c.is_em() == em);
         let needs_c = |em: bool| configs.iter().any(|c| c.is_em() == em && c.forwarder == Forwarder::C);
-        if build {
+        if tools.build {
             cargo_build()?;
         }
         let kind = |em: bool, flows_of: Option<usize>| -> Result<Option<Kind>, String> {
@@ -129,62 +133,48 @@ impl Plan {
                 None => default_kind(tools, em, work)?,
             };
             if needs_c(em) {
-                if build {
+                if tools.build {
                     kind.c_build.make(&tools.c_build_script, &kind.c_dir)?;
                 }
                 crate::require(&kind.c_dir.join(cbuild::BINARY), "build it, or drop --no-build")?;
             }
             Ok(Some(kind))
         };
-        let plan = Plan {
-            lpm: kind(false, flows.lpm)?,
-            em: kind(true, flows.em)?,
-            acl_rules: ["v4", "v6"].map(|f| tools.acl_rules.join(format!("acl_{f}.cfg"))),
-            rs_bin: tools.rs_bin.clone(),
-            testpmd: tools.testpmd.clone(),
+        let kinds = [kind(false, flows.lpm)?, kind(true, flows.em)?];
+        let acl_rules = ["v4", "v6"].map(|f| tools.acl_rules.join(format!("acl_{f}.cfg")));
+        let unit = |config: Config| -> Result<Unit, String> {
+            let kind = kinds[usize::from(config.is_em())]
+                .as_ref()
+                .expect("the traffic of every configuration is made");
+            let program = match config.forwarder {
+                Forwarder::Io => tools.testpmd.clone(),
+                Forwarder::Rs => tools.rs_bin.clone(),
+                Forwarder::C => kind.c_dir.join(cbuild::BINARY),
+            };
+            crate::require(&program, "build it, or drop --no-build")?;
+            // ACL runs on the LPM traffic with the --acl-rules rules.
+            let rules = match config.mode.rules() {
+                RuleFormat::Acl => acl_rules.clone(),
+                RuleFormat::Routes | RuleFormat::Flows => kind.files.rules.clone(),
+            };
+            let pcaps = kind.files.pcaps.clone();
+            Ok(Unit {
+                config,
+                cell: kind.cell.as_ref().map(|(cell, _)| *cell),
+                program: Ok(program),
+                files: Ok(Files { rules, pcaps }),
+                pool: kind.pool,
+                timing,
+                may_keep: false,
+            })
         };
-        for &c in configs {
-            crate::require(&plan.program(c), "build it, or drop --no-build")?;
-        }
+        let units: Vec<Unit> = configs.iter().map(|&c| unit(c)).collect::<Result<_, _>>()?;
         if configs.iter().any(|c| c.mode.rules() == RuleFormat::Acl) {
-            for rules in &plan.acl_rules {
+            for rules in &acl_rules {
                 crate::require(rules, "give --acl-rules DIR")?;
             }
         }
-        Ok(plan)
-    }
-
-    fn kind(&self, config: Config) -> &Kind {
-        let kind = if config.is_em() { &self.em } else { &self.lpm };
-        kind.as_ref()
-            .expect("Plan::new made the traffic of every configuration")
-    }
-
-    /// The program of `config`.
-    pub fn program(&self, config: Config) -> PathBuf {
-        match config.forwarder {
-            Forwarder::Io => self.testpmd.clone(),
-            Forwarder::Rs => self.rs_bin.clone(),
-            Forwarder::C => self.kind(config).c_dir.join(cbuild::BINARY),
-        }
-    }
-
-    /// The rule and pcap files of `config`: ACL runs on the LPM traffic
-    /// with the --acl-rules rules.
-    pub fn files(&self, config: Config) -> Files {
-        let files = &self.kind(config).files;
-        let rules = match config.mode.rules() {
-            RuleFormat::Acl => self.acl_rules.clone(),
-            RuleFormat::Routes | RuleFormat::Flows => files.rules.clone(),
-        };
-        Files {
-            rules,
-            pcaps: files.pcaps.clone(),
-        }
-    }
-
-    pub fn pool(&self, config: Config) -> &Pool {
-        &self.kind(config).pool
+        Ok(Plan { units, _kinds: kinds })
     }
 }
 
@@ -217,7 +207,7 @@ fn default_kind(tools: &Tools, em: bool, work: &Path) -> Result<Kind, String> {
         pool: Pool::DEFAULT,
         c_dir: tools.c_dir.clone(),
         c_build: Build::STOCK,
-        _cell: None,
+        cell: None,
     })
 }
 
@@ -242,7 +232,7 @@ fn cell_kind(tools: &Tools, mode: Mode, flows: usize, size: u32, work: &Path) ->
         pool: cell.pool(),
         c_dir: c_build.dir(&tools.c_build_dir),
         c_build,
-        _cell: Some(files),
+        cell: Some((cell, files)),
     })
 }
 

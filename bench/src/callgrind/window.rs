@@ -3,7 +3,7 @@
 //! dump them, reading the ports' TX counters around the zero and the dump.
 
 use crate::interrupt::pause;
-use crate::run::{Forwarding, Stop};
+use crate::run::{Forwarding, Stop, Timing};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -13,16 +13,6 @@ use std::time::{Duration, Instant};
 const REPLY_TIMEOUT: Duration = Duration::from_secs(30);
 /// Writing the dump of a large program takes a few seconds under load.
 const DUMP_TIMEOUT: Duration = Duration::from_secs(30);
-
-pub struct Timing {
-    pub start_timeout: Duration,
-    /// Uninstrumented forwarding before counting is switched on.
-    pub warmup: Duration,
-    /// Instrumented forwarding before the window, so that the rate is the
-    /// instrumented one on both edges of the window.
-    pub settle: Duration,
-    pub window: Duration,
-}
 
 /// How valgrind runs the program.
 pub struct Valgrind<'a> {
@@ -71,7 +61,9 @@ impl Reads {
 }
 
 /// Runs `cmd` (already under [`Valgrind::wrap`] with dumps to `out`) and
-/// counts one window: the TX reads and the dump's event totals.
+/// counts one window: the TX reads and the dump's event totals. The
+/// warm-up is uninstrumented; `settle` instrumented before the window, so
+/// that the rate is the instrumented one on both edges of the window.
 pub fn count(
     cmd: Command,
     stop: Stop,
@@ -79,6 +71,7 @@ pub fn count(
     log: &Path,
     out: &Path,
     timing: &Timing,
+    settle: Duration,
 ) -> Result<(Reads, BTreeMap<String, u64>), String> {
     let started = Instant::now();
     let mut run = Forwarding::start(cmd, stop, prefix, log, timing.start_timeout)?;
@@ -87,13 +80,13 @@ pub fn count(
         "  forwarding after {:.0}s; warm-up {:?}, settle {:?}, window {:?}",
         started.elapsed().as_secs_f64(),
         timing.warmup,
-        timing.settle,
+        settle,
         timing.window
     );
     pause(timing.warmup)?;
     let pid = run.pid();
     monitor(pid, &["instrumentation", "on"])?;
-    pause(timing.settle)?;
+    pause(settle)?;
     let a = run.opackets()?;
     monitor(pid, &["zero"])?;
     let zero = [a, run.opackets()?];

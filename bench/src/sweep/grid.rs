@@ -1,6 +1,7 @@
 //! What a sweep covers: lookup tables x packet sizes x flow counts, the
 //! cells of that grid, and how a user writes them (`64,1518`, `16,1K,1M`).
 
+use crate::configs::{Config, Forwarder, Variant};
 pub use crate::mode::Mode;
 use crate::mode::RuleFormat;
 use crate::pool::Pool;
@@ -65,6 +66,11 @@ impl Cell {
 
     pub fn rules(&self) -> usize {
         self.table.rules(self.flows)
+    }
+
+    /// What `forwarder` runs in this cell: the table's mode, no variant.
+    pub fn config(&self, forwarder: Forwarder) -> Config {
+        Config::new(forwarder, self.table.mode, Variant::Default, false)
     }
 
     /// Frames in each of the two ports' pcap files: half the flows each.

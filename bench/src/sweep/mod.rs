@@ -10,11 +10,12 @@ pub(crate) mod results;
 mod resume;
 
 use crate::cbuild::{Build, CBuilds};
-use crate::configs::{Config, Forwarder, Variant};
+use crate::configs::Forwarder;
 use crate::engine::{Engine, Run, Unit};
+use crate::machine::{timestamp, Machine};
 use crate::mode::RuleFormat;
 use crate::report::{Report, Settings};
-use crate::{command, hugepages, interrupt, machine, require, traffic, Common, HUGEPAGES_DIR, START_TIMEOUT};
+use crate::{command, hugepages, interrupt, require, traffic, Common, HUGEPAGES_DIR, START_TIMEOUT};
 use grid::{Cell, Grid, Mode};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -70,8 +71,7 @@ pub struct SweepArgs {
 pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
     let grid = Grid::new(args.sizes.clone(), args.flows.clone(), &args.modes, &args.routes)?;
     // Everything that can fail fast does, before minutes of runs.
-    let baseline = args.common.baseline.as_deref();
-    let old = baseline.map(|path| crate::baseline::read(path, true)).transpose()?;
+    let old = crate::baseline::read(args.common.baseline.as_deref(), true)?;
     plot::load_font()?;
     let hint = "build it with `cargo build --release -p l3fwd-rs -p trafficgen`, or `make bench-sweep` does it";
     require(&args.common.rs_bin, hint)?;
@@ -138,7 +138,7 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
     let mut earlier_sweep = None;
     if args.resume {
         let path = args.out_dir.join("sweep.json");
-        let earlier = resume::check(Report::read(&path)?, &settings, &machine::Machine::current())?;
+        let earlier = resume::check(Report::read(&path)?, &settings, &Machine::current())?;
         carried = cells
             .iter()
             .map(|cell| resume::carried(&earlier, cell, &forwarders, rounds))
@@ -162,6 +162,8 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
         args.common.warmup + args.common.window + 1.0
     );
     let mut engine = Engine::new(total, rounds, &logs)?;
+    let report_of =
+        |cells: &[Cell], runs: &[Run]| Report::new(settings.clone(), Machine::current(), timestamp(), &[], cells, runs);
     let mut runs = Vec::new();
     for ((done, cell), carried) in cells.iter().enumerate().zip(carried) {
         if let Some(carried) = carried {
@@ -175,7 +177,7 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
         let units: Vec<Unit> = forwarders
             .iter()
             .map(|&forwarder| Unit {
-                config: Config::new(forwarder, cell.table.mode, Variant::Default, false),
+                config: cell.config(forwarder),
                 cell: Some(*cell),
                 program: match forwarder {
                     Forwarder::C => c_bin.clone().map_err(|e| format!("C n/a: {e}")),
@@ -197,25 +199,13 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
         runs.extend(measured.map_err(|e| format!("{e} (the cells measured so far are in sweep.json)"))?);
         drop(files);
         // Written after every cell, so that an interrupted sweep keeps what it measured.
-        let so_far = results::build(
-            settings.clone(),
-            machine::Machine::current(),
-            machine::timestamp(),
-            &cells[..=done],
-            &runs,
-        );
+        let so_far = report_of(&cells[..=done], &runs);
         write_data(&args.out_dir, &so_far)?;
     }
     let failures = engine.finish();
 
-    let report = results::build(
-        settings,
-        machine::Machine::current(),
-        machine::timestamp(),
-        &cells,
-        &runs,
-    );
-    results::print_table(&report);
+    let report = report_of(&cells, &runs);
+    println!("{}", report.table());
     write_data(&args.out_dir, &report)?;
     let plots = plot::draw_all(&report, &args.out_dir)?;
     println!(
@@ -224,15 +214,8 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
         plots.len()
     );
 
-    let regressed = match (baseline, old) {
-        (Some(path), Some(old)) => crate::baseline::check(path, &old, &report, &[], args.common.tolerance),
-        _ => false,
-    };
-    Ok(failures.finish(if regressed {
-        ExitCode::from(2)
-    } else {
-        ExitCode::SUCCESS
-    }))
+    let status = crate::baseline::status(old, &report, &[], args.common.tolerance);
+    Ok(failures.finish(status))
 }
 
 /// EAL memory for the runs of `cells`, and whether a slow-starting

@@ -6,7 +6,7 @@
 //! (Debian's fonts-dejavu-core), so no fontconfig or freetype is needed.
 
 use super::grid::format_count;
-use super::results::CellSummary;
+use crate::report::CellSummary;
 use crate::report::Report;
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -385,7 +385,7 @@ pub(crate) mod tests {
 
     #[test]
     fn the_work_above_the_floor_is_drawn_where_io_ran() {
-        use super::super::results::AboveIo;
+        use crate::report::AboveIo;
         use crate::report::Rates;
         let mut report = sample();
         let io = |median| Rates {

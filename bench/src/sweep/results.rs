@@ -1,115 +1,7 @@
-//! A sweep's result: every run, and per cell each forwarder's median and
-//! min..max over rounds and the l3fwd-rs / C ratio of medians; written as
-//! JSON and CSV and printed as a table.
+//! A sweep's report as CSV: a line per run and a line per cell.
 
-use super::grid::{format_count, Cell};
-use crate::configs::Forwarder;
-use crate::engine::Run;
-use crate::machine::Machine;
-use crate::report::{Rates, Report, RunRecord, Settings};
-use serde::{Deserialize, Serialize};
+use crate::report::{Rates, Report};
 use std::fmt::Write as _;
-
-#[derive(Serialize, Deserialize, PartialEq, Debug)]
-pub struct CellSummary {
-    /// `lpm-10K/64B/1K`: what a baseline is matched by.
-    pub cell: String,
-    pub table: String,
-    pub table_label: String,
-    pub size: u32,
-    pub flows: usize,
-    /// Routes or rules in the IPv4 table.
-    pub rules: usize,
-    /// mbufs per pool, both forwarders.
-    pub mbufs: usize,
-    pub c: Rates,
-    pub rs: Rates,
-    /// testpmd io, when the sweep ran it (not `--no-io`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub io: Option<Rates>,
-    /// l3fwd-rs median over C median; none if either has no successful run.
-    pub ratio: Option<f64>,
-    /// The work each forwarder adds above testpmd io's floor (not `--no-io`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub above_io: Option<AboveIo>,
-}
-
-/// Cycles per packet above testpmd io: what a forwarder spends on its own
-/// work (parse, lookup, rewrite, buffering) on top of the ports' I/O, which
-/// both pay alike. rs/C hides it where both sit near the floor.
-#[derive(Serialize, Deserialize, PartialEq, Debug, Clone, Copy)]
-pub struct AboveIo {
-    pub c_cycles: f64,
-    pub rs_cycles: f64,
-    /// C's work over l3fwd-rs's: above 1, l3fwd-rs does less.
-    pub c_over_rs: f64,
-}
-
-impl AboveIo {
-    /// From the median rates of one lcore forwarding and of testpmd io, at
-    /// a clock of `mhz`: cycles per packet are MHz / Mpps.
-    pub fn of(mhz: f64, c_mpps: Option<f64>, rs_mpps: Option<f64>, io_mpps: Option<f64>) -> Option<AboveIo> {
-        let io = io_mpps.filter(|&io| io > 0.0 && mhz > 0.0)?;
-        // At or above the floor (within its noise) there is no work to compare.
-        let above = |mpps: f64| Some(mhz / mpps - mhz / io).filter(|&cycles| mpps > 0.0 && cycles > 0.0);
-        let (c_cycles, rs_cycles) = (above(c_mpps?)?, above(rs_mpps?)?);
-        Some(AboveIo {
-            c_cycles,
-            rs_cycles,
-            c_over_rs: c_cycles / rs_cycles,
-        })
-    }
-}
-
-pub fn build(settings: Settings, machine: Machine, timestamp: String, cells: &[Cell], runs: &[Run]) -> Report {
-    let summaries = cells
-        .iter()
-        .map(|cell| {
-            let rates = |forwarder| {
-                let mine = runs
-                    .iter()
-                    .filter(|r| r.cell == Some(*cell) && r.config.forwarder == forwarder);
-                Rates::of(mine.map(|r| &r.result))
-            };
-            let (c, rs, io) = (rates(Forwarder::C), rates(Forwarder::Rs), rates(Forwarder::Io));
-            let io = (io.runs > 0).then_some(io);
-            let ratio = match (rs.median_mpps, c.median_mpps) {
-                (Some(rs), Some(c)) if c > 0.0 => Some(rs / c),
-                _ => None,
-            };
-            let above_io = io
-                .as_ref()
-                .and_then(|io| AboveIo::of(machine.cpu_mhz, c.median_mpps, rs.median_mpps, io.median_mpps));
-            CellSummary {
-                above_io,
-                cell: cell.key(),
-                table: cell.table.id(),
-                table_label: cell.table.label(),
-                size: cell.size,
-                flows: cell.flows,
-                rules: cell.rules(),
-                mbufs: cell.mbufs(),
-                c,
-                rs,
-                io,
-                ratio,
-            }
-        })
-        .collect();
-    let runs = runs
-        .iter()
-        .map(|r| RunRecord::new(r.cell.map(|c| c.key()), r.config, r.round, &r.result))
-        .collect();
-    Report {
-        timestamp,
-        machine,
-        settings,
-        runs,
-        cells: summaries,
-        configs: Vec::new(),
-        ratios: Default::default(),
-    }
-}
 
 /// Every run, one line each: `cell,table,size,flows,rules,forwarder,round,mpps,first_tx_secs,rss_mb,error`.
 pub fn runs_csv(report: &Report) -> String {
@@ -184,98 +76,19 @@ fn csv_text(s: &str) -> String {
     }
 }
 
-/// The table on stdout: one block per table, a line per cell.
-pub fn print_table(report: &Report) {
-    let mut tables: Vec<&str> = report.cells.iter().map(|c| c.table.as_str()).collect();
-    tables.dedup();
-    let with_io = report.cells.iter().any(|c| c.io.is_some());
-    for table in tables {
-        let cells: Vec<&CellSummary> = report.cells.iter().filter(|c| c.table == table).collect();
-        println!("\n{}", cells[0].table_label);
-        println!(
-            "{:>6} {:>6} {:>9} {:>15} {:>9} {:>15} {:>8}{}",
-            "size",
-            "flows",
-            "C Mpps",
-            "C min..max",
-            "rs Mpps",
-            "rs min..max",
-            "rs/C",
-            if with_io {
-                "   io Mpps  C cyc>io rs cyc>io  C/rs work"
-            } else {
-                ""
-            }
-        );
-        for c in cells {
-            let ratio = match (c.ratio, &c.c.median_mpps, &c.rs.median_mpps) {
-                (Some(r), _, _) => format!("{r:.3}"),
-                (None, None, _) => "C n/a".into(),
-                (None, _, _) => "rs n/a".into(),
-            };
-            let io = match (c.io.as_ref().map(|io| io.median_mpps), c.above_io) {
-                (Some(Some(mpps)), Some(a)) => format!(
-                    " {mpps:>9.2} {:>9.1} {:>9.1} {:>10.2}",
-                    a.c_cycles, a.rs_cycles, a.c_over_rs
-                ),
-                (Some(Some(mpps)), None) => format!(" {mpps:>9.2} {:>9} {:>9} {:>10}", "n/a", "n/a", "n/a"),
-                (Some(None), _) => format!(" {:>9}", "n/a"),
-                (None, _) => String::new(),
-            };
-            println!(
-                "{:>6} {:>6} {} {} {ratio:>8}{io}",
-                c.size,
-                format_count(c.flows),
-                rate_columns(&c.c),
-                rate_columns(&c.rs)
-            );
-        }
-        for c in report.cells.iter().filter(|c| c.table == table) {
-            for (who, rates) in [("C", Some(&c.c)), ("rs", Some(&c.rs)), ("io", c.io.as_ref())] {
-                let Some(rates) = rates else { continue };
-                if let (true, Some(e)) = (rates.ok_runs < rates.runs, &rates.error) {
-                    println!(
-                        "  {} {who}: {}/{} runs failed: {e}",
-                        c.cell,
-                        rates.runs - rates.ok_runs,
-                        rates.runs
-                    );
-                }
-            }
-        }
-    }
-    println!("\nmemory: {}", report.settings.memory);
-    println!("Mpps: TX packets of both ports per second, median over rounds; rs/C: ratio of the medians.");
-    if with_io {
-        println!("io: testpmd --forward-mode=io on the same ports and traffic, no lookup: the floor under both.");
-        println!(
-            "cyc>io: cycles per packet each forwarder spends above that floor, at {:.0} MHz (its own work); \
-             C/rs work: C's over l3fwd-rs's, the headline.",
-            report.machine.cpu_mhz
-        );
-    }
-}
-
-fn rate_columns(r: &Rates) -> String {
-    match (r.median_mpps, r.min_mpps, r.max_mpps) {
-        (Some(median), Some(min), Some(max)) => {
-            format!("{median:>9.2} {:>15}", format!("{min:.2}..{max:.2}"))
-        }
-        _ => format!("{:>9} {:>15}", "n/a", ""),
-    }
-}
-
 #[cfg(test)]
 pub(crate) mod tests {
     use super::super::grid::tests::mode;
-    use super::super::grid::Table;
+    use super::super::grid::{Cell, Table};
     use super::*;
+    use crate::configs::Forwarder;
+    use crate::machine::Machine;
+    use crate::report::{Run, Settings};
     use crate::run::Sample;
 
     fn cell_run(cell: Cell, forwarder: Forwarder, round: u32, result: Result<Sample, String>) -> Run {
-        let config = crate::configs::Config::new(forwarder, cell.table.mode, crate::configs::Variant::Default, false);
         Run {
-            config,
+            config: cell.config(forwarder),
             cell: Some(cell),
             round,
             result,
@@ -337,7 +150,7 @@ pub(crate) mod tests {
             ..Settings::default()
         };
         let machine = Machine::test();
-        build(settings, machine, "2026-01-01T00:00:00Z".into(), &cells, &runs)
+        Report::new(settings, machine, "2026-01-01T00:00:00Z".into(), &[], &cells, &runs)
     }
 
     #[test]
@@ -446,7 +259,7 @@ pub(crate) mod tests {
             .zip(1..)
             .map(|(mpps, round)| cell_run(cells[0], Forwarder::Io, round, ok(mpps)))
             .collect();
-        r = build(r.settings, r.machine, r.timestamp, &cells, &runs);
+        r = Report::new(r.settings, r.machine, r.timestamp, &[], &cells, &runs);
         let io = r.cells[0].io.as_ref().unwrap();
         assert_eq!((io.median_mpps, io.ok_runs), (Some(21.0), 3));
         assert_eq!(r.cells[0].ratio, None, "no l3fwd ran");
@@ -455,29 +268,5 @@ pub(crate) mod tests {
             "no work above the floor without both forwarders"
         );
         assert!(cells_csv(&r).lines().nth(1).unwrap().ends_with(",21.0000,,,"));
-    }
-
-    #[test]
-    fn work_above_the_io_floor_in_cycles_per_packet() {
-        // At 2000 MHz: io 20 Mpps is 100 cycles a packet, C at 10 Mpps 200
-        // (100 above), l3fwd-rs at 16 Mpps 125 (25 above): C does 4x the work.
-        let a = AboveIo::of(2000.0, Some(10.0), Some(16.0), Some(20.0)).unwrap();
-        assert!(
-            (a.c_cycles - 100.0).abs() < 1e-9 && (a.rs_cycles - 25.0).abs() < 1e-9,
-            "{a:?}"
-        );
-        assert!((a.c_over_rs - 4.0).abs() < 1e-9);
-        assert_eq!(AboveIo::of(2000.0, None, Some(16.0), Some(20.0)), None);
-        assert_eq!(
-            AboveIo::of(0.0, Some(10.0), Some(16.0), Some(20.0)),
-            None,
-            "clock unknown"
-        );
-        assert_eq!(AboveIo::of(2000.0, Some(10.0), Some(16.0), None), None);
-        assert_eq!(
-            AboveIo::of(2000.0, Some(10.0), Some(21.0), Some(20.0)),
-            None,
-            "rs above the floor"
-        );
     }
 }

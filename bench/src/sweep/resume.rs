@@ -5,7 +5,7 @@
 //! sitting may give it.
 
 use super::grid::Cell;
-use crate::configs::{Config, Forwarder, Variant};
+use crate::configs::Forwarder;
 use crate::engine::Run;
 use crate::machine::Machine;
 use crate::report::{Report, Settings};
@@ -50,7 +50,7 @@ pub fn carried(earlier: &Report, cell: &Cell, forwarders: &[Forwarder], rounds: 
                 .iter()
                 .find(|r| r.cell.as_ref() == Some(&key) && r.round == round && r.forwarder() == forwarder.id())?;
             runs.push(Run {
-                config: Config::new(forwarder, cell.table.mode, Variant::Default, false),
+                config: cell.config(forwarder),
                 cell: Some(*cell),
                 round,
                 result: record.result(),
