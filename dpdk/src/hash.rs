@@ -256,6 +256,19 @@ impl<const N: usize> HashWriter<N> {
         }
     }
 
+    /// How many keys the table holds.
+    pub fn len(&self) -> usize {
+        // SAFETY: raw is a live table; the count is read by its one
+        // writer, so no add or delete runs beside it.
+        let n = unsafe { sys::rte_hash_count(self.table.raw.as_ptr()) };
+        usize::try_from(n).unwrap_or(0)
+    }
+
+    /// Whether the table holds no key.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// Deletes `key`; returns the value it had, or None if absent. Its
     /// slot is reused once every lcore has passed a quiescent state.
     pub fn remove(&mut self, key: &[u8; N]) -> Result<Option<usize>> {

@@ -155,6 +155,11 @@ impl EmWriter {
         self.v6.add(Ipv6Key::from(tuple).as_ref(), port)
     }
 
+    /// The flows the tables hold: IPv4, IPv6.
+    pub fn flows(&self) -> [usize; 2] {
+        [self.v4.hash.len(), self.v6.hash.len()]
+    }
+
     /// Deletes the flow of `tuple`; says so if there is none.
     pub fn del_v4(&mut self, tuple: &FiveTuple<Ipv4Addr>) -> Result<(), String> {
         self.v4.del(Ipv4Key::from(tuple).as_ref())

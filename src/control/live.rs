@@ -22,7 +22,7 @@ use dpdk::{Eal, Live, Qsbr, Reader};
 
 use crate::cli::plan::Plan;
 use crate::control::protocol::{Answer, Command};
-use crate::dataplane::mode::{InPlace, LiveBuild, Mode, RuleChange};
+use crate::dataplane::mode::{InPlace, LiveBuild, Mode, RuleChange, TableCount};
 use crate::dataplane::sockets::PerSocket;
 
 /// What the control thread holds: the live tables of whatever mode runs,
@@ -43,6 +43,8 @@ pub trait Tables: Send {
     /// `trace`: what the lookup keys `frame` on, and the rule that
     /// decides it (see [`Mode::explain`]).
     fn explain(&mut self, frame: &[u8]) -> String;
+    /// What the live tables hold, by kind and family.
+    fn counts(&mut self) -> Vec<TableCount>;
 }
 
 /// How long a `reload` waits for its rule files to be read (a FIFO with
@@ -322,6 +324,12 @@ impl<M: Mode> Tables for LiveTables<M> {
     fn explain(&mut self, frame: &[u8]) -> String {
         self.flush_in_place();
         M::explain(&self.rules, &self.options, frame)
+    }
+
+    fn counts(&mut self) -> Vec<TableCount> {
+        self.flush_in_place();
+        let held = self.in_place().and_then(|w| w.counts());
+        held.unwrap_or_else(|| M::counts(&self.rules, &self.plan, &self.options))
     }
 }
 

@@ -1,5 +1,5 @@
-//! `--metrics ADDR:PORT`: the counters of `--stats-json`, in Prometheus'
-//! text format, over HTTP (`GET /metrics`), served by the control thread.
+//! `--metrics ADDR:PORT`: the counters of `--stats-json` and what the
+//! live tables hold, in Prometheus' text format, over HTTP (`GET /metrics`), served by the control thread.
 //! Every socket is non-blocking and every buffer bounded: a slow, silent
 //! or hostile client costs the control thread a few system calls per tick,
 //! is dropped after a while, and never reaches an lcore.
@@ -12,8 +12,10 @@ use std::time::{Duration, Instant};
 
 use dpdk::StatsReader;
 
+use crate::control::live::Tables;
 use crate::control::summary::{port_packets, totals};
 use crate::dataplane::counters::{DropReason, LcoreStats};
+use crate::dataplane::mode::TableCount;
 use crate::dataplane::pool_watch::PoolEmpty;
 
 /// Clients served at once; more wait in the listen queue.
@@ -61,9 +63,9 @@ impl Metrics {
         self.listener.local_addr()
     }
 
-    /// Accepts, reads and answers what is ready without waiting; true
-    /// while a client is being served.
-    pub fn serve(&mut self) -> bool {
+    /// Accepts, reads and answers what is ready without waiting (the
+    /// table counts from `tables`); true while a client is being served.
+    pub fn serve(&mut self, tables: &mut dyn Tables) -> bool {
         while self.clients.len() < MAX_CLIENTS {
             match self.listener.accept() {
                 Ok((stream, _)) if stream.set_nonblocking(true).is_ok() => self.clients.push(Client {
@@ -79,7 +81,7 @@ impl Metrics {
         let mut body = None;
         let sources = &self.sources;
         self.clients
-            .retain_mut(|c| c.progress(|| body.get_or_insert_with(|| render(sources)).clone()));
+            .retain_mut(|c| c.progress(|| body.get_or_insert_with(|| render(sources, &tables.counts())).clone()));
         !self.clients.is_empty()
     }
 }
@@ -146,8 +148,9 @@ fn answer(request: &[u8], body: impl FnOnce() -> String) -> String {
 }
 
 /// The metrics, in Prometheus' text format: per port, per drop reason and
-/// per lcore, with the names `--stats-json` and telemetry use.
-fn render(sources: &Sources) -> String {
+/// per lcore, with the names `--stats-json` and telemetry use; and the
+/// entries of the live tables.
+fn render(sources: &Sources, tables: &[TableCount]) -> String {
     let mut out = String::new();
     let mut family = |name: &str, help: &str, samples: &mut dyn Iterator<Item = (String, u64)>| {
         let _ = writeln!(
@@ -230,6 +233,18 @@ fn render(sources: &Sources) -> String {
         "RX polls of the lcore that brought nothing.",
         &mut lcore(|t| t.empty_polls),
     );
+    let _ = writeln!(
+        out,
+        "# HELP l3fwd_table_entries Entries the live tables hold, by kind and family.\n\
+         # TYPE l3fwd_table_entries gauge"
+    );
+    for t in tables {
+        let (family, kind, entries) = (t.family, t.kind, t.entries);
+        let _ = writeln!(
+            out,
+            "l3fwd_table_entries{{kind=\"{kind}\",family=\"{family}\"}} {entries}"
+        );
+    }
     out
 }
 

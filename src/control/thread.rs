@@ -77,7 +77,7 @@ impl Control {
                 }
             }
             let commands = self.socket.serve(self.tables.as_mut());
-            let scrapes = self.metrics.as_mut().is_some_and(Metrics::serve);
+            let scrapes = self.metrics.as_mut().is_some_and(|m| m.serve(self.tables.as_mut()));
             tick = if commands || scrapes { busy_tick } else { idle_tick };
             let now = Instant::now();
             if self.duration.is_some_and(|d| now - start >= d) {

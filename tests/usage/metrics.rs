@@ -113,6 +113,54 @@ fn a_scrape_while_forwarding_agrees_with_the_summary() {
     assert_eq!(lcore_rx, 68, "{body}");
 }
 
+/// The rules of one of `configs/`' built-in files to port 0 or 1 (the
+/// ports `TWO_PORTS` forwards to): their last field.
+fn built_in_rules(file: &str) -> u64 {
+    let text = fs::read_to_string(testkit::workspace().join("configs").join(file)).unwrap();
+    let to_ours = |l: &&str| l.starts_with('R') && matches!(l.split_whitespace().last(), Some("0" | "1"));
+    text.lines().filter(to_ours).count() as u64
+}
+
+#[test]
+fn table_entries_follow_the_live_changes() {
+    let entries = |body: &str, kind: &str, family: &str| {
+        sample(
+            body,
+            "l3fwd_table_entries",
+            &format!("kind=\"{kind}\",family=\"{family}\""),
+        )
+    };
+    for (mode, kind, add) in [
+        ("lpm", "routes", "route add 10.9.0.0/16 1"),
+        ("em", "flows", "flow add R198.18.9.0 198.18.9.1 9 9 0x11 1"),
+    ] {
+        let dir = Scratch::new(&format!("metrics-tables-{mode}"));
+        let lookup = format!("--lookup={mode}");
+        let run = Run::new(l3fwd_rs())
+            .eal_args(&["--vdev=net_null0", "--vdev=net_null1"])
+            .args(&[TWO_PORTS, &[lookup.as_str(), "--metrics", "127.0.0.1:0"]].concat());
+        let (forwarder, addr) = start(run, &dir, &format!("metrics-tables-{mode}"));
+        let body = scrape(&addr);
+        let v4 = built_in_rules(&format!("{mode}_v4.cfg"));
+        // EM loads one family: IPv4 without --ipv6.
+        let v6 = if mode == "em" {
+            0
+        } else {
+            built_in_rules(&format!("{mode}_v6.cfg"))
+        };
+        assert_eq!(
+            (entries(&body, kind, "ipv4"), entries(&body, kind, "ipv6")),
+            (v4, v6),
+            "{body}"
+        );
+        let out = testkit::ctl(forwarder.prefix(), &[add], "");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "ok\n", "{mode}");
+        let body = scrape(&addr);
+        assert_eq!(entries(&body, kind, "ipv4"), v4 + 1, "{mode}: after '{add}'\n{body}");
+        forwarder.stop_cleanly();
+    }
+}
+
 /// Reads `stream` until its peer closes it (true) or `limit` passes.
 fn closed_by_peer(stream: &mut TcpStream, limit: Duration) -> bool {
     stream.set_read_timeout(Some(Duration::from_millis(200))).unwrap();

@@ -13,7 +13,7 @@ use dpdk::Eal;
 use ipnet::{Ipv4Net, Ipv6Net};
 
 use l3fwd_modes::{self as info, ModeInfo};
-use super::Mode;
+use super::{Mode, TableCount};
 use crate::cli::mode_args::AclArgs;
 use crate::dataplane::lookup::{answer_route, Gather, Lookup, Miss, Route};
 use crate::dataplane::packet::{ipv4_from_proto, ipv6_from_next_header, L3};
@@ -55,6 +55,12 @@ impl Mode for Acl {
 
     /// The 5-tuple classified and the first rule, in file order (rte_acl's
     /// priority), that matches it.
+    /// Every rule: one routing to a port the portmask does not enable
+    /// fails the build.
+    fn counts((v4, v6): &Self::Rules, _plan: &Plan, _options: &AclArgs) -> Vec<TableCount> {
+        TableCount::both("rules", [v4.rules.len(), v6.rules.len()])
+    }
+
     fn explain((v4, v6): &Self::Rules, _options: &AclArgs, frame: &[u8]) -> String {
         // As the classify reads them: ports as if no IPv4 options, zeros
         // past the frame's end.

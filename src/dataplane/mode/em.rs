@@ -21,7 +21,7 @@ use em::rules::Rule;
 use em::{Batching, EmTables, EmWriter, Ipv4Key, Ipv6Key};
 
 use l3fwd_modes::{self as info, ModeInfo};
-use super::{check_port, InPlace, LiveBuild, Mode, RuleChange};
+use super::{TableCount, check_port, InPlace, LiveBuild, Mode, RuleChange};
 use crate::cli::mode_args::EmArgs;
 use crate::dataplane::lookup::{answer, Gather, Lookup, Route};
 use crate::dataplane::packet::{ipv4_tuple, ipv6_tuple, L3};
@@ -98,6 +98,18 @@ impl Mode for Em {
 
     /// The flow's key and the rule-file line of the same key, in the
     /// family this run loads; flows `flow add` made are in no file.
+    fn counts((v4, v6): &Self::Rules, plan: &Plan, options: &EmArgs) -> Vec<TableCount> {
+        fn loaded<A>(rules: &[Rule<A>], plan: &Plan) -> usize {
+            rules.iter().filter(|r| plan.loads_routes_to(r.port.into())).count()
+        }
+        // One family is loaded: IPv6 with --ipv6, else IPv4.
+        let both = [
+            (!options.ipv6).then(|| loaded(&v4.rules, plan)),
+            options.ipv6.then(|| loaded(&v6.rules, plan)),
+        ];
+        TableCount::both("flows", both.map(Option::unwrap_or_default))
+    }
+
     fn explain((v4, v6): &Self::Rules, options: &EmArgs, frame: &[u8]) -> String {
         fn line<A>(file: &EmFile<A>, key: impl Fn(&Rule<A>) -> bool, loaded: bool) -> String {
             match file.rules.iter().rev().find(|r| key(r)) {
@@ -163,6 +175,10 @@ impl InPlace<<Em as Mode>::Rules> for FlowsInPlace {
 
     fn stats(&mut self) -> Option<String> {
         None
+    }
+
+    fn counts(&self) -> Option<Vec<TableCount>> {
+        Some(TableCount::both("flows", self.writer.flows()))
     }
 }
 

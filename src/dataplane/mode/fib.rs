@@ -22,9 +22,9 @@ use dpdk::{Eal, Qsbr};
 use ipnet::{IpNet, Ipv4Net, Ipv6Net};
 use lpm::{FibRefused, FibTables, LiveFibRoutes};
 
-use super::lpm::{change_route, explain_route, log_routes, no_route, route_change, route_get, route_limits, routes, write_made, Routes};
+use super::lpm::{change_route, explain_route, log_routes, route_counts, no_route, route_change, route_get, route_limits, routes, write_made, Routes};
 use l3fwd_modes::{self as info, ModeInfo};
-use super::{InPlace, LiveBuild, Mode, RuleChange};
+use super::{TableCount, InPlace, LiveBuild, Mode, RuleChange};
 use crate::cli::mode_args::RouteArgs;
 use crate::dataplane::lookup::{answer, Gather, Lookup, Route};
 use crate::dataplane::packet::{ipv6_dst_bytes, L3};
@@ -82,6 +82,10 @@ impl Mode for Fib {
 
     fn change_rules(rules: &mut Routes, plan: &Plan, _options: &RouteArgs, change: &RuleChange) -> Result<(), String> {
         change_route::<Self>(rules, plan, change)
+    }
+
+    fn counts(rules: &Routes, plan: &Plan, _options: &RouteArgs) -> Vec<TableCount> {
+        route_counts(rules, plan)
     }
 
     fn explain(rules: &Routes, _options: &RouteArgs, frame: &[u8]) -> String {

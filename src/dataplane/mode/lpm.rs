@@ -17,7 +17,7 @@ use lpm::rules::RouteFile;
 use lpm::LpmTables;
 
 use l3fwd_modes::{self as info, ModeInfo};
-use super::{check_port, InPlace, LiveBuild, Mode, RuleChange};
+use super::{TableCount, check_port, InPlace, LiveBuild, Mode, RuleChange};
 use crate::cli::mode_args::{RouteArgs, RuleFiles};
 use crate::dataplane::lookup::{answer, Gather, Lookup, Route};
 use crate::dataplane::packet::L3;
@@ -75,9 +75,22 @@ impl Mode for Lpm {
         change_route::<Self>(rules, plan, change)
     }
 
+    fn counts(rules: &Routes, plan: &Plan, _options: &RouteArgs) -> Vec<TableCount> {
+        route_counts(rules, plan)
+    }
+
     fn explain(rules: &Routes, _options: &RouteArgs, frame: &[u8]) -> String {
         explain_route(rules, frame, false)
     }
+}
+
+/// What LPM and FIB tables built from `rules` hold: the routes to ports
+/// `plan` loads.
+pub(super) fn route_counts((v4, v6): &Routes, plan: &Plan) -> Vec<TableCount> {
+    fn loaded<N>(file: &RouteFile<N>, plan: &Plan) -> usize {
+        file.routes.iter().filter(|r| plan.loads_routes_to(r.port.into())).count()
+    }
+    TableCount::both("routes", [loaded(v4, plan), loaded(v6, plan)])
 }
 
 /// `trace` in LPM and FIB mode: the destination looked up and its longest

@@ -76,6 +76,11 @@ pub trait Mode: 'static {
     /// the control thread holds them) decides it, as `KEY: RULE`.
     fn explain(rules: &Self::Rules, options: &Self::Options, frame: &[u8]) -> String;
 
+    /// What tables built from `rules` hold, by family: the rules
+    /// [`Mode::build`] loads (see [`InPlace::counts`] for tables that
+    /// hold more).
+    fn counts(rules: &Self::Rules, plan: &Plan, options: &Self::Options) -> Vec<TableCount>;
+
     /// `route add/del`, `flow add/del`: applies `change` to `rules` (a
     /// port it names must be one `plan` forwards to), or leaves them as
     /// they were and says why not.
@@ -108,6 +113,40 @@ pub trait InPlace<R>: Send {
     /// `route stats`: one line about the tables, if they have routes
     /// (`&mut`: a writer may first reclaim what the lcores are done with).
     fn stats(&mut self) -> Option<String>;
+    /// What the live tables hold, where the rules do not say it (flows
+    /// added in place are in no rule file).
+    fn counts(&self) -> Option<Vec<TableCount>> {
+        None
+    }
+}
+
+/// How many entries of one kind and family the live tables hold
+/// (`--metrics`' `l3fwd_table_entries`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TableCount {
+    /// `ipv4` or `ipv6`.
+    pub family: &'static str,
+    /// `routes`, `flows` or `rules`.
+    pub kind: &'static str,
+    pub entries: usize,
+}
+
+impl TableCount {
+    /// The counts of the IPv4 and IPv6 entries of `kind`.
+    pub fn both(kind: &'static str, [v4, v6]: [usize; 2]) -> Vec<TableCount> {
+        vec![
+            TableCount {
+                family: "ipv4",
+                kind,
+                entries: v4,
+            },
+            TableCount {
+                family: "ipv6",
+                kind,
+                entries: v6,
+            },
+        ]
+    }
 }
 
 /// A change to the rules, from `l3fwd-ctl`.
