@@ -175,8 +175,8 @@ pub use lpm::{FrozenLpm, LiveLpm, Lpm, Lpm6, LpmReader, LpmTable, Slot, Tbl24, T
 pub use mbuf::{prefetch, Drain, Mbuf, MbufArray};
 pub use mempool::Mempool;
 pub use port::{
-    rss_ip, rss_l4, tx_offload_fast_free, tx_offload_multi_segs, EthConf, Link, LinkSpeed, Port, PortInfo, PortStats,
-    QueueSlots, RxQueue, RxSlot, StatsReader, TxQueue, TxSlot, QUEUE_STATS,
+    rss_ip, rss_l4, tx_offload_fast_free, tx_offload_multi_segs, CaptureStats, EthConf, Link, LinkSpeed, Port,
+    PortInfo, PortStats, QueueSlots, RxQueue, RxSlot, StatsReader, TxQueue, TxSlot, QUEUE_STATS,
 };
 pub use rcu::{Guard, Live, Online, Qsbr, Reader, Retired};
 pub use runtime_files::{runtime_dir_of, DEFAULT_FILE_PREFIX};

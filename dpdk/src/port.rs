@@ -208,6 +208,18 @@ pub const QUEUE_STATS: usize = sys::RTE_ETHDEV_QUEUE_STAT_CNTRS as usize;
 #[cfg(dpdk_ge_2511)]
 pub const QUEUE_STATS: usize = 16;
 
+/// What DPDK's packet capture (`dpdk-dumpcap`, `dpdk-pdump`) took of a
+/// port's packets, from `rte_pdump_stats`: zeros until a capture ran.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CaptureStats {
+    /// Packets copied for the capture.
+    pub copied: u64,
+    /// Packets the capture's filter passed over.
+    pub filtered: u64,
+    /// Packets the capture lost: no mbuf for the copy, or its ring full.
+    pub lost: u64,
+}
+
 /// Port counters, from `rte_eth_stats_get`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PortStats {
@@ -301,6 +313,23 @@ impl PortLife {
             rx_nombuf: s.rx_nombuf,
             rx_queue_packets: self.queue_packets(&s, "rx"),
             tx_queue_packets: self.queue_packets(&s, "tx"),
+        })
+    }
+
+    /// [`CaptureStats`] of the port; None unless this process serves
+    /// captures ([`crate::Eal::serve_packet_capture`]: their counters'
+    /// memzone is made then).
+    fn capture_stats(&self) -> Option<CaptureStats> {
+        let mut s = sys::rte_pdump_stats::default();
+        // SAFETY: s is a valid out-parameter; rte_pdump_stats checks the
+        // port id and looks its counters' memzone up (failing without
+        // one), then only reads them; the port is open while this
+        // PortLife lives.
+        let ret = unsafe { sys::rte_pdump_stats(self.id, &mut s) };
+        (ret == 0).then_some(CaptureStats {
+            copied: s.accepted,
+            filtered: s.filtered,
+            lost: s.nombuf + s.ringfull,
         })
     }
 
@@ -428,6 +457,12 @@ impl StatsReader {
             return Err(DpdkError::invalid(format!("port {}", self.0.id), "closed"));
         }
         self.0.stats()
+    }
+
+    /// [`Port::capture_stats`]; None once the port is closed.
+    pub fn capture_stats(&self) -> Option<CaptureStats> {
+        let configured = self.0.configured.lock().unwrap_or_else(|e| e.into_inner());
+        configured.then(|| self.0.capture_stats()).flatten()
     }
 }
 
@@ -565,6 +600,12 @@ impl Port {
     /// The port's counters now.
     pub fn stats(&self) -> Result<PortStats> {
         self.life.stats()
+    }
+
+    /// What packet captures took of the port's packets (see
+    /// [`CaptureStats`]); None unless this process serves captures.
+    pub fn capture_stats(&self) -> Option<CaptureStats> {
+        self.life.capture_stats()
     }
 
     /// A reader of the port's counters for another thread (the control

@@ -203,6 +203,21 @@ fn render(sources: &Sources, tables: &[TableCount]) -> String {
         "Packets the port failed to send.",
         &mut driver(|s| s.tx_errors),
     );
+    let capture = |read: fn(&dpdk::CaptureStats) -> u64| {
+        ports
+            .iter()
+            .filter_map(move |p| Some((port(p), read(&p.capture_stats()?))))
+    };
+    family(
+        "port_captured_packets",
+        "Packets a capture (dpdk-dumpcap) had copied.",
+        &mut capture(|c| c.copied),
+    );
+    family(
+        "port_capture_lost_packets",
+        "Packets a capture lost: no mbuf for the copy, or its ring full.",
+        &mut capture(|c| c.lost),
+    );
     family(
         "port_pool_empty_seconds",
         "Seconds the port received nothing while its pools were empty.",

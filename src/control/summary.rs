@@ -68,6 +68,9 @@ pub struct PortSummary {
     pub rx_queue_packets: Vec<u64>,
     /// Packets sent per TX queue (the first 16 queues).
     pub tx_queue_packets: Vec<u64>,
+    /// Packets `dpdk-dumpcap` (or `dpdk-pdump`) had copied, and lost.
+    pub captured: u64,
+    pub capture_lost: u64,
 }
 
 /// What a run did: printed at exit and written by `--stats-json`.
@@ -100,6 +103,7 @@ impl Summary {
             .map(|port| {
                 let s = port.stats().unwrap_or_default();
                 let (rx, tx) = port_packets(port.id(), lcores);
+                let capture = port.capture_stats().unwrap_or_default();
                 let info = port.info();
                 let (rxq, txq) = info.map_or((0, 0), |i| (i.rx_queues as usize, i.tx_queues as usize));
                 PortSummary {
@@ -114,6 +118,8 @@ impl Summary {
                     pool_empty_seconds: configured.pool_empty.seconds(port.id()),
                     rx_queue_packets: s.rx_queue_packets[..rxq.min(QUEUE_STATS)].to_vec(),
                     tx_queue_packets: s.tx_queue_packets[..txq.min(QUEUE_STATS)].to_vec(),
+                    captured: capture.copied,
+                    capture_lost: capture.lost,
                 }
             })
             .collect();
@@ -145,6 +151,14 @@ impl Summary {
                 p.tx_errors,
                 per_queue(" | rx per queue", &p.rx_queue_packets)
             );
+            if p.captured + p.capture_lost > 0 {
+                outln!(
+                    "port {}: a packet capture copied {} packets and lost {}",
+                    p.port,
+                    p.captured,
+                    p.capture_lost
+                );
+            }
             if p.pool_empty_seconds > 0 {
                 outln!(
                     "port {}: its pool was empty for {} s while it received nothing: give --num-mbufs more",

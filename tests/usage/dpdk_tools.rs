@@ -98,9 +98,11 @@ fn proc_info_dumpcap_and_telemetry_work_on_a_running_forwarder() {
     ];
     let huge_dir = mount.display().to_string();
     let prefix = testkit::unique_prefix("tools");
+    let json = dir.path("stats.json");
+    let json_arg = json.display().to_string();
     let command = Run::new(l3fwd_rs())
         .eal_args(&["--huge-dir", &huge_dir, "-m", "256", &vdevs[0], &vdevs[1]])
-        .args(&[TWO_PORTS, &["--stats-interval", "0"]].concat())
+        .args(&[TWO_PORTS, &["--stats-interval", "0", "--stats-json", &json_arg]].concat())
         .command(&prefix);
     // Stopped when dropped: a failed check must not leave it holding the
     // hugepages.
@@ -192,4 +194,10 @@ fn proc_info_dumpcap_and_telemetry_work_on_a_running_forwarder() {
         captured += 1;
     }
     assert_eq!(captured, 64, "dumpcap -c 64");
+    // The capture's cost is in the summary: what it copied, what it lost.
+    let stats: serde_json::Value = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
+    let port1 = &stats["ports"][1];
+    assert!(port1["captured"].as_u64().is_some_and(|n| n >= 64), "{port1}");
+    assert_eq!(stats["ports"][0]["captured"], 0, "no capture on port 0");
+    assert!(port1["capture_lost"].is_u64(), "{port1}");
 }
