@@ -882,3 +882,66 @@ fn flows_written_in_place_follow_each_ok_until_the_table_is_full() {
     assert_eq!(f.send(&[&flow_del(10), &flow_add(17, 2)]).0, ["ok", "ok"]);
     f.stop();
 }
+
+#[test]
+fn the_live_tables_list_as_rule_files_write_them() {
+    let lines = |answers: Vec<String>| answers.iter().map(|a| a.trim().to_owned()).collect::<Vec<_>>();
+    let f = Forwarder::start("list-lpm", "lpm", 1);
+    let (answers, ok) = f.send(&["route add 10.1.0.0/16 1", "route add 10.0.0.0/8 2", "route list"]);
+    assert!(ok, "{answers:?}");
+    assert_eq!(
+        lines(answers),
+        [
+            "ok",
+            "ok",
+            "R10.0.0.0/8 2",
+            "R10.1.0.0/16 1",
+            "R198.18.5.0/24 1",
+            "R2001:db8::/32 1",
+            "4 of 4 shown"
+        ],
+        "covering prefixes first, IPv4 then IPv6"
+    );
+    let (answers, _) = f.send(&[
+        "route list 10.0.0.0/8 --limit 1",
+        "route del 10.1.0.0/16",
+        "route list 10.0.0.0/8",
+    ]);
+    assert_eq!(
+        lines(answers),
+        ["R10.0.0.0/8 2", "1 of 2 shown", "ok", "R10.0.0.0/8 2", "1 of 1 shown"]
+    );
+    let (answers, ok) = f.send(&["flow list"]);
+    assert!(
+        !ok && answers[0].contains("lpm mode has no flows to list"),
+        "{answers:?}"
+    );
+    f.stop();
+
+    let f = Forwarder::start("list-em", "em", 1);
+    let (answers, ok) = f.send(&["flow add R198.18.9.0 198.18.9.1 9 9 0x11 2", "flow list"]);
+    assert!(ok, "{answers:?}");
+    let listed = lines(answers);
+    assert_eq!(
+        listed,
+        [
+            "ok",
+            "R198.18.5.0 198.18.5.1 9 9 0x11 1",
+            "R198.18.9.0 198.18.9.1 9 9 0x11 2",
+            "2 of 2 shown"
+        ],
+        "the flows in the live table, file's and added"
+    );
+    // A listed line is one `flow del` takes.
+    let del = format!("flow del {}", listed[1]);
+    assert_eq!(
+        lines(f.send(&[&del, "flow list"]).0),
+        ["ok", "R198.18.9.0 198.18.9.1 9 9 0x11 2", "1 of 1 shown"]
+    );
+    f.stop();
+
+    let f = Forwarder::start("list-acl", "acl", 1);
+    let [v4, v6] = rules("acl", 1);
+    assert_eq!(lines(f.send(&["acl list"]).0), [v4.trim(), v6.trim(), "2 of 2 shown"]);
+    f.stop();
+}

@@ -116,6 +116,29 @@ pub type RuleError = rulefile::Error<LineProblem>;
 /// An address family's prefixes as ACL rule files write them.
 pub trait Prefix: Sized {
     fn parse_prefix(text: &str) -> Option<Self>;
+    /// The prefix as a rule file writes it (what `parse_prefix` reads).
+    fn rule_text(&self) -> String;
+}
+
+impl<N: Prefix> Rule<N> {
+    /// The rule as a line of a rule file: [`parse`] reads it back.
+    pub fn line(&self) -> String {
+        let (lead, port) = match self.action {
+            Action::Deny => ('@', String::new()),
+            Action::Route(port) => ('R', format!(" {port}")),
+        };
+        format!(
+            "{lead}{} {} {} : {} {} : {} {:#04x}/{:#04x}{port}",
+            self.src.rule_text(),
+            self.dst.rule_text(),
+            self.src_ports.start(),
+            self.src_ports.end(),
+            self.dst_ports.start(),
+            self.dst_ports.end(),
+            self.proto,
+            self.proto_mask
+        )
+    }
 }
 
 impl Prefix for Ipv4Net {
@@ -124,6 +147,10 @@ impl Prefix for Ipv4Net {
         let (addr, len) = text.split_once('/')?;
         let addr: Ipv4Addr = addr.parse().ok()?;
         Ipv4Net::new(addr, u8::try_from(parse_c_ulong(len, 0)?).ok()?).ok()
+    }
+
+    fn rule_text(&self) -> String {
+        self.to_string()
     }
 }
 
@@ -141,6 +168,12 @@ impl Prefix for Ipv6Net {
             return None;
         }
         Ipv6Net::new(groups.into(), u8::try_from(parse_c_ulong(len, 0)?).ok()?).ok()
+    }
+
+    /// In full, eight groups: what `parse_prefix` reads.
+    fn rule_text(&self) -> String {
+        let groups: Vec<String> = self.addr().segments().iter().map(|g| format!("{g:x}")).collect();
+        format!("{}/{}", groups.join(":"), self.prefix_len())
     }
 }
 
@@ -249,6 +282,31 @@ mod tests {
 @0.0.0.0/0 198.18.0.0/25 0 : 65535 0 : 65535 0x06/0xff
 R0.0.0.0/0\t198.18.0.0/24 0 : 65535 1024 : 0xffff 0/0 1 trailing fields ignored
 ";
+
+    #[test]
+    fn a_rule_written_as_a_line_reads_back_the_same() {
+        let v4 = parse::<Ipv4Net>(V4, "t").unwrap();
+        let v6 = parse::<Ipv6Net>(
+            "R2001:db8:0:0:0:0:0:0/32 0:0:0:0:0:0:0:1/128 1 : 2 3 : 4 0x11/0xff 3\n",
+            "t",
+        )
+        .unwrap();
+        assert_eq!(
+            v6.rules[0].line(),
+            "R2001:db8:0:0:0:0:0:0/32 0:0:0:0:0:0:0:1/128 1 : 2 3 : 4 0x11/0xff 3"
+        );
+        for rule in &v4.rules {
+            assert_eq!(
+                parse::<Ipv4Net>(rule.line() + "\nR0.0.0.0/0 0.0.0.0/0 0 : 0 0 : 0 0/0 0\n", "t")
+                    .unwrap()
+                    .rules[0],
+                Rule {
+                    line: 1,
+                    ..rule.clone()
+                }
+            );
+        }
+    }
 
     fn v4_err(text: &str) -> String {
         parse::<Ipv4Net>(text, "t.rules").unwrap_err().to_string()

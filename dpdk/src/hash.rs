@@ -264,6 +264,23 @@ impl<const N: usize> HashWriter<N> {
         usize::try_from(n).unwrap_or(0)
     }
 
+    /// Calls `each` with every key and its value, in the table's order.
+    pub fn for_each(&self, mut each: impl FnMut(&[u8; N], usize)) {
+        let mut next = 0u32;
+        loop {
+            let (mut key, mut data) = (std::ptr::null(), std::ptr::null_mut());
+            // SAFETY: raw is a live table; the out-parameters are valid;
+            // this is its one writer, so nothing changes while it walks.
+            let at = unsafe { sys::rte_hash_iterate(self.table.raw.as_ptr(), &mut key, &mut data, &mut next) };
+            if at < 0 || key.is_null() {
+                return;
+            }
+            // SAFETY: key points at the table's copy of an N-byte key
+            // (key_len is N), which stays until a delete: none runs here.
+            each(unsafe { &*(key as *const [u8; N]) }, data as usize);
+        }
+    }
+
     /// Whether the table holds no key.
     pub fn is_empty(&self) -> bool {
         self.len() == 0

@@ -143,6 +143,34 @@ impl From<&FiveTuple<Ipv4Addr>> for Ipv4Key {
     }
 }
 
+impl FiveTuple<Ipv4Addr> {
+    /// The flow of a key's bytes, as the table holds them.
+    pub fn of_key(k: &[u8; 16]) -> Self {
+        let word = |at: usize| u16::from_be_bytes([k[at], k[at + 1]]);
+        FiveTuple {
+            dst: Ipv4Addr::new(k[8], k[9], k[10], k[11]),
+            src: Ipv4Addr::new(k[4], k[5], k[6], k[7]),
+            dst_port: word(14),
+            src_port: word(12),
+            proto: k[1],
+        }
+    }
+}
+
+impl FiveTuple<Ipv6Addr> {
+    /// The flow of a key's bytes, as the table holds them.
+    pub fn of_key(k: &[u8; 48]) -> Self {
+        let addr = |at: usize| Ipv6Addr::from(std::array::from_fn::<u8, 16, _>(|i| k[at + i]));
+        FiveTuple {
+            dst: addr(20),
+            src: addr(4),
+            dst_port: u16::from_be_bytes([k[38], k[39]]),
+            src_port: u16::from_be_bytes([k[36], k[37]]),
+            proto: k[2],
+        }
+    }
+}
+
 /// `convert_ipv6_5tuple`: a rule's key.
 impl From<&FiveTuple<Ipv6Addr>> for Ipv6Key {
     fn from(t: &FiveTuple<Ipv6Addr>) -> Self {

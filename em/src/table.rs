@@ -160,6 +160,27 @@ impl EmWriter {
         [self.v4.hash.len(), self.v6.hash.len()]
     }
 
+    /// The flows the tables hold, as rule-file lines (`flow del` takes
+    /// them), IPv4 then IPv6, each family sorted.
+    pub fn flow_lines(&self) -> Vec<String> {
+        fn line<A: std::fmt::Display>(t: FiveTuple<A>, port: usize) -> String {
+            let (dst, src, dport, sport, proto) = (t.dst, t.src, t.dst_port, t.src_port, t.proto);
+            format!("R{dst} {src} {dport} {sport} {proto:#04x} {port}")
+        }
+        let mut v4 = Vec::new();
+        self.v4
+            .hash
+            .for_each(|k, port| v4.push((FiveTuple::<Ipv4Addr>::of_key(k), port)));
+        let mut v6 = Vec::new();
+        self.v6
+            .hash
+            .for_each(|k, port| v6.push((FiveTuple::<Ipv6Addr>::of_key(k), port)));
+        v4.sort_by_key(|(t, _)| (t.dst, t.src, t.dst_port, t.src_port, t.proto));
+        v6.sort_by_key(|(t, _)| (t.dst, t.src, t.dst_port, t.src_port, t.proto));
+        let v4 = v4.into_iter().map(|(t, p)| line(t, p));
+        v4.chain(v6.into_iter().map(|(t, p)| line(t, p))).collect()
+    }
+
     /// Deletes the flow of `tuple`; says so if there is none.
     pub fn del_v4(&mut self, tuple: &FiveTuple<Ipv4Addr>) -> Result<(), String> {
         self.v4.del(Ipv4Key::from(tuple).as_ref())

@@ -21,7 +21,7 @@ use std::time::Instant;
 use dpdk::{Eal, Live, Qsbr, Reader};
 
 use crate::cli::plan::Plan;
-use crate::control::protocol::{Answer, Command};
+use crate::control::protocol::{Answer, Command, Listing, MORE};
 use crate::dataplane::mode::{InPlace, LiveBuild, Mode, RuleChange, TableCount};
 use crate::dataplane::sockets::PerSocket;
 
@@ -273,6 +273,10 @@ impl<M: Mode> Tables for LiveTables<M> {
                     continue;
                 }
                 Command::Reload => self.take_read().map_err(|e| format!("{e}; {UNCHANGED}")),
+                Command::List(what, limit) => {
+                    answers[i] = self.list(what, *limit);
+                    continue;
+                }
                 Command::Trace(_) => {
                     answers[i] = Err("trace is the socket's to serve, not the tables'".into());
                     continue;
@@ -421,6 +425,27 @@ impl<M: Mode> LiveTables<M> {
         for i in fitted {
             answers[i] = result.clone().map(|()| "ok".into());
         }
+    }
+
+    /// A `list` command's answer: up to `limit` entries, each on a line
+    /// of its own before the last, which says how many there are.
+    fn list(&mut self, what: &Listing, limit: usize) -> Answer {
+        self.flush_in_place();
+        let live = match what {
+            Listing::Flows => self.in_place().and_then(|w| w.list()),
+            _ => None,
+        };
+        let entries = match live {
+            Some(entries) => entries,
+            None => M::list(&self.rules, &self.plan, &self.options, what)?,
+        };
+        let mut answer = String::new();
+        for entry in entries.iter().take(limit) {
+            answer.extend([MORE.to_string(), entry.clone(), "\n".into()]);
+        }
+        let shown = entries.len().min(limit);
+        answer += &format!("{shown} of {} shown", entries.len());
+        Ok(answer)
     }
 
     /// Writes a change already made in place into `rules`.

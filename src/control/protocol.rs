@@ -3,6 +3,8 @@
 //! lines that begin with [`MORE`] before its last line, which does not.
 
 use std::net::IpAddr;
+
+use ipnet::IpNet;
 use std::str::FromStr;
 
 use rulefile::quote;
@@ -23,7 +25,36 @@ pub enum Command {
     RouteStats,
     /// The next packets forwarded, one line each.
     Trace(u32),
+    /// The live tables' entries, in rule-file form, at most `.1` of them.
+    List(Listing, usize),
 }
+
+/// What `list` lists.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Listing {
+    /// `route list [PREFIX]`: the routes inside PREFIX (all without one).
+    Routes(Option<IpNet>),
+    /// `flow list`.
+    Flows,
+    /// `acl list`.
+    AclRules,
+}
+
+impl Listing {
+    /// What it lists, for messages.
+    pub fn entries(&self) -> &'static str {
+        match self {
+            Listing::Routes(_) => "routes to list (LPM and FIB mode have)",
+            Listing::Flows => "flows to list (EM mode has)",
+            Listing::AclRules => "ACL rules to list (ACL mode has)",
+        }
+    }
+}
+
+/// Entries a list shows without `--limit`, and at most: a longer answer
+/// would outgrow what a client may leave unread.
+pub const LIST_DEFAULT: usize = 100;
+pub const LIST_MAX: usize = 10_000;
 
 /// What begins each line of an answer before its last.
 pub const MORE: char = ' ';
@@ -33,7 +64,7 @@ pub const TRACE_DEFAULT: u32 = 10;
 
 /// The commands, for error messages.
 pub const USAGE: &str =
-    "reload | route get ADDRESS | route add PREFIX PORT | route del PREFIX | route stats | flow add RULE | flow del RULE | trace [PACKETS]";
+    "reload | route get ADDRESS | route add PREFIX PORT | route del PREFIX | route stats | route list [PREFIX] [--limit N] | flow add RULE | flow del RULE | flow list [--limit N] | acl list [--limit N] | trace [PACKETS]";
 
 impl FromStr for Command {
     type Err = String;
@@ -55,6 +86,12 @@ impl FromStr for Command {
             }
             ["route", "del", p] => Command::Change(RuleChange::DelRoute(prefix(p)?)),
             ["route", "stats"] => Command::RouteStats,
+            ["route", "list", ref rest @ ..] => match rest {
+                [p, ref limit @ ..] if !p.starts_with('-') => list(Listing::Routes(Some(prefix(p)?)), limit)?,
+                limit => list(Listing::Routes(None), limit)?,
+            },
+            ["flow", "list", ref limit @ ..] => list(Listing::Flows, limit)?,
+            ["acl", "list", ref limit @ ..] => list(Listing::AclRules, limit)?,
             ["trace"] => Command::Trace(TRACE_DEFAULT),
             ["trace", n] => Command::Trace(match n.parse() {
                 Ok(n @ 1..=MAX_TRACE) => n,
@@ -66,6 +103,24 @@ impl FromStr for Command {
             _ => return Err(format!("unknown command '{}'; commands: {USAGE}", quote(line))),
         })
     }
+}
+
+/// A `list` command with its `--limit N` words, if any.
+fn list(what: Listing, limit: &[&str]) -> Result<Command, String> {
+    let limit = match limit {
+        [] => LIST_DEFAULT,
+        ["--limit", n] => match n.parse() {
+            Ok(n @ 1..=LIST_MAX) => n,
+            _ => return Err(format!("bad --limit '{}': 1 to {LIST_MAX}", quote(n))),
+        },
+        _ => {
+            return Err(format!(
+                "unknown list options '{}'; expected --limit N",
+                quote(&limit.join(" "))
+            ))
+        }
+    };
+    Ok(Command::List(what, limit))
 }
 
 /// One answer per command: a line to send back (`ok`, a port, `miss`),
@@ -97,6 +152,19 @@ mod tests {
         assert_eq!("trace".parse(), Ok(Command::Trace(TRACE_DEFAULT)));
         assert_eq!("trace 1024".parse(), Ok(Command::Trace(1024)));
         assert_eq!(
+            "route list 10.0.0.0/8 --limit 5".parse(),
+            Ok(Command::List(Listing::Routes(Some("10.0.0.0/8".parse().unwrap())), 5))
+        );
+        assert_eq!(
+            "route list".parse(),
+            Ok(Command::List(Listing::Routes(None), LIST_DEFAULT))
+        );
+        assert_eq!(
+            "flow list --limit 10000".parse(),
+            Ok(Command::List(Listing::Flows, 10_000))
+        );
+        assert_eq!("acl list".parse(), Ok(Command::List(Listing::AclRules, LIST_DEFAULT)));
+        assert_eq!(
             "flow add R198.18.0.0  198.18.0.1 9 9 0x11 1".parse(),
             Ok(Command::Change(RuleChange::AddFlow(
                 "R198.18.0.0 198.18.0.1 9 9 0x11 1".into()
@@ -111,6 +179,10 @@ mod tests {
             ("route get 10.0.0", "bad address"),
             ("route add 10.0.0.0/8", "unknown command"),
             ("trace 0", "bad packet count"),
+            ("route list --limit 0", "bad --limit"),
+            ("flow list --limit 10001", "bad --limit"),
+            ("acl list 5", "unknown list options"),
+            ("route list 10.0.0.0/33", "bad prefix"),
             ("trace 1025", "bad packet count"),
             ("trace 5 5", "unknown command"),
             ("", "unknown command"),

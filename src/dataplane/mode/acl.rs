@@ -15,6 +15,7 @@ use ipnet::{Ipv4Net, Ipv6Net};
 use l3fwd_modes::{self as info, ModeInfo};
 use super::{Mode, TableCount};
 use crate::cli::mode_args::AclArgs;
+use crate::control::protocol::Listing;
 use crate::dataplane::lookup::{answer_route, Gather, Lookup, Miss, Route};
 use crate::dataplane::packet::{ipv4_from_proto, ipv6_from_next_header, L3};
 use crate::cli::plan::Plan;
@@ -51,6 +52,14 @@ impl Mode for Acl {
         let enabled = |p: u32| u16::try_from(p).is_ok_and(|p| options.portmask.contains(p));
         let tables = AclTables::build(eal, &super::table_name(), socket as i32, &v4, &v6, options.alg, enabled)?;
         Ok(AclLookup { tables })
+    }
+
+    /// The rules of both files, IPv4 then IPv6, in file order (priority).
+    fn list((v4, v6): &Self::Rules, _plan: &Plan, _options: &AclArgs, what: &Listing) -> Result<Vec<String>, String> {
+        match what {
+            Listing::AclRules => Ok(v4.rules.iter().map(|r| r.line()).chain(v6.rules.iter().map(|r| r.line())).collect()),
+            _ => Err(format!("{} mode has no {}", Self::INFO.name, what.entries())),
+        }
     }
 
     /// The 5-tuple classified and the first rule, in file order (rte_acl's

@@ -180,6 +180,10 @@ impl InPlace<<Em as Mode>::Rules> for FlowsInPlace {
     fn counts(&self) -> Option<Vec<TableCount>> {
         Some(TableCount::both("flows", self.writer.flows()))
     }
+
+    fn list(&self) -> Option<Vec<String>> {
+        Some(self.writer.flow_lines())
+    }
 }
 
 /// A `flow add` (true) or `flow del` (false) of one rule, in the family

@@ -22,10 +22,11 @@ use dpdk::{Eal, Qsbr};
 use ipnet::{IpNet, Ipv4Net, Ipv6Net};
 use lpm::{FibRefused, FibTables, LiveFibRoutes};
 
-use super::lpm::{change_route, explain_route, log_routes, route_counts, no_route, route_change, route_get, route_limits, routes, write_made, Routes};
+use super::lpm::{change_route, explain_route, list_routes, log_routes, route_counts, no_route, route_change, route_get, route_limits, routes, write_made, Routes};
 use l3fwd_modes::{self as info, ModeInfo};
 use super::{TableCount, InPlace, LiveBuild, Mode, RuleChange};
 use crate::cli::mode_args::RouteArgs;
+use crate::control::protocol::Listing;
 use crate::dataplane::lookup::{answer, Gather, Lookup, Route};
 use crate::dataplane::packet::{ipv6_dst_bytes, L3};
 use crate::cli::plan::Plan;
@@ -90,6 +91,10 @@ impl Mode for Fib {
 
     fn explain(rules: &Routes, _options: &RouteArgs, frame: &[u8]) -> String {
         explain_route(rules, frame, true)
+    }
+
+    fn list(rules: &Routes, plan: &Plan, _options: &RouteArgs, what: &Listing) -> Result<Vec<String>, String> {
+        list_routes::<Self>(rules, plan, what)
     }
 }
 

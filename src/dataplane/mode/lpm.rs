@@ -19,6 +19,7 @@ use lpm::LpmTables;
 use l3fwd_modes::{self as info, ModeInfo};
 use super::{TableCount, check_port, InPlace, LiveBuild, Mode, RuleChange};
 use crate::cli::mode_args::{RouteArgs, RuleFiles};
+use crate::control::protocol::Listing;
 use crate::dataplane::lookup::{answer, Gather, Lookup, Route};
 use crate::dataplane::packet::L3;
 use crate::cli::plan::Plan;
@@ -82,6 +83,47 @@ impl Mode for Lpm {
     fn explain(rules: &Routes, _options: &RouteArgs, frame: &[u8]) -> String {
         explain_route(rules, frame, false)
     }
+
+    fn list(rules: &Routes, plan: &Plan, _options: &RouteArgs, what: &Listing) -> Result<Vec<String>, String> {
+        list_routes::<Self>(rules, plan, what)
+    }
+}
+
+/// `route list [PREFIX]` in LPM and FIB mode: the routes to ports `plan`
+/// loads (of a prefix written twice, the last, as the tables keep it),
+/// inside PREFIX if given, covering prefixes first, IPv4 then IPv6.
+pub(super) fn list_routes<M: Mode>((v4, v6): &Routes, plan: &Plan, what: &Listing) -> Result<Vec<String>, String> {
+    let Listing::Routes(within) = what else {
+        return Err(format!("{} mode has no {}", M::INFO.name, what.entries()));
+    };
+    fn lines<N: Ord + Copy + std::fmt::Display>(
+        file: &RouteFile<N>,
+        plan: &Plan,
+        net: fn(&N) -> N,
+        inside: impl Fn(&N) -> bool,
+    ) -> Vec<String> {
+        // Last in the file first, so that the stable sort and dedup keep it.
+        let mut routes: Vec<(N, u8)> = (file.routes.iter().rev())
+            .filter(|r| plan.loads_routes_to(r.port.into()) && inside(&net(&r.prefix)))
+            .map(|r| (net(&r.prefix), r.port))
+            .collect();
+        routes.sort_by_key(|&(prefix, _)| prefix);
+        routes.dedup_by_key(|&mut (prefix, _)| prefix);
+        routes.into_iter().map(|(prefix, port)| format!("R{prefix} {port}")).collect()
+    }
+    let (in4, in6) = match within {
+        None => (true, true),
+        Some(IpNet::V4(_)) => (true, false),
+        Some(IpNet::V6(_)) => (false, true),
+    };
+    let mut all = Vec::new();
+    if in4 {
+        all.extend(lines(v4, plan, Ipv4Net::trunc, |p| within.is_none_or(|w| w.contains(&IpNet::V4(*p)))));
+    }
+    if in6 {
+        all.extend(lines(v6, plan, Ipv6Net::trunc, |p| within.is_none_or(|w| w.contains(&IpNet::V6(*p)))));
+    }
+    Ok(all)
 }
 
 /// What LPM and FIB tables built from `rules` hold: the routes to ports

@@ -21,6 +21,7 @@ use l3fwd_modes::ModeInfo;
 
 use crate::cli::plan::Plan;
 use crate::cli::Args;
+use crate::control::protocol::Listing;
 use crate::dataplane::lookup::Lookup;
 
 /// A lookup mode: from the command line to a [`Lookup`] over built tables.
@@ -81,6 +82,14 @@ pub trait Mode: 'static {
     /// hold more).
     fn counts(rules: &Self::Rules, plan: &Plan, options: &Self::Options) -> Vec<TableCount>;
 
+    /// `route list`, `flow list`, `acl list`: the entries of tables built
+    /// from `rules`, as rule-file lines, in order (routes: covering
+    /// prefixes first); an error if the mode has no such entries.
+    fn list(rules: &Self::Rules, plan: &Plan, options: &Self::Options, what: &Listing) -> Result<Vec<String>, String> {
+        let _ = (rules, plan, options);
+        Err(format!("{} mode has no {}", Self::INFO.name, what.entries()))
+    }
+
     /// `route add/del`, `flow add/del`: applies `change` to `rules` (a
     /// port it names must be one `plan` forwards to), or leaves them as
     /// they were and says why not.
@@ -116,6 +125,11 @@ pub trait InPlace<R>: Send {
     /// What the live tables hold, where the rules do not say it (flows
     /// added in place are in no rule file).
     fn counts(&self) -> Option<Vec<TableCount>> {
+        None
+    }
+    /// `flow list` and the like, where the rules do not hold every entry:
+    /// the live tables' entries, as rule-file lines.
+    fn list(&self) -> Option<Vec<String>> {
         None
     }
 }
