@@ -21,8 +21,8 @@ use std::time::Instant;
 use dpdk::{Eal, Live, Qsbr, Reader};
 
 use crate::cli::plan::Plan;
-use crate::control::protocol::{Answer, Command, Listing, MORE};
-use crate::dataplane::mode::{InPlace, LiveBuild, Mode, RuleChange, TableCount};
+use crate::control::protocol::{Answer, Command, MORE};
+use crate::dataplane::mode::{InPlace, Listing, LiveBuild, Mode, RuleChange, TableCount};
 use crate::dataplane::sockets::PerSocket;
 
 /// What the control thread holds: the live tables of whatever mode runs,

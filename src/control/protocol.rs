@@ -3,13 +3,11 @@
 //! lines that begin with [`MORE`] before its last line, which does not.
 
 use std::net::IpAddr;
-
-use ipnet::IpNet;
 use std::str::FromStr;
 
 use rulefile::quote;
 
-use crate::dataplane::mode::RuleChange;
+use crate::dataplane::mode::{Listing, RuleChange};
 use crate::dataplane::trace::MAX_TRACE;
 
 /// One line of the control protocol (`l3fwd-ctl`'s commands).
@@ -27,28 +25,6 @@ pub enum Command {
     Trace(u32),
     /// The live tables' entries, in rule-file form, at most `.1` of them.
     List(Listing, usize),
-}
-
-/// What `list` lists.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Listing {
-    /// `route list [PREFIX]`: the routes inside PREFIX (all without one).
-    Routes(Option<IpNet>),
-    /// `flow list`.
-    Flows,
-    /// `acl list`.
-    AclRules,
-}
-
-impl Listing {
-    /// What it lists, for messages.
-    pub fn entries(&self) -> &'static str {
-        match self {
-            Listing::Routes(_) => "routes to list (LPM and FIB mode have)",
-            Listing::Flows => "flows to list (EM mode has)",
-            Listing::AclRules => "ACL rules to list (ACL mode has)",
-        }
-    }
 }
 
 /// Entries a list shows without `--limit`, and at most: a longer answer

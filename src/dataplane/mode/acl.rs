@@ -13,9 +13,8 @@ use dpdk::Eal;
 use ipnet::{Ipv4Net, Ipv6Net};
 
 use l3fwd_modes::{self as info, ModeInfo};
-use super::{Mode, TableCount};
+use super::{Listing, Mode, TableCount};
 use crate::cli::mode_args::AclArgs;
-use crate::control::protocol::Listing;
 use crate::dataplane::lookup::{answer_route, Gather, Lookup, Miss, Route};
 use crate::dataplane::packet::{ipv4_from_proto, ipv6_from_next_header, L3};
 use crate::cli::plan::Plan;

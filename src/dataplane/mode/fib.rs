@@ -24,9 +24,8 @@ use lpm::{FibRefused, FibTables, LiveFibRoutes};
 
 use super::lpm::{change_route, explain_route, list_routes, log_routes, route_counts, no_route, route_change, route_get, route_limits, routes, write_made, Routes};
 use l3fwd_modes::{self as info, ModeInfo};
-use super::{TableCount, InPlace, LiveBuild, Mode, RuleChange};
+use super::{Listing, TableCount, InPlace, LiveBuild, Mode, RuleChange};
 use crate::cli::mode_args::RouteArgs;
-use crate::control::protocol::Listing;
 use crate::dataplane::lookup::{answer, Gather, Lookup, Route};
 use crate::dataplane::packet::{ipv6_dst_bytes, L3};
 use crate::cli::plan::Plan;

@@ -17,9 +17,8 @@ use lpm::rules::RouteFile;
 use lpm::LpmTables;
 
 use l3fwd_modes::{self as info, ModeInfo};
-use super::{TableCount, check_port, InPlace, LiveBuild, Mode, RuleChange};
+use super::{Listing, TableCount, check_port, InPlace, LiveBuild, Mode, RuleChange};
 use crate::cli::mode_args::{RouteArgs, RuleFiles};
-use crate::control::protocol::Listing;
 use crate::dataplane::lookup::{answer, Gather, Lookup, Route};
 use crate::dataplane::packet::L3;
 use crate::cli::plan::Plan;

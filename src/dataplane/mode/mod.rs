@@ -21,7 +21,6 @@ use l3fwd_modes::ModeInfo;
 
 use crate::cli::plan::Plan;
 use crate::cli::Args;
-use crate::control::protocol::Listing;
 use crate::dataplane::lookup::Lookup;
 
 /// A lookup mode: from the command line to a [`Lookup`] over built tables.
@@ -177,6 +176,28 @@ pub enum RuleChange {
     /// `flow del LINE` (EM): the flow of a rule-file line (its port is not
     /// compared).
     DelFlow(String),
+}
+
+/// What `list` lists.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Listing {
+    /// `route list [PREFIX]`: the routes inside PREFIX (all without one).
+    Routes(Option<IpNet>),
+    /// `flow list`.
+    Flows,
+    /// `acl list`.
+    AclRules,
+}
+
+impl Listing {
+    /// What it lists, for messages.
+    pub fn entries(&self) -> &'static str {
+        match self {
+            Listing::Routes(_) => "routes to list (LPM and FIB mode have)",
+            Listing::Flows => "flows to list (EM mode has)",
+            Listing::AclRules => "ACL rules to list (ACL mode has)",
+        }
+    }
 }
 
 impl RuleChange {
