@@ -441,7 +441,7 @@ impl<M: Mode> LiveTables<M> {
         };
         let mut answer = String::new();
         for entry in entries.iter().take(limit) {
-            answer.extend([MORE.to_string(), entry.clone(), "\n".into()]);
+            answer += &format!("{MORE}{entry}\n");
         }
         let shown = entries.len().min(limit);
         answer += &format!("{shown} of {} shown", entries.len());

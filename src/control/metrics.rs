@@ -1,5 +1,6 @@
 //! `--metrics ADDR:PORT`: the counters of `--stats-json` and what the
-//! live tables hold, in Prometheus' text format, over HTTP (`GET /metrics`), served by the control thread.
+//! live tables hold, in Prometheus' text format, over HTTP (`GET
+//! /metrics`), served by the control thread.
 //! Every socket is non-blocking and every buffer bounded: a slow, silent
 //! or hostile client costs the control thread a few system calls per tick,
 //! is dropped after a while, and never reaches an lcore.

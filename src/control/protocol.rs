@@ -1,6 +1,7 @@
 //! The control protocol `l3fwd-ctl` speaks over the socket: one command
-//! per line, one answer per command. An answer is one line, or (`trace`)
-//! lines that begin with [`MORE`] before its last line, which does not.
+//! per line, one answer per command. An answer is one line, or (`trace`,
+//! the lists) lines that begin with [`MORE`] before its last line, which
+//! does not.
 
 use std::net::IpAddr;
 use std::str::FromStr;

@@ -439,18 +439,12 @@ fn forward_steps<const TRACED: bool, L: Lookup, B: Packets, T: Transmit<Batch = 
             let (route, kind) = (routes[i], rewrites[i]);
             if L::IPV4_FIRST && kind != RewriteKind::Ipv4 && later.len() < later.capacity() {
                 later.push((m, route, kind));
-            } else if TRACED && tap.trace.claim() {
-                send_traced::<L, T>(m, route, kind, &burst, tap, tx, counters);
             } else {
-                send::<L, T>(m, route, kind, burst.port, tx, counters, &mut ());
+                send_maybe_traced::<TRACED, L, T>(m, route, kind, &burst, tap, tx, counters);
             }
         }
         for (m, route, kind) in later.drain(..) {
-            if TRACED && tap.trace.claim() {
-                send_traced::<L, T>(m, route, kind, &burst, tap, tx, counters);
-            } else {
-                send::<L, T>(m, route, kind, burst.port, tx, counters, &mut ());
-            }
+            send_maybe_traced::<TRACED, L, T>(m, route, kind, &burst, tap, tx, counters);
         }
         start = end;
     }
@@ -465,6 +459,25 @@ fn look<L: Lookup>(lookup: &L, scratch: &mut L::Scratch, i: usize, frame: &[u8])
         #[inline(always)]
         |l3| (lookup.add(scratch, i, &l3, frame), l3.rewrite_kind()),
     )
+}
+
+/// [`send`]; in a `TRACED` batch, through [`send_traced`] if the packet
+/// claims one of those the trace wants.
+#[inline(always)]
+fn send_maybe_traced<const TRACED: bool, L: Lookup, T: Transmit>(
+    m: <T::Batch as Packets>::Packet,
+    route: Route,
+    kind: RewriteKind,
+    burst: &Burst,
+    tap: &Tap,
+    tx: &mut TxPorts<T>,
+    counters: &LcoreCounters,
+) {
+    if TRACED && tap.trace.claim() {
+        send_traced::<L, T>(m, route, kind, burst, tap, tx, counters);
+    } else {
+        send::<L, T>(m, route, kind, burst.port, tx, counters, &mut ());
+    }
 }
 
 /// [`send`], recording the packet for the trace.

@@ -13,7 +13,7 @@ use dpdk::Eal;
 use ipnet::{Ipv4Net, Ipv6Net};
 
 use l3fwd_modes::{self as info, ModeInfo};
-use super::{Listing, Mode, TableCount};
+use super::{five_tuple, l4_ports, Listing, Mode, TableCount};
 use crate::cli::mode_args::AclArgs;
 use crate::dataplane::lookup::{answer_route, Gather, Lookup, Miss, Route};
 use crate::dataplane::packet::{ipv4_from_proto, ipv6_from_next_header, L3};
@@ -57,18 +57,18 @@ impl Mode for Acl {
     fn list((v4, v6): &Self::Rules, _plan: &Plan, _options: &AclArgs, what: &Listing) -> Result<Vec<String>, String> {
         match what {
             Listing::AclRules => Ok(v4.rules.iter().map(|r| r.line()).chain(v6.rules.iter().map(|r| r.line())).collect()),
-            _ => Err(format!("{} mode has no {}", Self::INFO.name, what.entries())),
+            _ => Err(what.not_in(Self::INFO.name)),
         }
     }
 
-    /// The 5-tuple classified and the first rule, in file order (rte_acl's
-    /// priority), that matches it.
     /// Every rule: one routing to a port the portmask does not enable
     /// fails the build.
     fn counts((v4, v6): &Self::Rules, _plan: &Plan, _options: &AclArgs) -> Vec<TableCount> {
         TableCount::both("rules", [v4.rules.len(), v6.rules.len()])
     }
 
+    /// The 5-tuple classified and the first rule, in file order (rte_acl's
+    /// priority), that matches it.
     fn explain((v4, v6): &Self::Rules, _options: &AclArgs, frame: &[u8]) -> String {
         // As the classify reads them: ports as if no IPv4 options, zeros
         // past the frame's end.
@@ -93,19 +93,18 @@ impl Mode for Acl {
                 None => "no rule".into(),
             }
         }
-        let port_pair = |p: [u8; 4]| (u16::from_be_bytes([p[0], p[1]]), u16::from_be_bytes([p[2], p[3]]));
         match crate::dataplane::packet::parse(frame) {
             L3::Ipv4(h) => {
                 let [s, d] = [26, 30].map(|i| std::net::Ipv4Addr::from([byte(i), byte(i + 1), byte(i + 2), byte(i + 3)]));
-                let (sport, dport) = port_pair(ports(34));
+                let (sport, dport) = l4_ports(ports(34));
                 let rule = first(v4, |rs, rd| rs.contains(&s) && rd.contains(&d), sport, dport, h.proto);
-                format!("{}: {rule}", super::five_tuple(s, d, h.proto, ports(34)))
+                format!("{}: {rule}", five_tuple(s, d, h.proto, (sport, dport)))
             }
             L3::Ipv6(h) => {
                 let [s, d] = [22, 38].map(|i| std::net::Ipv6Addr::from(bytes(i)));
-                let (sport, dport) = port_pair(ports(54));
+                let (sport, dport) = l4_ports(ports(54));
                 let rule = first(v6, |rs, rd| rs.contains(&s) && rd.contains(&d), sport, dport, h.next_header);
-                format!("{}: {rule}", super::five_tuple(s, d, h.next_header, ports(54)))
+                format!("{}: {rule}", five_tuple(s, d, h.next_header, (sport, dport)))
             }
             L3::Runt => "runt: nothing classified".into(),
             L3::Other => "not IP: nothing classified".into(),

@@ -21,7 +21,7 @@ use em::rules::Rule;
 use em::{Batching, EmTables, EmWriter, Ipv4Key, Ipv6Key};
 
 use l3fwd_modes::{self as info, ModeInfo};
-use super::{TableCount, check_port, InPlace, LiveBuild, Mode, RuleChange};
+use super::{check_port, five_tuple, l4_ports, InPlace, LiveBuild, Mode, RuleChange, TableCount};
 use crate::cli::mode_args::EmArgs;
 use crate::dataplane::lookup::{answer, Gather, Lookup, Route};
 use crate::dataplane::packet::{ipv4_tuple, ipv6_tuple, L3};
@@ -96,8 +96,6 @@ impl Mode for Em {
         Ok((lookup, Some(Box::new(writer))))
     }
 
-    /// The flow's key and the rule-file line of the same key, in the
-    /// family this run loads; flows `flow add` made are in no file.
     fn counts((v4, v6): &Self::Rules, plan: &Plan, options: &EmArgs) -> Vec<TableCount> {
         fn loaded<A>(rules: &[Rule<A>], plan: &Plan) -> usize {
             rules.iter().filter(|r| plan.loads_routes_to(r.port.into())).count()
@@ -110,6 +108,8 @@ impl Mode for Em {
         TableCount::both("flows", both.map(Option::unwrap_or_default))
     }
 
+    /// The flow's key and the rule-file line of the same key, in the
+    /// family this run loads; flows `flow add` made are in no file.
     fn explain((v4, v6): &Self::Rules, options: &EmArgs, frame: &[u8]) -> String {
         fn line<A>(file: &EmFile<A>, key: impl Fn(&Rule<A>) -> bool, loaded: bool) -> String {
             match file.rules.iter().rev().find(|r| key(r)) {
@@ -118,14 +118,15 @@ impl Mode for Em {
                 _ => "family not loaded (EM loads IPv6 with --ipv6, else IPv4)".into(),
             }
         }
-        let ports = |t: &[u8]| [t[t.len() - 4], t[t.len() - 3], t[t.len() - 2], t[t.len() - 1]];
+        // The key ends with the TCP/UDP ports.
+        let ports = |t: &[u8]| l4_ports([t[t.len() - 4], t[t.len() - 3], t[t.len() - 2], t[t.len() - 1]]);
         match crate::dataplane::packet::parse(frame) {
             L3::Ipv4(h) if h.ihl == 5 => match ipv4_tuple(frame) {
                 Some(t) => {
                     let key = Ipv4Key::from_header(t);
                     let [s, d] = [4, 8].map(|i| Ipv4Addr::from([t[i], t[i + 1], t[i + 2], t[i + 3]]));
                     let rule = line(v4, |r| Ipv4Key::from(&r.tuple) == key, !options.ipv6);
-                    format!("{}: {rule}", super::five_tuple(s, d, t[1], ports(t)))
+                    format!("{}: {rule}", five_tuple(s, d, t[1], ports(t)))
                 }
                 None => "runt: ends before the ports".into(),
             },
@@ -134,7 +135,7 @@ impl Mode for Em {
                     let key = Ipv6Key::from_header(t);
                     let addr = |i: usize| Ipv6Addr::from(<[u8; 16]>::try_from(&t[i..i + 16]).unwrap_or_default());
                     let rule = line(v6, |r| Ipv6Key::from(&r.tuple) == key, options.ipv6);
-                    format!("{}: {rule}", super::five_tuple(addr(4), addr(20), t[2], ports(t)))
+                    format!("{}: {rule}", five_tuple(addr(4), addr(20), t[2], ports(t)))
                 }
                 None => "runt: ends before the ports".into(),
             },

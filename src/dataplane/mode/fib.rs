@@ -93,7 +93,10 @@ impl Mode for Fib {
     }
 
     fn list(rules: &Routes, plan: &Plan, _options: &RouteArgs, what: &Listing) -> Result<Vec<String>, String> {
-        list_routes::<Self>(rules, plan, what)
+        match what {
+            Listing::Routes(within) => Ok(list_routes(rules, plan, *within)),
+            _ => Err(what.not_in(Self::INFO.name)),
+        }
     }
 }
 

@@ -84,17 +84,17 @@ impl Mode for Lpm {
     }
 
     fn list(rules: &Routes, plan: &Plan, _options: &RouteArgs, what: &Listing) -> Result<Vec<String>, String> {
-        list_routes::<Self>(rules, plan, what)
+        match what {
+            Listing::Routes(within) => Ok(list_routes(rules, plan, *within)),
+            _ => Err(what.not_in(Self::INFO.name)),
+        }
     }
 }
 
 /// `route list [PREFIX]` in LPM and FIB mode: the routes to ports `plan`
 /// loads (of a prefix written twice, the last, as the tables keep it),
 /// inside PREFIX if given, covering prefixes first, IPv4 then IPv6.
-pub(super) fn list_routes<M: Mode>((v4, v6): &Routes, plan: &Plan, what: &Listing) -> Result<Vec<String>, String> {
-    let Listing::Routes(within) = what else {
-        return Err(format!("{} mode has no {}", M::INFO.name, what.entries()));
-    };
+pub(super) fn list_routes((v4, v6): &Routes, plan: &Plan, within: Option<IpNet>) -> Vec<String> {
     fn lines<N: Ord + Copy + std::fmt::Display>(
         file: &RouteFile<N>,
         plan: &Plan,
@@ -122,7 +122,7 @@ pub(super) fn list_routes<M: Mode>((v4, v6): &Routes, plan: &Plan, what: &Listin
     if in6 {
         all.extend(lines(v6, plan, Ipv6Net::trunc, |p| within.is_none_or(|w| w.contains(&IpNet::V6(*p)))));
     }
-    Ok(all)
+    all
 }
 
 /// What LPM and FIB tables built from `rules` hold: the routes to ports

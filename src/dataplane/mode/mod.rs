@@ -86,7 +86,7 @@ pub trait Mode: 'static {
     /// prefixes first); an error if the mode has no such entries.
     fn list(rules: &Self::Rules, plan: &Plan, options: &Self::Options, what: &Listing) -> Result<Vec<String>, String> {
         let _ = (rules, plan, options);
-        Err(format!("{} mode has no {}", Self::INFO.name, what.entries()))
+        Err(what.not_in(Self::INFO.name))
     }
 
     /// `route add/del`, `flow add/del`: applies `change` to `rules` (a
@@ -190,13 +190,14 @@ pub enum Listing {
 }
 
 impl Listing {
-    /// What it lists, for messages.
-    pub fn entries(&self) -> &'static str {
-        match self {
+    /// The error of a mode that has no such entries.
+    fn not_in(&self, mode: &str) -> String {
+        let what = match self {
             Listing::Routes(_) => "routes to list (LPM and FIB mode have)",
             Listing::Flows => "flows to list (EM mode has)",
             Listing::AclRules => "ACL rules to list (ACL mode has)",
-        }
+        };
+        format!("{mode} mode has no {what}")
     }
 }
 
@@ -230,13 +231,14 @@ pub(crate) fn five_tuple(
     src: impl std::fmt::Display,
     dst: impl std::fmt::Display,
     proto: u8,
-    ports: [u8; 4],
+    (sport, dport): (u16, u16),
 ) -> String {
-    let (sport, dport) = (
-        u16::from_be_bytes([ports[0], ports[1]]),
-        u16::from_be_bytes([ports[2], ports[3]]),
-    );
     format!("5-tuple {src} > {dst} proto {proto} ports {sport} > {dport}")
+}
+
+/// The TCP/UDP source and destination ports of their 4 frame bytes.
+pub(crate) fn l4_ports(b: [u8; 4]) -> (u16, u16) {
+    (u16::from_be_bytes([b[0], b[1]]), u16::from_be_bytes([b[2], b[3]]))
 }
 
 fn no_routes(mode: &str) -> String {
