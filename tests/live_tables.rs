@@ -632,6 +632,49 @@ fn flows_added_and_deleted_through_l3fwd_ctl_steer_the_stream_in_em_mode() {
     f.stop();
 }
 
+#[test]
+fn acl_rules_added_and_deleted_through_l3fwd_ctl_steer_and_block_the_stream() {
+    let f = Forwarder::start("acl-rules", "acl", 1);
+    let rule =
+        |lead: &str, src: &str, port: &str| format!("{lead}{src} 198.18.5.0/24 0 : 65535 0 : 65535 0x00/0x00{port}");
+    // The file's rule again, to port 2: it takes that rule's place.
+    let to_2 = rule("R", "0.0.0.0/0", " 2");
+    assert_eq!(f.send(&[&format!("acl add {to_2}")]), (vec!["ok".to_string()], true));
+    f.assert_stream_goes_to(2, "acl: after acl add of a route");
+    // One attacker's address denied: the rule comes before the route.
+    let deny = rule("@", "198.18.5.1/32", "");
+    let (answers, ok) = f.send(&[&format!("acl add {deny}"), "acl list"]);
+    assert!(ok, "{answers:?}");
+    let v6 = rules("acl", 1)[1].trim().to_string();
+    let listed: Vec<&str> = answers.iter().map(|a| a.trim()).collect();
+    assert_eq!(listed, ["ok", &deny, &to_2, &v6, "3 of 3 shown"]);
+    f.assert_stream_stops("acl: after acl add of a deny rule");
+
+    let (answers, ok) = f.send(&[
+        &format!("acl add {}", rule("R", "198.18.5.1/32", " 3")), // outside the portmask
+        &format!("acl del {}", rule("@", "198.18.6.1/32", "")),   // no such rule
+        &format!("acl del {}", rule("R", "198.18.5.1/32", " 2")), // the deny's match, but a route
+        "acl add @198.18.5.1/33 0.0.0.0/0 0 : 65535 0 : 65535 0/0",
+        "acl add R198.18.5.1/32 0.0.0.0/0 0 : 65535 0 : 65535 0/0", // no port
+        "flow add R198.18.5.0 198.18.5.1 9 9 0x11 2",               // EM's
+    ]);
+    assert!(!ok && answers.len() == 6, "{answers:?}");
+    assert!(answers.iter().all(|a| a.starts_with("error: ")), "{answers:?}");
+    assert!(answers[0].contains("port 3 is not forwarded to"), "{answers:?}");
+    assert!(
+        answers[1].contains("no such rule") && answers[2].contains("no such rule"),
+        "{answers:?}"
+    );
+    assert!(answers[3].contains("source address"), "{answers:?}");
+    assert!(answers[4].contains("expected 10 fields"), "{answers:?}");
+    assert!(answers[5].contains("acl mode has no flows"), "{answers:?}");
+    f.assert_stream_stops("acl: after bad commands");
+
+    assert_eq!(f.send(&[&format!("acl del {deny}")]).0, ["ok"]);
+    f.assert_stream_goes_to(2, "acl: after acl del of the deny rule");
+    f.stop();
+}
+
 /// IPv4 changes made in place between IPv6 changes of one batch do not
 /// cut it: the IPv6 edits wait for one build, which takes the IPv4 ones
 /// too (its IPv4 table holds them, after the swap as before).

@@ -120,6 +120,27 @@ pub trait Prefix: Sized {
     fn rule_text(&self) -> String;
 }
 
+impl<N: PartialEq> Rule<N> {
+    /// Whether `other` matches the same packets (its action aside).
+    pub fn same_match(&self, other: &Rule<N>) -> bool {
+        (
+            &self.src,
+            &self.dst,
+            &self.src_ports,
+            &self.dst_ports,
+            self.proto,
+            self.proto_mask,
+        ) == (
+            &other.src,
+            &other.dst,
+            &other.src_ports,
+            &other.dst_ports,
+            other.proto,
+            other.proto_mask,
+        )
+    }
+}
+
 impl<N: Prefix> Rule<N> {
     /// The rule as a line of a rule file: [`parse`] reads it back.
     pub fn line(&self) -> String {
@@ -186,6 +207,12 @@ pub fn parse<N: Prefix>(text: impl AsRef<[u8]>, origin: &str) -> Result<RuleFile
 pub fn load<N: Prefix>(path: impl AsRef<Path>) -> Result<RuleFile<N>, RuleError> {
     let origin = path.as_ref().display().to_string();
     with_routes(&origin, rulefile::load(path, rule)?)
+}
+
+/// Parses rule lines that are not a whole file (`l3fwd-ctl acl add`):
+/// deny rules alone are rules too.
+pub fn parse_lines<N: Prefix>(text: &str, origin: &str) -> Result<Vec<Rule<N>>, RuleError> {
+    rulefile::parse(text, origin, rule)
 }
 
 /// C refuses a file without routes, even one with deny rules.

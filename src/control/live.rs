@@ -274,6 +274,8 @@ impl<M: Mode> Tables for LiveTables<M> {
                 }
                 Command::Reload => self.take_read().map_err(|e| format!("{e}; {UNCHANGED}")),
                 Command::List(what, limit) => {
+                    // A list shows what the commands before it made.
+                    self.commit(pending.take(), &mut answers);
                     answers[i] = self.list(what, *limit);
                     continue;
                 }

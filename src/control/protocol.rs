@@ -18,7 +18,7 @@ pub enum Command {
     Reload,
     /// The port the live tables give an address now.
     RouteGet(IpAddr),
-    /// `route add/del`, `flow add/del`.
+    /// `route add/del`, `flow add/del`, `acl add/del`.
     Change(RuleChange),
     /// How the tables that change in place use their room.
     RouteStats,
@@ -41,7 +41,7 @@ pub const TRACE_DEFAULT: u32 = 10;
 
 /// The commands, for error messages.
 pub const USAGE: &str =
-    "reload | route get ADDRESS | route add PREFIX PORT | route del PREFIX | route stats | route list [PREFIX] [--limit N] | flow add RULE | flow del RULE | flow list [--limit N] | acl list [--limit N] | trace [PACKETS]";
+    "reload | route get ADDRESS | route add PREFIX PORT | route del PREFIX | route stats | route list [PREFIX] [--limit N] | flow add RULE | flow del RULE | flow list [--limit N] | acl add RULE | acl del RULE | acl list [--limit N] | trace [PACKETS]";
 
 impl FromStr for Command {
     type Err = String;
@@ -77,6 +77,9 @@ impl FromStr for Command {
             // An EM rule-file line: `R<dst> <src> <dport> <sport> <proto> <port>`.
             ["flow", "add", ref rule @ ..] if !rule.is_empty() => Command::Change(RuleChange::AddFlow(rule.join(" "))),
             ["flow", "del", ref rule @ ..] if !rule.is_empty() => Command::Change(RuleChange::DelFlow(rule.join(" "))),
+            // An ACL rule-file line: `@...` denies, `R... PORT` routes.
+            ["acl", "add", ref rule @ ..] if !rule.is_empty() => Command::Change(RuleChange::AddAcl(rule.join(" "))),
+            ["acl", "del", ref rule @ ..] if !rule.is_empty() => Command::Change(RuleChange::DelAcl(rule.join(" "))),
             _ => return Err(format!("unknown command '{}'; commands: {USAGE}", quote(line))),
         })
     }
@@ -147,7 +150,14 @@ mod tests {
                 "R198.18.0.0 198.18.0.1 9 9 0x11 1".into()
             )))
         );
+        assert_eq!(
+            "acl add @1.2.3.4/32  0.0.0.0/0 0 : 65535 0 : 65535 0/0".parse(),
+            Ok(Command::Change(RuleChange::AddAcl(
+                "@1.2.3.4/32 0.0.0.0/0 0 : 65535 0 : 65535 0/0".into()
+            )))
+        );
         for (line, why) in [
+            ("acl del", "unknown command"),
             ("route add 10.0.0.0/33 1", "bad prefix"),
             ("route add 10.0.0.0/8 65536", "bad port"),
             ("route add 010.0.0.0/8 1", "bad prefix"),

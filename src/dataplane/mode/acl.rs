@@ -8,12 +8,13 @@
 
 use std::error::Error;
 
-use acl::{AclTables, RuleFile, Verdict, V4_INPUT, V6_INPUT};
+use acl::rules::Prefix;
+use acl::{Action, AclTables, RuleFile, Verdict, V4_INPUT, V6_INPUT};
 use dpdk::Eal;
 use ipnet::{Ipv4Net, Ipv6Net};
 
 use l3fwd_modes::{self as info, ModeInfo};
-use super::{five_tuple, l4_ports, Listing, Mode, TableCount};
+use super::{check_port, five_tuple, l4_ports, line_error, Listing, Mode, RuleChange, TableCount};
 use crate::cli::mode_args::AclArgs;
 use crate::dataplane::lookup::{answer_route, Gather, Lookup, Miss, Route};
 use crate::dataplane::packet::{ipv4_from_proto, ipv6_from_next_header, L3};
@@ -61,6 +62,22 @@ impl Mode for Acl {
         }
     }
 
+    /// `acl add LINE`, `acl del LINE`: the family is the line's (an IPv6
+    /// address has colons). Every change is made by a rebuild beside the
+    /// live tables (rte_acl has no change in place).
+    fn change_rules((v4, v6): &mut Self::Rules, plan: &Plan, _options: &AclArgs, change: &RuleChange) -> Result<(), String> {
+        let (line, add) = match change {
+            RuleChange::AddAcl(line) => (line, true),
+            RuleChange::DelAcl(line) => (line, false),
+            _ => return Err(change.not_in(Self::INFO.name)),
+        };
+        let source = line.get(1..).and_then(|body| body.split_ascii_whitespace().next());
+        match source.is_some_and(|address| address.contains(':')) {
+            true => change_file(v6, line, add, plan),
+            false => change_file(v4, line, add, plan),
+        }
+    }
+
     /// Every rule: one routing to a port the portmask does not enable
     /// fails the build.
     fn counts((v4, v6): &Self::Rules, _plan: &Plan, _options: &AclArgs) -> Vec<TableCount> {
@@ -88,7 +105,10 @@ impl Mode for Acl {
                         acl::Action::Deny => "deny".to_string(),
                         acl::Action::Route(port) => format!("port {port}"),
                     };
-                    format!("rule {action} ({} line {})", file.origin, r.line)
+                    match r.line {
+                        0 => format!("rule {action} (added by l3fwd-ctl)"),
+                        n => format!("rule {action} ({} line {n})", file.origin),
+                    }
                 }
                 None => "no rule".into(),
             }
@@ -109,6 +129,28 @@ impl Mode for Acl {
             L3::Runt => "runt: nothing classified".into(),
             L3::Other => "not IP: nothing classified".into(),
         }
+    }
+}
+
+/// Adds the rule of `line` before every rule of `file`, in place of any
+/// that matches the same packets, or deletes the rule of `line`.
+fn change_file<N: Prefix + PartialEq>(file: &mut RuleFile<N>, line: &str, add: bool, plan: &Plan) -> Result<(), String> {
+    let parsed = acl::rules::parse_lines::<N>(line, "acl").map_err(line_error)?;
+    let [rule] = <[_; 1]>::try_from(parsed).map_err(|_| "one rule per command")?;
+    if add {
+        if let Action::Route(port) = rule.action {
+            check_port(plan, u16::try_from(port).unwrap_or(u16::MAX))?;
+        }
+        file.rules.retain(|r| !r.same_match(&rule));
+        // Line 0: from l3fwd-ctl, not from a file.
+        file.rules.insert(0, acl::Rule { line: 0, ..rule });
+        return Ok(());
+    }
+    let before = file.rules.len();
+    file.rules.retain(|r| !(r.same_match(&rule) && r.action == rule.action));
+    match file.rules.len() < before {
+        true => Ok(()),
+        false => Err(format!("no such rule '{line}' (acl list shows the rules)")),
     }
 }
 
@@ -165,5 +207,70 @@ impl Lookup for AclLookup {
         let (inputs, from) = scratch.v6.take();
         self.tables
             .classify_v6(inputs, |i, v| answer_route(from, routes, i, route(v)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::plan::PortPlan;
+
+    /// Ports 0 and 1 forwarded to.
+    fn plan() -> Plan {
+        let port = |port| PortPlan {
+            port,
+            n_rx_queues: 1,
+            n_tx_queues: 1,
+        };
+        Plan {
+            ports: vec![port(0), port(1)],
+            lcores: Vec::new(),
+            missing_ports: Vec::new(),
+        }
+    }
+
+    fn lines(file: &RuleFile<impl Prefix>) -> Vec<String> {
+        file.rules.iter().map(|r| r.line()).collect()
+    }
+
+    #[test]
+    fn added_rules_come_first_in_place_of_their_match_and_go_as_listed() {
+        let v4 = "R0.0.0.0/0 198.18.0.0/16 0 : 65535 0 : 65535 0x00/0x00 0\n";
+        let v6 = "R0:0:0:0:0:0:0:0/0 2001:db8:0:0:0:0:0:0/32 0 : 65535 0 : 65535 0x00/0x00 0\n";
+        let mut rules = (acl::rules::parse(v4, "v4").unwrap(), acl::rules::parse(v6, "v6").unwrap());
+        let options = AclArgs {
+            rules: Default::default(),
+            portmask: crate::cli::portmask::PortMask::from_bits(0x3),
+            alg: None,
+        };
+        let change = |rules: &mut <Acl as Mode>::Rules, change| Acl::change_rules(rules, &plan(), &options, &change);
+        let deny = "@198.18.9.1/32 0.0.0.0/0 0 : 65535 0 : 65535 0x00/0x00";
+        change(&mut rules, RuleChange::AddAcl(deny.into())).unwrap();
+        assert_eq!(lines(&rules.0), [deny, v4.trim()]);
+        // The same match routed instead: one rule for it, still first.
+        let route = "R198.18.9.1/32 0.0.0.0/0 0 : 65535 0 : 65535 0x00/0x00 1";
+        change(&mut rules, RuleChange::AddAcl(route.into())).unwrap();
+        assert_eq!(lines(&rules.0), [route, v4.trim()]);
+        let v6_deny = "@0:0:0:0:0:0:0:0/0 2001:db8:0:0:0:0:0:1/128 0 : 65535 80 : 80 0x06/0xff";
+        change(&mut rules, RuleChange::AddAcl(v6_deny.into())).unwrap();
+        assert_eq!(lines(&rules.1), [v6_deny, v6.trim()]);
+
+        // Refused, and nothing changed: a deny is not the route there, a
+        // port not forwarded to, a line that does not parse, another mode's.
+        let before = rules.clone();
+        for (refused, why) in [
+            (RuleChange::DelAcl(route.replacen('R', "@", 1).trim_end_matches(" 1").into()), "no such rule"),
+            (RuleChange::AddAcl(route.replace(" 1", " 2")), "port 2 is not forwarded to"),
+            (RuleChange::AddAcl("R198.18.9.1/33 0.0.0.0/0 0 : 65535 0 : 65535 0/0 1".into()), "source address"),
+            (RuleChange::DelFlow("R198.18.0.0 198.18.0.1 9 9 0x11".into()), "no flows to change"),
+        ] {
+            let e = change(&mut rules, refused.clone()).unwrap_err();
+            assert!(e.contains(why), "{refused:?}: {e}");
+        }
+        assert_eq!(rules, before);
+
+        change(&mut rules, RuleChange::DelAcl(route.into())).unwrap();
+        change(&mut rules, RuleChange::DelAcl(v6_deny.into())).unwrap();
+        assert_eq!((lines(&rules.0), lines(&rules.1)), (vec![v4.trim().to_string()], vec![v6.trim().to_string()]));
     }
 }

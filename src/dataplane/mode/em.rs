@@ -21,7 +21,7 @@ use em::rules::Rule;
 use em::{Batching, EmTables, EmWriter, Ipv4Key, Ipv6Key};
 
 use l3fwd_modes::{self as info, ModeInfo};
-use super::{check_port, five_tuple, l4_ports, InPlace, LiveBuild, Mode, RuleChange, TableCount};
+use super::{check_port, five_tuple, l4_ports, line_error, InPlace, LiveBuild, Mode, RuleChange, TableCount};
 use crate::cli::mode_args::EmArgs;
 use crate::dataplane::lookup::{answer, Gather, Lookup, Route};
 use crate::dataplane::packet::{ipv4_tuple, ipv6_tuple, L3};
@@ -204,10 +204,7 @@ fn flow_change(change: &RuleChange, plan: &Plan, ipv6: bool) -> Result<FlowChang
     // The line itself, not a file position; the family hint only for a
     // flow of the family this run does not load.
     let why = |e: em::rules::RuleError, other_family: bool| {
-        let what = match e {
-            rulefile::Error::Line { text, problem, .. } => format!("'{text}': {problem}"),
-            e => e.to_string(),
-        };
+        let what = line_error(e);
         let loaded = if ipv6 { "IPv6" } else { "IPv4" };
         match other_family {
             true => format!("{what} (this run loads {loaded} flows only: EM loads one family, IPv6 with --ipv6)"),

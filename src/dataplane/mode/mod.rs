@@ -176,6 +176,12 @@ pub enum RuleChange {
     /// `flow del LINE` (EM): the flow of a rule-file line (its port is not
     /// compared).
     DelFlow(String),
+    /// `acl add LINE` (ACL): a rule-file line, put before every rule (it
+    /// decides whatever else matches); a rule that matches the same
+    /// packets goes.
+    AddAcl(String),
+    /// `acl del LINE` (ACL): the rule of a rule-file line, action and all.
+    DelAcl(String),
 }
 
 /// What `list` lists.
@@ -211,6 +217,9 @@ impl RuleChange {
             RuleChange::AddFlow(_) | RuleChange::DelFlow(_) => {
                 format!("{mode} mode has no flows to change (EM mode has)")
             }
+            RuleChange::AddAcl(_) | RuleChange::DelAcl(_) => {
+                format!("{mode} mode has no ACL rules to change (ACL mode has)")
+            }
         }
     }
 }
@@ -222,6 +231,15 @@ pub(crate) fn check_port(plan: &Plan, port: u16) -> Result<(), String> {
         false => Err(format!(
             "port {port} is not forwarded to (outside the portmask, or absent)"
         )),
+    }
+}
+
+/// A rule line of a change that does not parse, quoted itself rather than
+/// by a file position.
+pub(crate) fn line_error<P: rulefile::Problem>(e: rulefile::Error<P>) -> String {
+    match e {
+        rulefile::Error::Line { text, problem, .. } => format!("'{text}': {problem}"),
+        e => e.to_string(),
     }
 }
 
