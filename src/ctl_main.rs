@@ -1,7 +1,8 @@
 //! l3fwd-ctl: changes the tables of a running l3fwd-rs. One command on
 //! the command line (`l3fwd-ctl route add 198.18.0.0/16 1`), or `-`: one
 //! command per line from stdin. Prints each command's answer (`ok`, a
-//! value, `error: why`, or `trace`'s lines); exits 1 if any answer is an
+//! value, `error: why`, or `trace`'s lines), or with `--json` each answer
+//! as one JSON object on a line of its own; exits 1 if any answer is an
 //! error.
 
 #![forbid(unsafe_code)]
@@ -26,6 +27,11 @@ struct Cli {
     /// a reload of a large table takes seconds)
     #[arg(long, default_value_t = 30)]
     timeout: u64,
+    /// Each answer as one JSON object on a line of its own, for scripts:
+    /// {"ok":true,"answer":"ok"}, a list's or trace's lines in "lines",
+    /// or {"ok":false,"error":"why"}
+    #[arg(long)]
+    json: bool,
     /// The command, or `-` to read commands from stdin, one per line.
     #[arg(required = true, num_args = 1.., allow_hyphen_values = true)]
     command: Vec<String>,
@@ -85,6 +91,7 @@ fn run(cli: &Cli) -> Result<bool, String> {
     let mut answers = BufReader::new(stream);
     let mut out = BufWriter::new(std::io::stdout().lock());
     let mut answer = String::new();
+    let mut json = cli.json.then(JsonAnswer::default);
     let failed = |e: std::io::Error| e.to_string();
     let waited = |e: std::io::Error| match e.kind() {
         std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => format!(
@@ -103,7 +110,13 @@ fn run(cli: &Cli) -> Result<bool, String> {
         if !answer.ends_with('\n') {
             answer.push('\n');
         }
-        out.write_all(answer.as_bytes()).map_err(failed)?;
+        let printed = match json.as_mut() {
+            Some(json) => json.take(&answer),
+            None => Some(std::mem::take(&mut answer)),
+        };
+        if let Some(printed) = printed {
+            out.write_all(printed.as_bytes()).map_err(failed)?;
+        }
         answer.clear();
         if answers.buffer().is_empty() {
             out.flush().map_err(failed)?;
@@ -118,6 +131,32 @@ fn run(cli: &Cli) -> Result<bool, String> {
         Ok(Ok(_)) => Ok(all_ok),
         Ok(Err(e)) => Err(format!("sending commands: {e}")),
         Err(_) => Err("sending commands failed".into()),
+    }
+}
+
+/// `--json`: the lines of one answer, gathered until its last.
+#[derive(Default)]
+struct JsonAnswer {
+    lines: Vec<String>,
+}
+
+impl JsonAnswer {
+    /// Takes one line of an answer (with its newline); at the last, the
+    /// whole answer as a JSON line.
+    fn take(&mut self, line: &str) -> Option<String> {
+        let text = line.trim_end_matches('\n');
+        if let Some(more) = text.strip_prefix(MORE) {
+            self.lines.push(more.to_owned());
+            return None;
+        }
+        let mut object = match text.strip_prefix("error: ") {
+            Some(why) => serde_json::json!({ "ok": false, "error": why }),
+            None => serde_json::json!({ "ok": true, "answer": text }),
+        };
+        if !self.lines.is_empty() {
+            object["lines"] = std::mem::take(&mut self.lines).into();
+        }
+        Some(format!("{object}\n"))
     }
 }
 

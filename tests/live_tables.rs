@@ -986,5 +986,20 @@ fn the_live_tables_list_as_rule_files_write_them() {
     let f = Forwarder::start("list-acl", "acl", 1);
     let [v4, v6] = rules("acl", 1);
     assert_eq!(lines(f.send(&["acl list"]).0), [v4.trim(), v6.trim(), "2 of 2 shown"]);
+    // --json: one object per answer, a list's entries in "lines".
+    let out = f.ctl(&["--json", "-"], "acl list --limit 1\nacl list 5\n");
+    let answers: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("a JSON object per line"))
+        .collect();
+    assert_eq!(
+        answers,
+        [
+            serde_json::json!({"ok": true, "lines": [v4.trim()], "answer": "1 of 2 shown"}),
+            serde_json::json!({"ok": false, "error": "unknown list options '5'; expected --limit N"}),
+        ]
+    );
+    assert!(!out.status.success());
     f.stop();
 }
