@@ -267,6 +267,46 @@ impl FibTables {
         Ok((FibTables { v4, v6 }, writer, report))
     }
 
+    /// These FIBs with one family's rebuilt from its file in `files` as
+    /// [`FibTables::build`] builds it, the other family's shared: a change
+    /// of one family's routes rebuilds no table of the other. None if
+    /// that family's FIB changes in place on this DPDK: its changes need
+    /// no rebuild, and one would lose its writer.
+    #[allow(clippy::too_many_arguments)]
+    pub fn with_rebuilt(
+        &self,
+        eal: &dpdk::Eal,
+        name: &str,
+        socket: i32,
+        (v4, v6): (&RouteFile<Ipv4Net>, &RouteFile<Ipv6Net>),
+        limits: Limits,
+        enabled: impl Fn(u8) -> bool,
+        ipv6: bool,
+    ) -> Option<Result<FibTables, LpmError>> {
+        let rebuilt = match ipv6 {
+            false if !LiveFib::<Fib>::SUPPORTED => {
+                let name = format!("{name}_fib4");
+                let make = |size, routes: &[&Route<Ipv4Net>]| fib4(eal, &name, socket, fib_size(size, limits), routes);
+                crate::table::load("FIB", v4, limits, &enabled, make).map(|(fib, _)| FibTables {
+                    v4: fib.into(),
+                    v6: self.v6.clone(),
+                })
+            }
+            true if !LiveFib::<Fib6>::SUPPORTED => {
+                let name = format!("{name}_fib6");
+                let make = |size, routes: &[&Route<Ipv6Net>]| {
+                    fib6_growing(eal, &name, socket, fib_size(size, limits), limits, routes)
+                };
+                crate::table::load("FIB", v6, limits, &enabled, make).map(|(fib, _)| FibTables {
+                    v4: self.v4.clone(),
+                    v6: fib.into(),
+                })
+            }
+            _ => return None,
+        };
+        Some(rebuilt)
+    }
+
     /// Output port of one IPv4 destination (host order), or None when no
     /// route matches: rte_fib's lookup inlined, the fast path for IPv4
     /// (see [`dpdk::Fib::lookup`]).

@@ -236,6 +236,31 @@ impl LpmTables {
         Ok((LpmTables { v4, v6 }, writer, report))
     }
 
+    /// These tables with the IPv6 one rebuilt from `v6` as
+    /// [`LpmTables::build`] builds it (named `{name}_v6`), the IPv4 one
+    /// shared: a change of IPv6 routes rebuilds no IPv4 table. Also how
+    /// many IPv6 routes went in.
+    pub fn with_v6(
+        &self,
+        eal: &dpdk::Eal,
+        name: &str,
+        socket: i32,
+        v6: &RouteFile<Ipv6Net>,
+        limits: Limits,
+        enabled: impl Fn(u8) -> bool,
+    ) -> Result<(LpmTables, usize), LpmError> {
+        let v6_name = format!("{name}_v6");
+        let make = |size, routes: &[&Route<Ipv6Net>]| Ipv6Net::load(eal, &v6_name, socket, size, routes);
+        let (v6, added) = load("LPM", v6, limits, &enabled, make)?;
+        Ok((
+            LpmTables {
+                v4: self.v4.clone(),
+                v6,
+            },
+            added,
+        ))
+    }
+
     /// Output ports of IPv6 destinations, looked up in bulk: `each` gets
     /// the index of each destination and its port, or None when no route
     /// matches.
@@ -330,7 +355,7 @@ pub(crate) fn load_both<T4, T6>(
 /// One family's `kind` table (`"LPM"`, `"FIB"`), made by `make` for the
 /// routes of `file` to enabled ports and the size they need; also returns
 /// how many routes it holds.
-fn load<N: Library, T>(
+pub(crate) fn load<N: Library, T>(
     kind: &'static str,
     file: &RouteFile<N>,
     limits: Limits,

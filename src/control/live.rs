@@ -22,7 +22,7 @@ use dpdk::{Eal, Live, Qsbr, Reader};
 
 use crate::cli::plan::Plan;
 use crate::control::protocol::{Answer, Command, MORE};
-use crate::dataplane::mode::{InPlace, Listing, LiveBuild, Mode, RuleChange, TableCount};
+use crate::dataplane::mode::{Family, InPlace, Listing, LiveBuild, Mode, RuleChange, TableCount};
 use crate::dataplane::sockets::PerSocket;
 
 /// What the control thread holds: the live tables of whatever mode runs,
@@ -121,19 +121,24 @@ impl<M: Mode> LiveTables<M> {
     /// Builds tables from `rules` beside the live ones and swaps them in;
     /// the old ones are freed after the grace period. On an error the live
     /// tables and rules stay as they were.
-    fn swap_in(&mut self, rules: M::Rules) -> Result<(), Box<dyn Error>> {
+    /// With `family`, the rules differ from the live tables' in that
+    /// family's entries only, and the mode may rebuild its tables alone.
+    fn swap_in(&mut self, rules: M::Rules, family: Option<Family>) -> Result<(), Box<dyn Error>> {
         let started = Instant::now();
         // Every socket's new tables are built before any is swapped in: a
         // failure leaves them all as they were.
-        let built_tables = self.build(&rules)?;
+        let built_tables = self.rebuild(&rules, family)?;
         let built = started.elapsed();
         let retired: Vec<_> = self
             .copies
             .iter_mut()
             .zip(built_tables)
-            .map(|(copy, (lookup, in_place))| {
-                copy.in_place = in_place;
-                copy.live.swap(lookup)
+            .map(|(copy, built)| match built {
+                Rebuilt::Whole((lookup, in_place)) => {
+                    copy.in_place = in_place;
+                    copy.live.swap(lookup)
+                }
+                Rebuilt::OneFamily(lookup) => copy.live.swap(lookup),
             })
             .collect();
         let old: Vec<_> = retired.into_iter().map(|r| r.synchronize()).collect();
@@ -148,6 +153,32 @@ impl<M: Mode> LiveTables<M> {
             ms(started.elapsed() - grace)
         );
         Ok(())
+    }
+
+    /// Tables of `rules` for each socket, beside the live ones: of
+    /// `family` alone where the mode can (see [`Mode::rebuild_family`]).
+    fn rebuild(&mut self, rules: &M::Rules, family: Option<Family>) -> Result<Vec<Rebuilt<M>>, Box<dyn Error>> {
+        let LiveTables {
+            eal,
+            plan,
+            options,
+            copies,
+            ..
+        } = self;
+        let sockets: Vec<u32> = copies.sockets().collect();
+        let each = sockets.into_iter().zip(copies.iter_mut());
+        each.map(|(socket, copy)| {
+            if let Some(family) = family {
+                let online = copy.reader.online();
+                let live = online.read();
+                if let Some(built) = M::rebuild_family(eal, socket, plan, options, rules, &live, family) {
+                    return built.map(Rebuilt::OneFamily);
+                }
+            }
+            let built = M::build_live(eal, socket, plan, options, rules.clone(), copy.live.qsbr());
+            built.map(Rebuilt::Whole)
+        })
+        .collect()
     }
 
     /// Tables of `rules` for each socket, beside the live ones.
@@ -185,6 +216,15 @@ impl<M: Mode> LiveTables<M> {
     }
 }
 
+/// What a swap puts in for one socket.
+enum Rebuilt<M: Mode> {
+    /// Tables of every family, and their in-place writer.
+    Whole(LiveBuild<M>),
+    /// One family's tables beside the live ones of the other family,
+    /// whose in-place writer stays.
+    OneFamily(M::Lookup),
+}
+
 const UNCHANGED: &str = "the tables in use are unchanged";
 
 /// Edits waiting for their build: the rules they make, and the edits in
@@ -213,6 +253,25 @@ impl<R> Pending<R> {
             Edit::MadeInPlace(_) => None,
         });
         judged.collect()
+    }
+
+    /// The one family the batch's rebuild must change: that of every
+    /// change it holds, if they are of one. Changes made in place are in
+    /// the live tables, which a rebuild of the other family shares.
+    fn family(&self) -> Option<Family> {
+        let mut family = None;
+        for edit in &self.edits {
+            let edited = match edit {
+                Edit::MadeInPlace(_) => continue,
+                Edit::Reload(..) => return None,
+                Edit::Change(_, change) => change.family()?,
+            };
+            if family.is_some_and(|f| f != edited) {
+                return None;
+            }
+            family = Some(edited);
+        }
+        family
     }
 
     fn reloads(&self) -> bool {
@@ -377,7 +436,8 @@ impl<M: Mode> LiveTables<M> {
         if commands.is_empty() {
             return; // only changes that failed, or made in place
         }
-        match self.swap_in(pending.rules) {
+        let family = pending.family();
+        match self.swap_in(pending.rules, family) {
             Ok(()) => commands.iter().for_each(|&i| answers[i] = Ok("ok".into())),
             Err(e) if commands.len() == 1 => answers[commands[0]] = Err(format!("{e}; {UNCHANGED}")),
             Err(_) => self.replay(pending.edits, answers),
@@ -423,7 +483,7 @@ impl<M: Mode> LiveTables<M> {
         if fitted.is_empty() {
             return;
         }
-        let result = self.swap_in(rules).map_err(|e| format!("{e}; {UNCHANGED}"));
+        let result = self.swap_in(rules, None).map_err(|e| format!("{e}; {UNCHANGED}"));
         for i in fitted {
             answers[i] = result.clone().map(|()| "ok".into());
         }

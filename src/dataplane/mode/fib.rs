@@ -24,7 +24,7 @@ use lpm::{FibRefused, FibTables, LiveFibRoutes};
 
 use super::lpm::{change_route, explain_route, list_routes, log_routes, route_counts, no_route, route_change, route_get, route_limits, routes, write_made, Routes};
 use l3fwd_modes::{self as info, ModeInfo};
-use super::{Listing, TableCount, InPlace, LiveBuild, Mode, RuleChange};
+use super::{Family, Listing, TableCount, InPlace, LiveBuild, Mode, RuleChange};
 use crate::cli::mode_args::RouteArgs;
 use crate::dataplane::lookup::{answer, Gather, Lookup, Route};
 use crate::dataplane::packet::{ipv6_dst_bytes, L3};
@@ -73,6 +73,23 @@ impl Mode for Fib {
             }) as Box<dyn InPlace<Routes>>
         });
         Ok((FibLookup { tables }, writer))
+    }
+
+    /// The family that changed, where it changes by a rebuild.
+    fn rebuild_family(
+        eal: &Eal,
+        socket: u32,
+        plan: &Plan,
+        options: &RouteArgs,
+        (v4, v6): &Routes,
+        live: &FibLookup,
+        family: Family,
+    ) -> Option<Result<FibLookup, Box<dyn Error>>> {
+        let enabled = |p: u8| plan.loads_routes_to(p.into());
+        let (name, limits, ipv6) = (super::table_name(), route_limits(options), family == Family::Ipv6);
+        let rebuilt = live.tables.with_rebuilt(eal, &name, socket as i32, (v4, v6), limits, enabled, ipv6)?;
+        log::info!("FIB: {family:?} rebuilt beside the other family's table in use");
+        Some(rebuilt.map(|tables| FibLookup { tables }).map_err(Into::into))
     }
 
     fn route_get(lookup: &FibLookup, dst: IpAddr) -> Result<Option<u16>, String> {

@@ -17,7 +17,7 @@ use lpm::rules::RouteFile;
 use lpm::LpmTables;
 
 use l3fwd_modes::{self as info, ModeInfo};
-use super::{Listing, TableCount, check_port, InPlace, LiveBuild, Mode, RuleChange};
+use super::{Listing, TableCount, check_port, Family, InPlace, LiveBuild, Mode, RuleChange};
 use crate::cli::mode_args::{RouteArgs, RuleFiles};
 use crate::dataplane::lookup::{answer, Gather, Lookup, Route};
 use crate::dataplane::packet::L3;
@@ -64,6 +64,30 @@ impl Mode for Lpm {
             made: HashMap::new(),
         });
         Ok((lookup(tables, options, &report), Some(writer as Box<dyn InPlace<Routes>>)))
+    }
+
+    /// IPv6 routes only: the IPv4 ones change in place.
+    fn rebuild_family(
+        eal: &Eal,
+        socket: u32,
+        plan: &Plan,
+        options: &RouteArgs,
+        (_, v6): &Routes,
+        live: &LpmLookup,
+        family: Family,
+    ) -> Option<Result<LpmLookup, Box<dyn Error>>> {
+        let enabled = |p: u8| plan.loads_routes_to(p.into());
+        let rebuild = || {
+            let limits = route_limits(options);
+            let (tables, added) = live.tables.with_v6(eal, &super::table_name(), socket as i32, v6, limits, enabled)?;
+            log::info!("LPM: {added} IPv6 routes rebuilt beside the IPv4 table in use");
+            Ok(LpmLookup {
+                tables,
+                sequential: live.sequential,
+                gather_v4: live.gather_v4,
+            })
+        };
+        (family == Family::Ipv6).then(rebuild)
     }
 
     fn route_get(lookup: &LpmLookup, dst: IpAddr) -> Result<Option<u16>, String> {

@@ -66,6 +66,23 @@ pub trait Mode: 'static {
         Ok((Self::build(eal, socket, plan, options, rules)?, None))
     }
 
+    /// Tables for `rules`, which differ from the rules of `live` in
+    /// `family`'s entries only: `live`'s tables of the other family are
+    /// shared rather than rebuilt, and its in-place writer stays. None:
+    /// the mode rebuilds every family ([`Mode::build_live`]).
+    fn rebuild_family(
+        eal: &Eal,
+        socket: u32,
+        plan: &Plan,
+        options: &Self::Options,
+        rules: &Self::Rules,
+        live: &Self::Lookup,
+        family: Family,
+    ) -> Option<Result<Self::Lookup, Box<dyn Error>>> {
+        let _ = (eal, socket, plan, options, rules, live, family);
+        None
+    }
+
     /// `route get`: the port `lookup` gives `dst` (`None`: a miss), or an
     /// error if the mode has no routes.
     fn route_get(_lookup: &Self::Lookup, _dst: IpAddr) -> Result<Option<u16>, String> {
@@ -184,6 +201,22 @@ pub enum RuleChange {
     DelAcl(String),
 }
 
+/// An address family of the tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    Ipv4,
+    Ipv6,
+}
+
+impl Family {
+    pub fn of(prefix: &IpNet) -> Family {
+        match prefix {
+            IpNet::V4(_) => Family::Ipv4,
+            IpNet::V6(_) => Family::Ipv6,
+        }
+    }
+}
+
 /// What `list` lists.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Listing {
@@ -208,6 +241,15 @@ impl Listing {
 }
 
 impl RuleChange {
+    /// The family of the tables a route change edits (None: a flow or an
+    /// ACL rule, whose tables are rebuilt whole).
+    pub fn family(&self) -> Option<Family> {
+        match self {
+            RuleChange::AddRoute(prefix, _) | RuleChange::DelRoute(prefix) => Some(Family::of(prefix)),
+            _ => None,
+        }
+    }
+
     /// The error of a mode that has no such rules.
     fn not_in(&self, mode: &str) -> String {
         match self {
