@@ -681,6 +681,16 @@ fn acl_rules_added_and_deleted_through_l3fwd_ctl_steer_and_block_the_stream() {
 
     assert_eq!(f.send(&[&format!("acl del {deny}")]).0, ["ok"]);
     f.assert_stream_goes_to(2, "acl: after acl del of the deny rule");
+    // IPv4 rules changed: the IPv4 classifier alone was rebuilt, each time.
+    let stderr = f.stderr();
+    let rebuilt: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("beside the other family's in use"))
+        .collect();
+    assert!(
+        rebuilt.len() == 3 && rebuilt.iter().all(|l| l.contains("IPv4 rules")),
+        "{stderr}"
+    );
     f.stop();
 }
 

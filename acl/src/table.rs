@@ -6,6 +6,7 @@
 
 use std::fmt;
 use std::num::NonZeroU32;
+use std::sync::Arc;
 
 use dpdk::{Acl, AclRule, ClassifyAlg, DpdkError, Eal, FieldDef, FieldKind, FieldValue};
 use ipnet::{Ipv4Net, Ipv6Net};
@@ -206,8 +207,9 @@ fn acl_rules<N: Fields<F>, const F: usize>(
 
 /// The IPv4 and IPv6 classifiers of ACL mode.
 pub struct AclTables {
-    v4: Acl<V4_INPUT>,
-    v6: Acl<V6_INPUT>,
+    /// Shared by the tables [`AclTables::with_rebuilt`] makes.
+    v4: Arc<Acl<V4_INPUT>>,
+    v6: Arc<Acl<V6_INPUT>>,
 }
 
 impl AclTables {
@@ -226,13 +228,51 @@ impl AclTables {
         let start = std::time::Instant::now();
         let (r4, r6) = (acl_rules(v4, &enabled)?, acl_rules(v6, &enabled)?);
         let tables = AclTables {
-            v4: Acl::build(eal, &format!("{name}_v4"), socket, &V4_FIELDS, &r4, alg)?,
-            v6: Acl::build(eal, &format!("{name}_v6"), socket, &V6_FIELDS, &r6, alg)?,
+            v4: Arc::new(Acl::build(eal, &format!("{name}_v4"), socket, &V4_FIELDS, &r4, alg)?),
+            v6: Arc::new(Acl::build(eal, &format!("{name}_v6"), socket, &V6_FIELDS, &r6, alg)?),
         };
         log::info!(
             "ACL: {} IPv4 and {} IPv6 rules built in {:.1?}",
             r4.len(),
             r6.len(),
+            start.elapsed()
+        );
+        Ok(tables)
+    }
+
+    /// These classifiers with one family's rebuilt (IPv6 if `ipv6`) from
+    /// its file as [`AclTables::build`] builds it, the other family's
+    /// shared: a change of one family's rules rebuilds no classifier of
+    /// the other.
+    #[allow(clippy::too_many_arguments)]
+    pub fn with_rebuilt(
+        &self,
+        eal: &Eal,
+        name: &str,
+        socket: i32,
+        (v4, v6): (&RuleFile<Ipv4Net>, &RuleFile<Ipv6Net>),
+        alg: Option<ClassifyAlg>,
+        enabled: impl Fn(u32) -> bool,
+        ipv6: bool,
+    ) -> Result<AclTables, TableError> {
+        let start = std::time::Instant::now();
+        let (tables, rules) = match ipv6 {
+            false => {
+                let rules = acl_rules(v4, &enabled)?;
+                let v4 = Acl::build(eal, &format!("{name}_v4"), socket, &V4_FIELDS, &rules, alg)?;
+                let v6 = Arc::clone(&self.v6);
+                (AclTables { v4: Arc::new(v4), v6 }, rules.len())
+            }
+            true => {
+                let rules = acl_rules(v6, &enabled)?;
+                let v6 = Acl::build(eal, &format!("{name}_v6"), socket, &V6_FIELDS, &rules, alg)?;
+                let v4 = Arc::clone(&self.v4);
+                (AclTables { v4, v6: Arc::new(v6) }, rules.len())
+            }
+        };
+        let family = if ipv6 { "IPv6" } else { "IPv4" };
+        log::info!(
+            "ACL: {rules} {family} rules built in {:.1?}, beside the other family's in use",
             start.elapsed()
         );
         Ok(tables)

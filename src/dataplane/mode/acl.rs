@@ -14,7 +14,7 @@ use dpdk::Eal;
 use ipnet::{Ipv4Net, Ipv6Net};
 
 use l3fwd_modes::{self as info, ModeInfo};
-use super::{check_port, five_tuple, l4_ports, line_error, Listing, Mode, RuleChange, TableCount};
+use super::{acl_line_family, check_port, five_tuple, l4_ports, line_error, Family, Listing, Mode, RuleChange, TableCount};
 use crate::cli::mode_args::AclArgs;
 use crate::dataplane::lookup::{answer_route, Gather, Lookup, Miss, Route};
 use crate::dataplane::packet::{ipv4_from_proto, ipv6_from_next_header, L3};
@@ -48,8 +48,7 @@ impl Mode for Acl {
     }
 
     fn build(eal: &Eal, socket: u32, _plan: &Plan, options: &AclArgs, (v4, v6): Self::Rules) -> Result<AclLookup, Box<dyn Error>> {
-        // C checks routes against the port mask itself, not the ports found.
-        let enabled = |p: u32| u16::try_from(p).is_ok_and(|p| options.portmask.contains(p));
+        let enabled = enabled_ports(options);
         let tables = AclTables::build(eal, &super::table_name(), socket as i32, &v4, &v6, options.alg, enabled)?;
         Ok(AclLookup { tables })
     }
@@ -71,11 +70,25 @@ impl Mode for Acl {
             RuleChange::DelAcl(line) => (line, false),
             _ => return Err(change.not_in(Self::INFO.name)),
         };
-        let source = line.get(1..).and_then(|body| body.split_ascii_whitespace().next());
-        match source.is_some_and(|address| address.contains(':')) {
-            true => change_file(v6, line, add, plan),
-            false => change_file(v4, line, add, plan),
+        match acl_line_family(line) {
+            Family::Ipv6 => change_file(v6, line, add, plan),
+            Family::Ipv4 => change_file(v4, line, add, plan),
         }
+    }
+
+    fn rebuild_family(
+        eal: &Eal,
+        socket: u32,
+        _plan: &Plan,
+        options: &AclArgs,
+        (v4, v6): &Self::Rules,
+        live: &AclLookup,
+        family: Family,
+    ) -> Option<Result<AclLookup, Box<dyn Error>>> {
+        let enabled = enabled_ports(options);
+        let (name, ipv6) = (super::table_name(), family == Family::Ipv6);
+        let rebuilt = live.tables.with_rebuilt(eal, &name, socket as i32, (v4, v6), options.alg, enabled, ipv6);
+        Some(rebuilt.map(|tables| AclLookup { tables }).map_err(Into::into))
     }
 
     /// Every rule: one routing to a port the portmask does not enable
@@ -130,6 +143,12 @@ impl Mode for Acl {
             L3::Other => "not IP: nothing classified".into(),
         }
     }
+}
+
+/// The ports ACL routes may go to: C checks them against the port mask
+/// itself, not the ports found.
+fn enabled_ports(options: &AclArgs) -> impl Fn(u32) -> bool + '_ {
+    |p: u32| u16::try_from(p).is_ok_and(|p| options.portmask.contains(p))
 }
 
 /// Adds the rule of `line` before every rule of `file`, in place of any

@@ -217,6 +217,16 @@ impl Family {
     }
 }
 
+/// The family of an ACL rule line: IPv6 if its source address has
+/// colons (rule files write IPv6 addresses in full, IPv4 ones dotted).
+pub(crate) fn acl_line_family(line: &str) -> Family {
+    let source = line.get(1..).and_then(|body| body.split_ascii_whitespace().next());
+    match source.is_some_and(|address| address.contains(':')) {
+        true => Family::Ipv6,
+        false => Family::Ipv4,
+    }
+}
+
 /// What `list` lists.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Listing {
@@ -241,12 +251,13 @@ impl Listing {
 }
 
 impl RuleChange {
-    /// The family of the tables a route change edits (None: a flow or an
-    /// ACL rule, whose tables are rebuilt whole).
+    /// The family of the tables a route or ACL change edits (None: a
+    /// flow, whose tables are rebuilt whole).
     pub fn family(&self) -> Option<Family> {
         match self {
             RuleChange::AddRoute(prefix, _) | RuleChange::DelRoute(prefix) => Some(Family::of(prefix)),
-            _ => None,
+            RuleChange::AddAcl(line) | RuleChange::DelAcl(line) => Some(acl_line_family(line)),
+            RuleChange::AddFlow(_) | RuleChange::DelFlow(_) => None,
         }
     }
 
