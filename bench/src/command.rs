@@ -3,11 +3,11 @@
 use crate::configs::{Config, Forwarder, Variant};
 use crate::pool::Pool;
 use crate::release::Tools;
-use crate::run::Stop;
 use crate::traffic::Files;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
+use testkit::Stop;
 
 /// The lcore that forwards. On a 2-CPU machine, CPU 0 is left to control threads
 /// (telemetry, testpmd's main lcore) so that they never steal forwarding time.

@@ -187,7 +187,7 @@ pub fn callgrind(args: CallgrindArgs) -> Result<ExitCode, String> {
         let prefix = format!("l3fwd-callgrind-{}-{i}", std::process::id());
         let (cmd, stop) = unit.command(&prefix)?;
         let out = work.0.join(format!("{id}.cg"));
-        let log = work.0.join(format!("{id}.log"));
+        let log = work.0.join(&id);
         let cmd = valgrind.wrap(&cmd, &out);
         let counted = window::count(cmd, stop, &prefix, &log, &out, &unit.timing, settle);
         let count = counted.and_then(|(reads, totals)| Count::new(&reads, &totals));
@@ -286,12 +286,14 @@ fn which(tool: &str) -> Result<(), String> {
     }
 }
 
-/// A failed run's `log`, copied out of the work directory (removed at
-/// the end) to OUT_DIR/ID.log; where it is, or `log` if it cannot be kept.
+/// A failed run's logs (`log`, see [`testkit::log_files`]), copied out of
+/// the work directory (removed at the end) to OUT_DIR/ID.stdout and
+/// .stderr; where they are, or `log` if they cannot be kept.
 fn keep_log(log: &Path, out_dir: &Path, id: &str) -> PathBuf {
-    let kept = out_dir.join(format!("{id}.log"));
-    match std::fs::copy(log, &kept) {
-        Ok(_) => kept,
+    let kept = out_dir.join(id);
+    let mut files = testkit::log_files(log).into_iter().zip(testkit::log_files(&kept));
+    match files.try_for_each(|(from, to)| std::fs::copy(from, to).map(drop)) {
+        Ok(()) => kept,
         Err(_) => log.to_path_buf(),
     }
 }
