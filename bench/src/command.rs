@@ -160,11 +160,8 @@ fn eal(program: &Path, lcores: &str, memory_mb: u32, prefix: &str, vdevs: &[Stri
 /// Two pcap ports replaying `pcaps` forever. No tx_pcap: the PMD drops what
 /// is sent, so only forwarding is measured.
 pub fn pcap_vdevs(pcaps: &[PathBuf; 2]) -> Vec<String> {
-    pcaps
-        .iter()
-        .enumerate()
-        .map(|(port, pcap)| format!("--vdev=net_pcap{port},rx_pcap={},infinite_rx=1", pcap.display()))
-        .collect()
+    let vdev = |(port, pcap)| testkit::pcap_vdev(port, std::slice::from_ref(pcap), &[], true);
+    pcaps.iter().enumerate().map(vdev).collect()
 }
 
 /// The program each configuration needs, to check before spending minutes on runs.

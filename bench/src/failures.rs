@@ -131,8 +131,8 @@ mod tests {
 
     #[test]
     fn lines_name_each_failed_run_after_saying_the_result_is_partial() {
-        let dir = std::env::temp_dir().join(format!("l3fwd-bench-failures-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let scratch = testkit::Scratch::new("l3fwd-bench-failures");
+        let dir = scratch.dir();
         let log = dir.join("c-em-r1");
         let [stdout, stderr] = testkit::log_files(&log);
         std::fs::write(&stdout, "Cause: Cannot init mbuf pool on socket 0\n").unwrap();
@@ -159,7 +159,6 @@ mod tests {
             String::from(failure),
             format!("C l3fwd em: exited early (log: {})", stdout.display())
         );
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// The real l3fwd-rs, on make bench's command line for rs-lpm with a
@@ -169,8 +168,8 @@ mod tests {
     /// its log.
     #[test]
     fn a_forwarder_short_of_memory_for_its_pool_makes_the_command_fail() {
-        let dir = std::env::temp_dir().join(format!("l3fwd-bench-short-pool-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let scratch = testkit::Scratch::new("l3fwd-bench-short-pool");
+        let dir = scratch.dir();
         let pcaps = ["p0.pcap", "p1.pcap"].map(|name| dir.join(name));
         for pcap in &pcaps {
             trafficgen::write_pcap(pcap, &[vec![0; 60]]).expect("write pcap");
@@ -220,6 +219,5 @@ mod tests {
             !dpdk::runtime_dir_of(&format!("l3fwd-bench-{}-0", std::process::id())).exists(),
             "a failed start leaves no runtime folder"
         );
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

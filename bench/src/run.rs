@@ -189,8 +189,8 @@ mod tests {
 
     #[test]
     fn cycles_per_packet_come_from_the_forwarded_totals() {
-        let dir = std::env::temp_dir().join(format!("l3fwd-bench-cycles-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let scratch = testkit::Scratch::new("l3fwd-bench-cycles");
+        let dir = scratch.dir();
         let file = |name: &str, text: &str| {
             let path = dir.join(name);
             std::fs::write(&path, text).unwrap();
@@ -203,6 +203,5 @@ mod tests {
         let cut = file("cut.json", r#"{"forwarded": {"busy_"#);
         assert_eq!(cycles_per_packet(&cut), None);
         assert_eq!(cycles_per_packet(&dir.join("absent.json")), None);
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
