@@ -36,7 +36,7 @@ use crate::interrupt;
 use crate::machine;
 use crate::run::Timing;
 use report::{Count, Report, TrafficSettings};
-use setup::{Flows, Plan, Tools};
+use setup::Plan;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -161,8 +161,7 @@ pub fn callgrind(args: CallgrindArgs) -> Result<ExitCode, String> {
         warmup: Duration::from_secs_f64(args.warmup),
         window: Duration::from_secs_f64(args.window),
     };
-    let (tools, flows) = (setup_tools(&args), flows(&args));
-    let plan = Plan::new(&configs, &tools, &flows, &work.0, timing)?;
+    let plan = Plan::new(&configs, &args, &work.0, timing)?;
     let settle = Duration::from_secs_f64(args.settle);
     let valgrind = Valgrind {
         cache_sim: args.cache_sim,
@@ -236,29 +235,6 @@ pub fn callgrind(args: CallgrindArgs) -> Result<ExitCode, String> {
     } else {
         ExitCode::SUCCESS
     })
-}
-
-fn setup_tools(args: &CallgrindArgs) -> Tools {
-    Tools {
-        build: !args.no_build,
-        rs_bin: args.rs_bin.clone(),
-        gen_bin: args.gen_bin.clone(),
-        tablegen_bin: args.tablegen_bin.clone(),
-        testpmd: args.testpmd.clone(),
-        c_dir: args.c_dir.clone(),
-        c_build_dir: args.c_build_dir.clone(),
-        c_build_script: args.c_build_script.clone(),
-        rules_dir: args.rules_dir.clone(),
-        acl_rules: args.acl_rules.clone(),
-    }
-}
-
-fn flows(args: &CallgrindArgs) -> Flows {
-    Flows {
-        lpm: args.lpm_flows,
-        em: args.em_flows,
-        size: args.size,
-    }
 }
 
 /// A directory for one run's traffic, dumps and logs, removed when dropped.
