@@ -83,43 +83,30 @@ impl Process {
             Stop::CloseStdin => Stdio::piped(),
             Stop::Sigint => Stdio::null(),
         };
-        let mut child = command
-            .stdin(stdin)
-            .stdout(stdout?)
-            .stderr(stderr?)
-            .spawn()
-            .map_err(|err| {
-                io::Error::new(
-                    err.kind(),
-                    format!("{}: {err}", command.get_program().to_string_lossy()),
-                )
-            })?;
-        Ok(Process {
-            stdin: child.stdin.take(),
-            child,
-            stop,
-            prefix: prefix.to_string(),
-            logs: Some(logs.to_path_buf()),
-        })
+        command.stdin(stdin).stdout(stdout?).stderr(stderr?);
+        Process::start(command, prefix, Some(logs), stop)
     }
 
     /// Starts `command` with the stdin, stdout and stderr it sets (pipes
     /// the test writes, reads or closes through [`Process::child`]), for a
     /// test of how the program treats them; stopped by SIGINT. Its logs
     /// ([`Process::stdout`], [`Process::stderr`]) read as empty.
-    pub fn spawn_with_own_stdio(mut command: Command, prefix: &str) -> io::Result<Process> {
-        let child = command.spawn().map_err(|err| {
-            io::Error::new(
-                err.kind(),
-                format!("{}: {err}", command.get_program().to_string_lossy()),
-            )
-        })?;
+    pub fn spawn_with_own_stdio(command: Command, prefix: &str) -> io::Result<Process> {
+        Process::start(command, prefix, None, Stop::Sigint)
+    }
+
+    fn start(mut command: Command, prefix: &str, logs: Option<&Path>, stop: Stop) -> io::Result<Process> {
+        let program = command.get_program().to_string_lossy().into_owned();
+        let mut child = command
+            .spawn()
+            .map_err(|err| io::Error::new(err.kind(), format!("{program}: {err}")))?;
         Ok(Process {
+            // Only its own pipe: a test's stays in the child for it.
+            stdin: child.stdin.take_if(|_| stop == Stop::CloseStdin),
             child,
-            stdin: None,
-            stop: Stop::Sigint,
+            stop,
             prefix: prefix.to_string(),
-            logs: None,
+            logs: logs.map(Path::to_path_buf),
         })
     }
 
