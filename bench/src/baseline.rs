@@ -205,7 +205,8 @@ mod tests {
     /// kind only, and says which command the other kind is for.
     #[test]
     fn a_baseline_is_of_the_same_kind_as_the_run() {
-        let path = std::env::temp_dir().join(format!("l3fwd-bench-baseline-{}.json", std::process::id()));
+        let scratch = testkit::Scratch::new("l3fwd-bench-baseline");
+        let path = scratch.path("l3fwd-bench-baseline.json");
         crate::write_json(&path, &crate::sweep::results::tests::sample()).unwrap();
         assert!(read(Some(&path), true).unwrap().unwrap().1.is_sweep());
         let err = read(Some(&path), false).unwrap_err();
@@ -213,7 +214,6 @@ mod tests {
             err.contains("a sweep's report: give it to `l3fwd-bench sweep` --baseline"),
             "{err}"
         );
-        std::fs::remove_file(&path).unwrap();
     }
 
     /// Runs of `(config, [rate per round])`.

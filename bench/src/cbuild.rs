@@ -158,8 +158,8 @@ mod tests {
         assert_eq!(lpm(1 << 20).dir(root), root.join("mbufs-8192-lpm-1048576"));
         assert_eq!(scale_seq.dir(root), root.join("mbufs-1048576-lpm-1024-seq"));
 
-        let dir = std::env::temp_dir().join(format!("l3fwd-bench-cbuild-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let scratch = testkit::Scratch::new("l3fwd-bench-cbuild");
+        let dir = scratch.dir();
         let bin = dir.join(BINARY);
         assert!(Build::STOCK.check(&bin).unwrap_err().contains("built as ''"));
         std::fs::write(dir.join(".variant"), "min_mbufs=1048576 sequential=1\n").unwrap();
@@ -171,15 +171,14 @@ mod tests {
         .check(&bin)
         .unwrap_err();
         assert!(err.contains("not 'min_mbufs=1048576 sequential=0'"), "{err}");
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// The script gets the build's settings, and a build is made once per
     /// CBuilds however many runs ask for it; a failed one says why.
     #[test]
     fn builds_are_made_by_the_script_with_their_settings() {
-        let dir = std::env::temp_dir().join(format!("l3fwd-bench-cbuild-script-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let scratch = testkit::Scratch::new("l3fwd-bench-cbuild-script");
+        let dir = scratch.dir();
         let script = dir.join("build.sh");
         let body = "#!/bin/sh\n[ \"$C_L3FWD_MIN_MBUFS\" = 0 ] && { echo no pool >&2; exit 1; }\n\
              echo \"$1 $C_L3FWD_MIN_MBUFS $C_L3FWD_SEQUENTIAL $C_L3FWD_LPM_RULES $C_L3FWD_LPM_TBL8S\" >>\"${0%/*}/calls\"\n";
@@ -208,6 +207,5 @@ mod tests {
             .binary(none)
             .unwrap_err()
             .contains("C build failed (exit status: 1): no pool"));
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -3,11 +3,11 @@
 use crate::configs::{Config, Forwarder, Variant};
 use crate::pool::Pool;
 use crate::release::Tools;
-use crate::run::Stop;
 use crate::traffic::Files;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
+use testkit::Stop;
 
 /// The lcore that forwards. On a 2-CPU machine, CPU 0 is left to control threads
 /// (telemetry, testpmd's main lcore) so that they never steal forwarding time.
@@ -160,11 +160,8 @@ fn eal(program: &Path, lcores: &str, memory_mb: u32, prefix: &str, vdevs: &[Stri
 /// Two pcap ports replaying `pcaps` forever. No tx_pcap: the PMD drops what
 /// is sent, so only forwarding is measured.
 pub fn pcap_vdevs(pcaps: &[PathBuf; 2]) -> Vec<String> {
-    pcaps
-        .iter()
-        .enumerate()
-        .map(|(port, pcap)| format!("--vdev=net_pcap{port},rx_pcap={},infinite_rx=1", pcap.display()))
-        .collect()
+    let vdev = |(port, pcap)| testkit::pcap_vdev(port, std::slice::from_ref(pcap), &[], true);
+    pcaps.iter().enumerate().map(vdev).collect()
 }
 
 /// The program each configuration needs, to check before spending minutes on runs.

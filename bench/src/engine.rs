@@ -7,15 +7,16 @@
 
 use crate::command;
 use crate::configs::{Config, Forwarder};
-use crate::failures::Failures;
+use crate::failures::{self, Failures};
 use crate::interrupt;
 use crate::pool::Pool;
 use crate::progress::Progress;
-use crate::run::{self, Forwarding, Sample, Stop, Timing};
+use crate::run::{self, Forwarding, Sample, Timing};
 use crate::sweep::grid::Cell;
 use crate::traffic::Files;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use testkit::Stop;
 
 /// One run's outcome: what it measured or why there is nothing.
 pub struct Run {
@@ -41,10 +42,11 @@ fn unit_name(config: Config, cell: Option<&Cell>) -> String {
     }
 }
 
-/// Where the log of `config`'s (in `cell`) round `round` is.
+/// The logs of `config`'s (in `cell`) round `round`: its
+/// [`testkit::log_files`], and `.json` for l3fwd-rs's `--stats-json`.
 pub fn log(logs: &Path, config: Config, cell: Option<&Cell>, round: u32) -> PathBuf {
     let name = unit_name(config, cell).replace(['/', ' '], "-");
-    logs.join(format!("{name}-r{round}.log"))
+    logs.join(format!("{name}-r{round}"))
 }
 
 /// A configuration on its traffic, ready to run.
@@ -150,10 +152,10 @@ impl Engine {
                         };
                         format!("{:.2} Mpps, {start}, {:.0} MB resident{paused}", s.mpps, s.rss_mb)
                     }
-                    Err(e) => format!("FAILED: {e} (log: {})", log.display()),
+                    Err(e) => format!("FAILED: {e}{}", failures::logs_note(&log)),
                 });
                 if result.is_ok() && kept[i].is_none() {
-                    trim_log(&log);
+                    trim_logs(&log);
                 }
                 let run = Run {
                     config: unit.config,
@@ -181,7 +183,7 @@ impl Engine {
     ) -> Result<Sample, String> {
         let config = unit.config;
         // l3fwd-rs's own counters: what its lcores spend per packet.
-        let stats_json = (config.forwarder == Forwarder::Rs).then(|| log.with_extension("json"));
+        let stats_json = (config.forwarder == Forwarder::Rs).then(|| PathBuf::from(format!("{}.json", log.display())));
         let mut forwarding = match kept.take() {
             Some((forwarding, _)) => {
                 forwarding.resume()?;
@@ -220,14 +222,16 @@ impl Engine {
 
 /// Logs of successful runs keep only their end: the C sample logs every
 /// route it adds (50 MB for 1M routes, per run).
-fn trim_log(log: &Path) {
+fn trim_logs(logs: &Path) {
     const KEEP: usize = 64 << 10;
-    let Ok(text) = std::fs::read(log) else {
-        return;
-    };
-    if text.len() > 2 * KEEP {
-        let mut kept = format!("[l3fwd-bench: {} bytes trimmed]\n", text.len() - KEEP).into_bytes();
-        kept.extend_from_slice(&text[text.len() - KEEP..]);
-        let _ = std::fs::write(log, kept);
+    for log in testkit::log_files(logs) {
+        let Ok(text) = std::fs::read(&log) else {
+            continue;
+        };
+        if text.len() > 2 * KEEP {
+            let mut kept = format!("[l3fwd-bench: {} bytes trimmed]\n", text.len() - KEEP).into_bytes();
+            kept.extend_from_slice(&text[text.len() - KEEP..]);
+            let _ = std::fs::write(&log, kept);
+        }
     }
 }

@@ -1,12 +1,12 @@
 //! Forwarders that failed. Every subcommand ends non-zero when a forwarder
 //! it was asked to run (l3fwd-rs, C l3fwd, testpmd) did not start, exited
 //! early or did not stop cleanly, with one line per failed run:
-//! `l3fwd-bench: WHO: ERROR (log: PATH)`. A command that goes on past a
+//! `l3fwd-bench: WHO: ERROR (logs: PATHS)`. A command that goes on past a
 //! failure, so that the other runs are still measured and reported,
 //! prints that its result is partial before those lines.
 
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
 /// One forwarder run that failed: which, why, and where its output is.
@@ -14,32 +14,42 @@ use std::process::ExitCode;
 pub struct Failure {
     who: String,
     error: String,
-    /// The run's output, if it wrote one.
-    log: Option<PathBuf>,
+    /// [`logs_note`] of the run's logs.
+    logs: String,
 }
 
 impl Failure {
     /// The run `who` (a configuration id, a forwarder and its mode) failed
-    /// with `error`; its output went to `log` (named only if it exists: a
-    /// forwarder that could not be built or started wrote none).
-    pub fn new(who: impl fmt::Display, error: impl Into<String>, log: &Path) -> Failure {
+    /// with `error`; its output went to [`testkit::log_files`]`(logs)`.
+    pub fn new(who: impl fmt::Display, error: impl Into<String>, logs: &Path) -> Failure {
         Failure {
             who: who.to_string(),
             error: error.into(),
-            log: log.is_file().then(|| log.to_path_buf()),
+            logs: logs_note(logs),
         }
     }
 }
 
-/// `WHO: ERROR (log: PATH)`: main prints it after `l3fwd-bench: ` when a
+/// ` (logs: STDOUT, STDERR)`: those of [`testkit::log_files`]`(logs)` that
+/// exist (a forwarder that could not be built or started wrote none).
+pub fn logs_note(logs: &Path) -> String {
+    let files: Vec<String> = testkit::log_files(logs)
+        .iter()
+        .filter(|file| file.is_file())
+        .map(|file| file.display().to_string())
+        .collect();
+    match files.len() {
+        0 => String::new(),
+        1 => format!(" (log: {})", files[0]),
+        _ => format!(" (logs: {})", files.join(", ")),
+    }
+}
+
+/// `WHO: ERROR (logs: PATHS)`: main prints it after `l3fwd-bench: ` when a
 /// command ends on it at once.
 impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        write!(f, "{}: {}", self.who, self.error)?;
-        match &self.log {
-            Some(log) => write!(f, " (log: {})", log.display()),
-            None => Ok(()),
-        }
+        write!(f, "{}: {}{}", self.who, self.error, self.logs)
     }
 }
 
@@ -62,12 +72,12 @@ impl Failures {
         Failures::default()
     }
 
-    /// Counts the run `who` (output in `log`), and remembers it if `result`
-    /// is a failure.
-    pub fn count<T>(&mut self, who: impl fmt::Display, log: &Path, result: &Result<T, String>) {
+    /// Counts the run `who` (output in `logs`), and remembers it if
+    /// `result` is a failure.
+    pub fn count<T>(&mut self, who: impl fmt::Display, logs: &Path, result: &Result<T, String>) {
         self.runs += 1;
         if let Err(e) = result {
-            self.failed.push(Failure::new(who, e.as_str(), log));
+            self.failed.push(Failure::new(who, e.as_str(), logs));
         }
     }
 
@@ -121,35 +131,34 @@ mod tests {
 
     #[test]
     fn lines_name_each_failed_run_after_saying_the_result_is_partial() {
-        let dir = std::env::temp_dir().join(format!("l3fwd-bench-failures-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let log = dir.join("c-em-r1.log");
-        std::fs::write(&log, "Cause: Cannot init mbuf pool on socket 0\n").unwrap();
+        let scratch = testkit::Scratch::new("l3fwd-bench-failures");
+        let dir = scratch.dir();
+        let log = dir.join("c-em-r1");
+        let [stdout, stderr] = testkit::log_files(&log);
+        std::fs::write(&stdout, "Cause: Cannot init mbuf pool on socket 0\n").unwrap();
+        std::fs::write(&stderr, "").unwrap();
+        let logs = format!("(logs: {}, {})", stdout.display(), stderr.display());
         let mut failures = Failures::new();
-        failures.count("rs-em round 1", &dir.join("rs-em-r1.log"), &Ok::<(), String>(()));
+        failures.count("rs-em round 1", &dir.join("rs-em-r1"), &Ok::<(), String>(()));
         assert!(!failures.any());
         assert!(failures.lines().is_empty(), "nothing to say when every run went well");
         failures.count("c-em round 1", &log, &Err::<(), _>("exited early".to_string()));
-        failures.count(
-            "c-em round 2",
-            &dir.join("absent.log"),
-            &Err::<(), _>("C n/a".to_string()),
-        );
+        failures.count("c-em round 2", &dir.join("absent"), &Err::<(), _>("C n/a".to_string()));
         assert_eq!(
             failures.lines(),
             [
                 "l3fwd-bench: partial result: 2 of 3 runs failed (what did run is reported above)".to_string(),
-                format!("l3fwd-bench: c-em round 1: exited early (log: {})", log.display()),
+                format!("l3fwd-bench: c-em round 1: exited early {logs}"),
                 "l3fwd-bench: c-em round 2: C n/a".to_string(),
             ]
         );
         assert_eq!(failures.finish(ExitCode::SUCCESS), ExitCode::FAILURE);
+        std::fs::remove_file(&stderr).unwrap();
         let failure = Failure::new("C l3fwd em", "exited early", &log);
         assert_eq!(
             String::from(failure),
-            format!("C l3fwd em: exited early (log: {})", log.display())
+            format!("C l3fwd em: exited early (log: {})", stdout.display())
         );
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// The real l3fwd-rs, on make bench's command line for rs-lpm with a
@@ -159,8 +168,8 @@ mod tests {
     /// its log.
     #[test]
     fn a_forwarder_short_of_memory_for_its_pool_makes_the_command_fail() {
-        let dir = std::env::temp_dir().join(format!("l3fwd-bench-short-pool-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let scratch = testkit::Scratch::new("l3fwd-bench-short-pool");
+        let dir = scratch.dir();
         let pcaps = ["p0.pcap", "p1.pcap"].map(|name| dir.join(name));
         for pcap in &pcaps {
             trafficgen::write_pcap(pcap, &[vec![0; 60]]).expect("write pcap");
@@ -190,7 +199,7 @@ mod tests {
         let mut engine = Engine::new(1, 1, &logs).unwrap();
         let runs = engine.run(&[unit]).unwrap();
         assert!(runs[0].result.is_err());
-        let log = logs.join("rs-lpm-r1.log");
+        let [stdout, stderr] = testkit::log_files(&logs.join("rs-lpm-r1"));
         let failures = engine.finish();
         let lines = failures.lines();
         let line = lines.last().expect("the run failed");
@@ -202,13 +211,13 @@ mod tests {
             line.contains("mbufs") && line.contains("Cannot allocate memory"),
             "{line}"
         );
-        assert!(line.ends_with(&format!("(log: {})", log.display())), "{line}");
+        let logs = format!("(logs: {}, {})", stdout.display(), stderr.display());
+        assert!(line.ends_with(&logs), "{line}");
         assert_eq!(lines[0], "l3fwd-bench: no result: all 1 runs failed");
         assert_eq!(failures.finish(ExitCode::SUCCESS), ExitCode::FAILURE);
         assert!(
             !dpdk::runtime_dir_of(&format!("l3fwd-bench-{}-0", std::process::id())).exists(),
             "a failed start leaves no runtime folder"
         );
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

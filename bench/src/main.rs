@@ -29,7 +29,6 @@ mod run;
 mod significance;
 mod stats;
 mod sweep;
-mod telemetry;
 mod traffic;
 mod update;
 mod versions;

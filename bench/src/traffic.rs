@@ -299,8 +299,8 @@ mod tests {
 
     #[test]
     fn acl_rules_are_the_lpm_routes_behind_the_deny_rules() {
-        let dir = std::env::temp_dir().join(format!("sweep-acl-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let scratch = testkit::Scratch::new("sweep-acl");
+        let dir = scratch.dir();
         let lpm = dir.join("lpm_v4.cfg");
         std::fs::write(&lpm, "# 2 rules\nR220.144.174.0/24 0\nR204.116.132.160/29 1\n").unwrap();
         let out = [dir.join("acl_v4.cfg"), dir.join("acl_v6.cfg")];
@@ -325,6 +325,5 @@ mod tests {
         );
         std::fs::write(&lpm, "R10.0.0.0/8\n").unwrap();
         assert!(acl_from_lpm(&lpm, &out).unwrap_err().contains("not a route"));
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -282,10 +282,10 @@ mod tests {
         let machine = crate::machine::Machine::test();
         let r = Report::new(settings, machine, "2026-12-04T00:00:00Z".into(), &selected, &[], &runs);
         assert_eq!(r.ratios.get("rs-lpm@24.11/c-lpm@24.11"), Some(&1.4166666666666667));
-        let png = std::env::temp_dir().join(format!("versions-{}.png", std::process::id()));
+        let scratch = testkit::Scratch::new("versions");
+        let png = scratch.path("versions.png");
         report(&r, &png).unwrap();
         assert!(std::fs::metadata(&png).unwrap().len() > 1000);
-        std::fs::remove_file(&png).unwrap();
     }
 
     #[test]

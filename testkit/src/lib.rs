@@ -21,10 +21,10 @@ mod telemetry;
 
 pub use accounting::{assert_accounted, dropped};
 pub use pmd::Pmd;
-pub use process::{one_at_a_time, Exit, Process, Stop, EXIT_TIMEOUT};
+pub use process::{log_files, one_at_a_time, Exit, Process, Stop, EXIT_TIMEOUT};
 pub use run::{
-    assert_runtime_folder_gone, c_l3fwd, c_l3fwd_options, ctl, l3fwd_ctl, l3fwd_rs, one_frame_pcap_vdev, run_cli,
-    target_dir, traffic, unique_prefix, Outcome, Run, TWO_PORTS,
+    assert_runtime_folder_gone, c_l3fwd, c_l3fwd_options, ctl, l3fwd_ctl, l3fwd_rs, one_frame_pcap_vdev, pcap_vdev,
+    run_cli, target_dir, traffic, unique_prefix, Outcome, Run, TWO_PORTS,
 };
 pub use scratch::Scratch;
 pub use telemetry::Telemetry;

@@ -3,6 +3,7 @@
 //! closing its stdin, killed if dropped while running, its EAL runtime
 //! folder removed when dropped.
 
+use std::fmt::Display;
 use std::fs::{self, File};
 use std::io;
 use std::path::{Path, PathBuf};
@@ -38,8 +39,7 @@ pub fn one_at_a_time() -> MutexGuard<'static, ()> {
     RUNNING.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// A running program: its stdout and stderr in files `LOGS.stdout` and
-/// `LOGS.stderr` (pipes could fill up and block it), its EAL runtime
+/// A running program: its stdout and stderr in files [`log_files`] (pipes could fill up and block it), its EAL runtime
 /// folder (`--file-prefix PREFIX`) removed on drop (C l3fwd and testpmd
 /// leave theirs; l3fwd-rs takes its own, which tests check), and killed
 /// if dropped while still running, so that a failing test leaves no
@@ -53,6 +53,17 @@ pub struct Process {
     logs: Option<PathBuf>,
 }
 
+/// Where a [`Process`] started with logs `logs` writes its stdout and its
+/// stderr: `LOGS.stdout` and `LOGS.stderr`.
+pub fn log_files(logs: &Path) -> [PathBuf; 2] {
+    ["stdout", "stderr"].map(|ext| {
+        // Appended, not in place of an extension: `rs-1.5K` has none.
+        let mut path = logs.as_os_str().to_owned();
+        path.push(format!(".{ext}"));
+        PathBuf::from(path)
+    })
+}
+
 /// How a [`Process`] ended.
 pub struct Exit {
     pub status: ExitStatus,
@@ -61,51 +72,41 @@ pub struct Exit {
 }
 
 impl Process {
-    /// Starts `command`, a DPDK program run with `--file-prefix prefix`,
-    /// its output going to `logs` + `.stdout` and `.stderr`.
+    /// Starts `command`, a DPDK program run with `--file-prefix prefix`
+    /// (empty for another program: no runtime folder), its output going
+    /// to [`log_files`]`(logs)`.
     pub fn spawn(mut command: Command, prefix: &str, logs: &Path, stop: Stop) -> io::Result<Process> {
-        let log = |ext: &str| File::create(logs.with_extension(ext));
+        let [stdout, stderr] = log_files(logs).map(|path| {
+            File::create(&path).map_err(|err| io::Error::new(err.kind(), format!("{}: {err}", path.display())))
+        });
         let stdin = match stop {
             Stop::CloseStdin => Stdio::piped(),
             Stop::Sigint => Stdio::null(),
         };
-        let mut child = command
-            .stdin(stdin)
-            .stdout(log("stdout")?)
-            .stderr(log("stderr")?)
-            .spawn()
-            .map_err(|err| {
-                io::Error::new(
-                    err.kind(),
-                    format!("{}: {err}", command.get_program().to_string_lossy()),
-                )
-            })?;
-        Ok(Process {
-            stdin: child.stdin.take(),
-            child,
-            stop,
-            prefix: prefix.to_string(),
-            logs: Some(logs.to_path_buf()),
-        })
+        command.stdin(stdin).stdout(stdout?).stderr(stderr?);
+        Process::start(command, prefix, Some(logs), stop)
     }
 
     /// Starts `command` with the stdin, stdout and stderr it sets (pipes
     /// the test writes, reads or closes through [`Process::child`]), for a
     /// test of how the program treats them; stopped by SIGINT. Its logs
     /// ([`Process::stdout`], [`Process::stderr`]) read as empty.
-    pub fn spawn_with_own_stdio(mut command: Command, prefix: &str) -> io::Result<Process> {
-        let child = command.spawn().map_err(|err| {
-            io::Error::new(
-                err.kind(),
-                format!("{}: {err}", command.get_program().to_string_lossy()),
-            )
-        })?;
+    pub fn spawn_with_own_stdio(command: Command, prefix: &str) -> io::Result<Process> {
+        Process::start(command, prefix, None, Stop::Sigint)
+    }
+
+    fn start(mut command: Command, prefix: &str, logs: Option<&Path>, stop: Stop) -> io::Result<Process> {
+        let program = command.get_program().to_string_lossy().into_owned();
+        let mut child = command
+            .spawn()
+            .map_err(|err| io::Error::new(err.kind(), format!("{program}: {err}")))?;
         Ok(Process {
+            // Only its own pipe: a test's stays in the child for it.
+            stdin: child.stdin.take_if(|_| stop == Stop::CloseStdin),
             child,
-            stdin: None,
-            stop: Stop::Sigint,
+            stop,
             prefix: prefix.to_string(),
-            logs: None,
+            logs: logs.map(Path::to_path_buf),
         })
     }
 
@@ -125,17 +126,28 @@ impl Process {
 
     /// What it wrote to stdout so far.
     pub fn stdout(&self) -> String {
-        self.log("stdout")
+        self.log(0)
     }
 
     /// What it wrote to stderr so far.
     pub fn stderr(&self) -> String {
-        self.log("stderr")
+        self.log(1)
     }
 
-    fn log(&self, ext: &str) -> String {
-        let path = self.logs.as_ref().map(|logs| logs.with_extension(ext));
+    fn log(&self, which: usize) -> String {
+        let path = self.logs.as_ref().map(|logs| log_files(logs)[which].clone());
         path.and_then(|path| fs::read_to_string(path).ok()).unwrap_or_default()
+    }
+
+    /// The error that made it exit: rte_exit's `Cause:` line (EAL may log
+    /// more after it while cleaning up), else the last non-empty line of
+    /// its stderr, else of its stdout.
+    pub fn exit_reason(&self) -> String {
+        let (stderr, stdout) = (self.stderr(), self.stdout());
+        let lines = || stderr.lines().rev().chain(stdout.lines().rev());
+        let cause = lines().find(|l| l.trim_start().starts_with("Cause:"));
+        let last = || lines().find(|l| !l.trim().is_empty());
+        cause.or_else(last).unwrap_or_default().trim().to_string()
     }
 
     /// Its logs, for a message: where they are, stdout and stderr.
@@ -155,6 +167,28 @@ impl Process {
     /// Its exit status, if it has exited.
     pub fn try_wait(&mut self) -> Option<ExitStatus> {
         self.child.try_wait().expect("wait for a child process")
+    }
+
+    /// Ok while it runs; else how it ended, with its last words.
+    pub fn check_alive(&mut self) -> Result<(), String> {
+        match self.try_wait() {
+            None => Ok(()),
+            Some(status) => Err(self.exited_early(status)),
+        }
+    }
+
+    fn exited_early(&self, status: ExitStatus) -> String {
+        format!("exited early ({status}): {}", self.exit_reason())
+    }
+
+    /// Why its telemetry failed with `err`: a connection fails when the
+    /// process exits, and then its own error, if it exits within
+    /// [`EXIT_TIMEOUT`], says more.
+    pub fn why_lost(&mut self, err: impl Display) -> String {
+        match self.wait_timeout(EXIT_TIMEOUT) {
+            Some(status) => self.exited_early(status),
+            None => format!("telemetry: {err}"),
+        }
     }
 
     /// Waits at most `timeout` until `found` holds; Err with its exit
@@ -225,8 +259,7 @@ impl Process {
                 let _ = self.child.kill();
                 let _ = self.child.wait();
                 Err(format!(
-                    "it ignored the stop request for {EXIT_TIMEOUT:?} and was killed: {}",
-                    self.describe()
+                    "it ignored the stop request for {EXIT_TIMEOUT:?} and was killed"
                 ))
             }
         }
@@ -238,16 +271,31 @@ impl Process {
         self.child.wait()
     }
 
-    /// Stops it ([`Process::stop`]) and panics, with its logs, unless it
-    /// exits successfully; returns its output.
+    /// [`Process::stop`], and an exit with an error is a failure too: a
+    /// forwarder that crashed at exit or found a leak failed.
+    pub fn stop_well(&mut self) -> Result<ExitStatus, String> {
+        let status = self.stop()?;
+        self.ended_well(status)
+    }
+
+    /// `status` if it is a clean exit; else how it ended, with its last words.
+    pub fn ended_well(&self, status: ExitStatus) -> Result<ExitStatus, String> {
+        if status.success() {
+            return Ok(status);
+        }
+        Err(format!(
+            "asked to stop, it exited with an error ({status}): {}",
+            self.exit_reason()
+        ))
+    }
+
+    /// [`Process::stop_well`], panicking with its logs on a failure;
+    /// returns its output.
     pub fn stop_cleanly(mut self) -> Exit {
-        let status = self.stop().unwrap_or_else(|e| panic!("{e}"));
-        assert!(
-            status.success(),
-            "asked to stop, it failed: {status}: {}",
-            self.describe()
-        );
-        self.exit(status)
+        match self.stop_well() {
+            Ok(status) => self.exit(status),
+            Err(e) => panic!("{e}: {}", self.describe()),
+        }
     }
 
     /// Its exit status and output, once it has exited.
@@ -271,8 +319,11 @@ impl Drop for Process {
             let _ = self.child.kill();
             let _ = self.child.wait();
         }
-        // EAL's runtime files, several MB per prefix, never reused.
-        let _ = fs::remove_dir_all(dpdk::runtime_dir_of(&self.prefix));
+        // EAL's runtime files, several MB per prefix, never reused; an
+        // empty prefix would name every prefix's folder.
+        if !self.prefix.is_empty() {
+            let _ = fs::remove_dir_all(dpdk::runtime_dir_of(&self.prefix));
+        }
     }
 }
 
@@ -300,7 +351,7 @@ mod tests {
         use std::os::unix::process::ExitStatusExt;
         let dir = Scratch::new("testkit-pause");
         let command = perl("print \"ready\\n\"; sleep 60");
-        let mut p = Process::spawn(command, "testkit-none", &dir.path("perl"), Stop::Sigint).unwrap();
+        let mut p = Process::spawn(command, "", &dir.path("perl"), Stop::Sigint).unwrap();
         assert!(p.wait_until(EXIT_TIMEOUT, |p| p.stdout().contains("ready")).is_ok());
         p.signal("STOP").unwrap();
         assert!(p.wait_until(EXIT_TIMEOUT, |p| state(p.pid()) == 'T').is_ok());
@@ -312,10 +363,32 @@ mod tests {
     fn closing_stdin_stops_a_process_that_reads_it() {
         let dir = Scratch::new("testkit-stdin");
         let command = perl("print \"ready\\n\"; <STDIN>; print \"bye\\n\"");
-        let mut p = Process::spawn(command, "testkit-none", &dir.path("perl"), Stop::CloseStdin).unwrap();
+        let mut p = Process::spawn(command, "", &dir.path("perl"), Stop::CloseStdin).unwrap();
         assert!(p.wait_until(EXIT_TIMEOUT, |p| p.stdout().contains("ready")).is_ok());
         let exit = p.stop_cleanly();
         assert_eq!(exit.stdout, "ready\nbye\n");
+    }
+
+    #[test]
+    fn an_exit_is_told_by_rte_exit_s_cause_else_by_the_last_line() {
+        let dir = Scratch::new("testkit-exit");
+        let logs = dir.path("perl");
+        let code = "print \"EAL: Error - exiting\\n  Cause: no ports\\nEAL: cleanup\\n\"; exit 1";
+        let mut p = Process::spawn(perl(code), "", &logs, Stop::Sigint).unwrap();
+        assert!(p.wait_timeout(EXIT_TIMEOUT).is_some());
+        assert_eq!(
+            p.check_alive(),
+            Err("exited early (exit status: 1): Cause: no ports".into())
+        );
+        let code = "print \"ready\\n\"; print STDERR \"x\\nbad\\n\\n\"; exit 2";
+        let mut p = Process::spawn(perl(code), "", &logs, Stop::Sigint).unwrap();
+        assert!(p.wait_timeout(EXIT_TIMEOUT).is_some());
+        let err = "asked to stop, it exited with an error (exit status: 2): bad";
+        assert_eq!(p.stop_well(), Err(err.into()));
+        assert_eq!(
+            log_files(&logs).map(|f| fs::read_to_string(f).unwrap()),
+            ["ready\n", "x\nbad\n\n"]
+        );
     }
 
     #[test]

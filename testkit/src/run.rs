@@ -503,7 +503,7 @@ fn virtual_eal(memory_mb: u32, prefix: &str, given: &[String]) -> Vec<String> {
 
 /// `--vdev` for pcap port `port`: one RX queue per input file, one TX
 /// queue per TX file.
-fn pcap_vdev(port: usize, inputs: &[PathBuf], outputs: &[PathBuf], infinite_rx: bool) -> String {
+pub fn pcap_vdev(port: usize, inputs: &[PathBuf], outputs: &[PathBuf], infinite_rx: bool) -> String {
     let mut vdev = format!("--vdev=net_pcap{port}");
     for input in inputs {
         vdev += &format!(",rx_pcap={}", input.display());

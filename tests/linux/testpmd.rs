@@ -78,7 +78,9 @@ impl TestPmd {
     /// SIGINT: testpmd stops forwarding, prints its totals and exits.
     /// Returns everything it printed.
     pub fn stop(mut self) -> String {
-        self.0.stop().unwrap_or_else(|e| panic!("testpmd: {e}"));
+        self.0
+            .stop()
+            .unwrap_or_else(|e| panic!("testpmd: {e}: {}", self.0.describe()));
         self.output()
     }
 }

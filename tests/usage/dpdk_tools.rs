@@ -168,7 +168,9 @@ fn proc_info_dumpcap_and_telemetry_work_on_a_running_forwarder() {
         "{telemetry}"
     );
 
-    let status = forwarder.stop().unwrap_or_else(|e| panic!("{e}"));
+    let status = forwarder
+        .stop()
+        .unwrap_or_else(|e| panic!("{e}: {}", forwarder.describe()));
     assert!(status.success(), "{status}: {}", forwarder.describe());
     drop(memory);
 

@@ -36,7 +36,7 @@ use crate::interrupt;
 use crate::machine;
 use crate::run::Timing;
 use report::{Count, Report, TrafficSettings};
-use setup::{Flows, Plan, Tools};
+use setup::Plan;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -161,8 +161,7 @@ pub fn callgrind(args: CallgrindArgs) -> Result<ExitCode, String> {
         warmup: Duration::from_secs_f64(args.warmup),
         window: Duration::from_secs_f64(args.window),
     };
-    let (tools, flows) = (setup_tools(&args), flows(&args));
-    let plan = Plan::new(&configs, &tools, &flows, &work.0, timing)?;
+    let plan = Plan::new(&configs, &args, &work.0, timing)?;
     let settle = Duration::from_secs_f64(args.settle);
     let valgrind = Valgrind {
         cache_sim: args.cache_sim,
@@ -187,7 +186,7 @@ pub fn callgrind(args: CallgrindArgs) -> Result<ExitCode, String> {
         let prefix = format!("l3fwd-callgrind-{}-{i}", std::process::id());
         let (cmd, stop) = unit.command(&prefix)?;
         let out = work.0.join(format!("{id}.cg"));
-        let log = work.0.join(format!("{id}.log"));
+        let log = work.0.join(&id);
         let cmd = valgrind.wrap(&cmd, &out);
         let counted = window::count(cmd, stop, &prefix, &log, &out, &unit.timing, settle);
         let count = counted.and_then(|(reads, totals)| Count::new(&reads, &totals));
@@ -238,29 +237,6 @@ pub fn callgrind(args: CallgrindArgs) -> Result<ExitCode, String> {
     })
 }
 
-fn setup_tools(args: &CallgrindArgs) -> Tools {
-    Tools {
-        build: !args.no_build,
-        rs_bin: args.rs_bin.clone(),
-        gen_bin: args.gen_bin.clone(),
-        tablegen_bin: args.tablegen_bin.clone(),
-        testpmd: args.testpmd.clone(),
-        c_dir: args.c_dir.clone(),
-        c_build_dir: args.c_build_dir.clone(),
-        c_build_script: args.c_build_script.clone(),
-        rules_dir: args.rules_dir.clone(),
-        acl_rules: args.acl_rules.clone(),
-    }
-}
-
-fn flows(args: &CallgrindArgs) -> Flows {
-    Flows {
-        lpm: args.lpm_flows,
-        em: args.em_flows,
-        size: args.size,
-    }
-}
-
 /// A directory for one run's traffic, dumps and logs, removed when dropped.
 struct WorkDir(PathBuf);
 
@@ -286,12 +262,14 @@ fn which(tool: &str) -> Result<(), String> {
     }
 }
 
-/// A failed run's `log`, copied out of the work directory (removed at
-/// the end) to OUT_DIR/ID.log; where it is, or `log` if it cannot be kept.
+/// A failed run's logs (`log`, see [`testkit::log_files`]), copied out of
+/// the work directory (removed at the end) to OUT_DIR/ID.stdout and
+/// .stderr; where they are, or `log` if they cannot be kept.
 fn keep_log(log: &Path, out_dir: &Path, id: &str) -> PathBuf {
-    let kept = out_dir.join(format!("{id}.log"));
-    match std::fs::copy(log, &kept) {
-        Ok(_) => kept,
+    let kept = out_dir.join(id);
+    let mut files = testkit::log_files(log).into_iter().zip(testkit::log_files(&kept));
+    match files.try_for_each(|(from, to)| std::fs::copy(from, to).map(drop)) {
+        Ok(()) => kept,
         Err(_) => log.to_path_buf(),
     }
 }

@@ -3,6 +3,7 @@
 //! bench's configurations and command lines, l3fwd-gen's default traffic,
 //! and for --lpm-flows/--em-flows the sweep's cells, pools and C builds.
 
+use super::CallgrindArgs;
 use crate::cbuild::{self, Build};
 use crate::configs::{self, Config, Forwarder};
 use crate::engine::Unit;
@@ -65,23 +66,6 @@ pub fn select(items: &[String]) -> Result<Vec<Config>, String> {
     Ok(chosen)
 }
 
-/// Where the programs, rule files and build script are, and whether the
-/// programs are (re)built first.
-pub struct Tools {
-    pub build: bool,
-    pub rs_bin: PathBuf,
-    pub gen_bin: PathBuf,
-    pub tablegen_bin: PathBuf,
-    pub testpmd: PathBuf,
-    /// The stock C build, for runs on the default tables.
-    pub c_dir: PathBuf,
-    /// The sweep's C builds, one per pool, for runs on cells.
-    pub c_build_dir: PathBuf,
-    pub c_build_script: PathBuf,
-    pub rules_dir: PathBuf,
-    pub acl_rules: PathBuf,
-}
-
 /// The traffic of the LPM-traffic configurations (LPM, FIB, ACL, io) or of
 /// the EM ones: a sweep cell, or the default rules with l3fwd-gen's frames.
 struct Kind {
@@ -101,21 +85,14 @@ pub struct Plan {
     _kinds: [Option<Kind>; 2],
 }
 
-/// The flows of --lpm-flows and --em-flows, of one frame size.
-pub struct Flows {
-    pub lpm: Option<usize>,
-    pub em: Option<usize>,
-    pub size: u32,
-}
-
 impl Plan {
-    /// Builds what `configs` need if `tools.build`, checks that the programs
-    /// are there, writes the traffic into `work`: a unit per configuration,
-    /// each run with `timing`.
-    pub fn new(configs: &[Config], tools: &Tools, flows: &Flows, work: &Path, timing: Timing) -> Result<Plan, String> {
+    /// Builds what `configs` need unless `--no-build`, checks that the
+    /// programs are there, writes the traffic into `work`: a unit per
+    /// configuration, each run with `timing`.
+    pub fn new(configs: &[Config], args: &CallgrindArgs, work: &Path, timing: Timing) -> Result<Plan, String> {
         let needs = |em: bool| configs.iter().any(|c| c.is_em() == em);
         let needs_c = |em: bool| configs.iter().any(|c| c.is_em() == em && c.forwarder == Forwarder::C);
-        if tools.build {
+        if !args.no_build {
             cargo_build()?;
         }
         let kind = |em: bool, flows_of: Option<usize>| -> Result<Option<Kind>, String> {
@@ -129,26 +106,26 @@ impl Plan {
                 None => Mode::default_mode(),
             };
             let kind = match flows_of {
-                Some(n) => cell_kind(tools, mode, n, flows.size, work)?,
-                None => default_kind(tools, em, work)?,
+                Some(n) => cell_kind(args, mode, n, work)?,
+                None => default_kind(args, em, work)?,
             };
             if needs_c(em) {
-                if tools.build {
-                    kind.c_build.make(&tools.c_build_script, &kind.c_dir)?;
+                if !args.no_build {
+                    kind.c_build.make(&args.c_build_script, &kind.c_dir)?;
                 }
                 crate::require(&kind.c_dir.join(cbuild::BINARY), "build it, or drop --no-build")?;
             }
             Ok(Some(kind))
         };
-        let kinds = [kind(false, flows.lpm)?, kind(true, flows.em)?];
-        let acl_rules = ["v4", "v6"].map(|f| tools.acl_rules.join(format!("acl_{f}.cfg")));
+        let kinds = [kind(false, args.lpm_flows)?, kind(true, args.em_flows)?];
+        let acl_rules = ["v4", "v6"].map(|f| args.acl_rules.join(format!("acl_{f}.cfg")));
         let unit = |config: Config| -> Result<Unit, String> {
             let kind = kinds[usize::from(config.is_em())]
                 .as_ref()
                 .expect("the traffic of every configuration is made");
             let program = match config.forwarder {
-                Forwarder::Io => tools.testpmd.clone(),
-                Forwarder::Rs => tools.rs_bin.clone(),
+                Forwarder::Io => args.testpmd.clone(),
+                Forwarder::Rs => args.rs_bin.clone(),
                 Forwarder::C => kind.c_dir.join(cbuild::BINARY),
             };
             crate::require(&program, "build it, or drop --no-build")?;
@@ -194,34 +171,35 @@ fn cargo_build() -> Result<(), String> {
 
 /// The default rule files and 1024 frames per port of l3fwd-gen's traffic
 /// for them; every program's default pool.
-fn default_kind(tools: &Tools, em: bool, work: &Path) -> Result<Kind, String> {
+fn default_kind(args: &CallgrindArgs, em: bool, work: &Path) -> Result<Kind, String> {
     let mode = if em { "em" } else { "lpm" };
     let pcaps = traffic::default_pcaps(work, mode, FRAMES);
-    crate::require(&tools.gen_bin, "build it with `cargo build --release -p trafficgen`")?;
-    traffic::write_pair(&tools.gen_bin, &pcaps, FRAMES, em)?;
+    crate::require(&args.gen_bin, "build it with `cargo build --release -p trafficgen`")?;
+    traffic::write_pair(&args.gen_bin, &pcaps, FRAMES, em)?;
     Ok(Kind {
         files: Files {
-            rules: ["v4", "v6"].map(|f| tools.rules_dir.join(format!("{mode}_{f}.cfg"))),
+            rules: ["v4", "v6"].map(|f| args.rules_dir.join(format!("{mode}_{f}.cfg"))),
             pcaps,
         },
         pool: Pool::DEFAULT,
-        c_dir: tools.c_dir.clone(),
+        c_dir: args.c_dir.clone(),
         c_build: Build::STOCK,
         cell: None,
     })
 }
 
-/// The sweep's cell of `flows` flows of `size`-byte frames: its table,
+/// The sweep's cell of `flows` flows of `--size`-byte frames: its table,
 /// traffic, pool and C build.
-fn cell_kind(tools: &Tools, mode: Mode, flows: usize, size: u32, work: &Path) -> Result<Kind, String> {
+fn cell_kind(args: &CallgrindArgs, mode: Mode, flows: usize, work: &Path) -> Result<Kind, String> {
+    let size = args.size;
     let routes = (mode.rules() != RuleFormat::Flows).then_some(CELL_ROUTES);
     let table = Table { mode, routes };
     let cell = Cell { table, size, flows };
     crate::require(
-        &tools.tablegen_bin,
+        &args.tablegen_bin,
         "build it with `cargo build --release -p trafficgen`",
     )?;
-    let files = traffic::generate_cell(&tools.tablegen_bin, &tools.rules_dir, work, &cell)?;
+    let files = traffic::generate_cell(&args.tablegen_bin, &args.rules_dir, work, &cell)?;
     let c_build = Build {
         mbufs: cell.mbufs(),
         lpm_routes: CELL_ROUTES,
@@ -230,7 +208,7 @@ fn cell_kind(tools: &Tools, mode: Mode, flows: usize, size: u32, work: &Path) ->
     Ok(Kind {
         files: files.files.clone(),
         pool: cell.pool(),
-        c_dir: c_build.dir(&tools.c_build_dir),
+        c_dir: c_build.dir(&args.c_build_dir),
         c_build,
         cell: Some((cell, files)),
     })

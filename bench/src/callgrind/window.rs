@@ -3,11 +3,12 @@
 //! dump them, reading the ports' TX counters around the zero and the dump.
 
 use crate::interrupt::pause;
-use crate::run::{Forwarding, Stop, Timing};
+use crate::run::{Forwarding, Timing};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
+use testkit::Stop;
 
 /// A program under valgrind answers telemetry slowly.
 const REPLY_TIMEOUT: Duration = Duration::from_secs(30);

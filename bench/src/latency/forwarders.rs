@@ -8,11 +8,11 @@ use super::netns::{self, Join, Netns};
 use crate::command::{self, L3fwdRun};
 use crate::configs::{Forwarder as Who, Variant};
 use crate::mode::Mode;
-use crate::run::{Proc, Stop};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
+use testkit::{Process, Stop};
 
 /// EAL memory (-m, MB): two af_xdp ports and the stock pool.
 const MEMORY_MB: u32 = 512;
@@ -151,20 +151,18 @@ pub fn command(forwarder: Forwarder, programs: &Programs, prefix: &str) -> Optio
 /// for DPDK ones. Dropping it stops the process, then removes the set-up.
 pub struct Running {
     // Field order is drop order: the process before the interfaces it uses.
-    proc: Option<Proc>,
-    prefix: String,
+    proc: Option<Process>,
     _netns: Netns,
 }
 
 impl Running {
-    /// Makes the set-up, starts `forwarder` (output into `log`) and waits
-    /// until a ping crosses it.
+    /// Makes the set-up, starts `forwarder` (logs `log`, see
+    /// [`testkit::log_files`]) and waits until a ping crosses it.
     pub fn start(forwarder: Forwarder, programs: &Programs, script: &Path, log: &Path) -> Result<Running, String> {
         let netns = Netns::up(script, forwarder.join())?;
         let prefix = format!("l3fwd-latency-{}", std::process::id());
         let mut running = Running {
             proc: None,
-            prefix: prefix.clone(),
             _netns: netns,
         };
         if let Some(cmd) = command(forwarder, programs, &prefix) {
@@ -172,7 +170,8 @@ impl Running {
                 let path = programs.dir.join(format!("routes-{family}.cfg"));
                 std::fs::write(&path, rules).map_err(|e| format!("{}: {e}", path.display()))?;
             }
-            running.proc = Some(Proc::spawn(cmd, Stop::Sigint, log)?);
+            let process = Process::spawn(cmd, &prefix, log, Stop::Sigint).map_err(|e| format!("cannot start {e}"))?;
+            running.proc = Some(process);
         }
         running.wait_ready()?;
         Ok(running)
@@ -199,13 +198,13 @@ impl Running {
 
     /// Fails if a DPDK forwarder has exited.
     pub fn check_alive(&mut self) -> Result<(), String> {
-        self.proc.as_mut().map_or(Ok(()), Proc::check_alive)
+        self.proc.as_mut().map_or(Ok(()), Process::check_alive)
     }
 
     /// Stops the forwarder; reports how, so that a crash at exit is seen.
     pub fn stop(mut self) -> Result<(), String> {
         match self.proc.take() {
-            Some(mut proc) => proc.stop_cleanly().map(|_| ()),
+            Some(mut proc) => proc.stop_well().map(|_| ()),
             None => Ok(()),
         }
     }
@@ -213,11 +212,10 @@ impl Running {
 
 impl Drop for Running {
     fn drop(&mut self) {
+        // Asked before Process's drop would kill it, so that EAL cleans up.
         if let Some(mut proc) = self.proc.take() {
             let _ = proc.stop();
         }
-        // EAL leaves its runtime files behind.
-        let _ = std::fs::remove_dir_all(dpdk::runtime_dir_of(&self.prefix));
     }
 }
 

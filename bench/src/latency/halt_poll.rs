@@ -62,14 +62,14 @@ mod tests {
 
     #[test]
     fn set_for_the_run_and_restored_after() {
-        let path = std::env::temp_dir().join(format!("halt-poll-{}", std::process::id()));
+        let scratch = testkit::Scratch::new("halt-poll");
+        let path = scratch.path("halt-pollNone");
         std::fs::write(&path, "0\n").unwrap();
         {
             let _run = HaltPoll::set_at(path.clone(), 200_000).unwrap();
             assert_eq!(read(&path), Ok(200_000));
         }
         assert_eq!(read(&path), Ok(0));
-        std::fs::remove_file(&path).unwrap();
     }
 
     #[test]

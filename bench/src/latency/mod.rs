@@ -26,6 +26,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::thread::sleep;
 use std::time::Duration;
+use testkit::{Process, Stop};
 
 /// The CPU the DPDK forwarders poll on (`make bench`'s lcore).
 const FORWARDER_CPU: u32 = 1;
@@ -219,13 +220,13 @@ fn through(
     logs: &Path,
     failures: &mut Failures,
 ) -> (Vec<Result<sockperf::Latency, String>>, Option<ThroughputPoint>) {
-    let log = logs.join(format!("{}.log", forwarder.id()));
+    let log = logs.join(forwarder.id());
     let started = Running::start(forwarder, programs, &args.netns_script, &log);
     failures.count(format!("{} start", forwarder.id()), &log, &started);
     let mut running = match started {
         Ok(r) => r,
         Err(e) => {
-            println!("  FAILED to start: {e} (log: {})", log.display());
+            println!("  FAILED to start: {e}{}", crate::failures::logs_note(&log));
             let why = format!("start: {e}");
             let throughput =
                 (args.throughput_secs > 0).then(|| ThroughputPoint::new(forwarder, Err(why.clone()), Err(why.clone())));
@@ -252,7 +253,7 @@ fn through(
     });
     let stopped = running.stop();
     if let Err(e) = &stopped {
-        println!("  stopping it: {e} (log: {})", log.display());
+        println!("  stopping it: {e}{}", crate::failures::logs_note(&log));
     }
     failures.count(format!("{} stop", forwarder.id()), &log, &stopped);
     (latencies, throughput)
@@ -281,12 +282,13 @@ fn latencies(
     modes: &[Mode],
     logs: &Path,
 ) -> Vec<Result<sockperf::Latency, String>> {
-    let server_log = logs.join(format!("{}-server.log", forwarder.id()));
+    let server_log = logs.join(format!("{}-server", forwarder.id()));
     let server = sockperf::server(netns::SITE_ADDR[1], args.sockperf_cpu);
-    let server = crate::run::Proc::spawn(
+    let server = Process::spawn(
         netns::Netns::exec(&netns::site(1), server),
-        crate::run::Stop::Sigint,
+        "",
         &server_log,
+        Stop::Sigint,
     );
     let mut server = match server {
         Ok(s) => s,
@@ -327,8 +329,8 @@ fn iperf_run(
     }
     let name = stream_name(stream);
     let server = netns::Netns::exec(&netns::site(1), iperf::server(netns::SITE_ADDR[1], args.sockperf_cpu));
-    let server_log = logs.join(format!("{}-iperf3-{name}-server.log", forwarder.id()));
-    let mut server = crate::run::Proc::spawn(server, crate::run::Stop::Sigint, &server_log)?;
+    let server_log = logs.join(format!("{}-iperf3-{name}-server", forwarder.id()));
+    let mut server = Process::spawn(server, "", &server_log, Stop::Sigint).map_err(|e| format!("cannot start {e}"))?;
     sleep(Duration::from_millis(300));
     let client = iperf::client(stream, netns::SITE_ADDR[1], args.sockperf_cpu, args.throughput_secs);
     let out = netns::Netns::exec(&netns::site(0), client)

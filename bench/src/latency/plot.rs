@@ -184,13 +184,12 @@ mod tests {
 
     #[test]
     fn plot_is_written_as_png_and_svg_with_panels_and_legend() {
-        let dir = std::env::temp_dir().join(format!("latency-plot-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let written = draw(&sample(), &dir).unwrap();
+        let scratch = testkit::Scratch::new("latency-plot");
+        let dir = scratch.dir();
+        let written = draw(&sample(), dir).unwrap();
         assert_eq!(written, [dir.join("latency.png"), dir.join("latency.svg")]);
         let png = std::fs::read(&written[0]).unwrap();
         let svg = std::fs::read_to_string(&written[1]).unwrap();
-        std::fs::remove_dir_all(&dir).unwrap();
         assert!(png.len() > 1000 && png.starts_with(b"\x89PNG"), "{} bytes", png.len());
         let texts = svg_texts(&svg);
         for text in [

@@ -344,9 +344,9 @@ pub(crate) mod tests {
 
     #[test]
     fn plots_are_written_as_png_and_svg_with_their_labels() {
-        let dir = std::env::temp_dir().join(format!("sweep-plots-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let written = draw_all(&sample(), &dir).unwrap();
+        let scratch = testkit::Scratch::new("sweep-plots");
+        let dir = scratch.dir();
+        let written = draw_all(&sample(), dir).unwrap();
         let names: Vec<String> = written
             .iter()
             .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
@@ -371,7 +371,6 @@ pub(crate) mod tests {
             texts("em-ratio.svg"),
             texts("lpm-16-mpps.svg"),
         );
-        std::fs::remove_dir_all(&dir).unwrap();
         assert!(png.len() > 1000 && png.starts_with(b"\x89PNG"), "{} bytes", png.len());
         for label in ["1.27", "1.25", "64", "1518", "16", "flows"] {
             assert!(ratios.iter().any(|t| t == label), "{label} missing from {ratios:?}");
@@ -399,11 +398,10 @@ pub(crate) mod tests {
         report.cells[0].io = Some(io(20.0));
         report.cells[0].above_io = AboveIo::of(2000.0, Some(10.0), Some(16.0), Some(20.0));
         report.cells[1].io = Some(io(2.0));
-        let dir = std::env::temp_dir().join(format!("sweep-work-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let written = draw_all(&report, &dir).unwrap();
+        let scratch = testkit::Scratch::new("sweep-work");
+        let dir = scratch.dir();
+        let written = draw_all(&report, dir).unwrap();
         let work = svg_texts(&std::fs::read_to_string(dir.join("lpm-16-work.svg")).unwrap());
-        std::fs::remove_dir_all(&dir).unwrap();
         assert!(written.iter().any(|p| p.ends_with("lpm-16-work.png")));
         assert!(!written.iter().any(|p| p.ends_with("em-work.png")), "EM ran no io");
         assert!(work.iter().any(|t| t == "4.00"), "{work:?}");

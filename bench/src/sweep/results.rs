@@ -204,10 +204,10 @@ pub(crate) mod tests {
                 "size": 64, "flows": 16, "rules": 16, "mbufs": 8192, "ratio": null,
                 "c": {"runs": 0, "ok_runs": 0, "median_mpps": null, "min_mpps": null, "max_mpps": null, "error": null},
                 "rs": {"runs": 1, "ok_runs": 1, "median_mpps": 14.0, "min_mpps": 14.0, "max_mpps": 14.0, "error": null}}]}"#;
-        let path = std::env::temp_dir().join(format!("l3fwd-bench-old-sweep-{}.json", std::process::id()));
+        let scratch = testkit::Scratch::new("l3fwd-bench-old-sweep");
+        let path = scratch.path("l3fwd-bench-old-sweep.json");
         std::fs::write(&path, old).unwrap();
         let r = Report::read(&path).unwrap();
-        std::fs::remove_file(&path).unwrap();
         assert!(r.is_sweep());
         assert_eq!(r.runs[0].config, "rs-lpm", "the cell's mode");
         assert_eq!(

@@ -200,7 +200,7 @@ pub fn update(mut args: UpdateArgs) -> Result<ExitCode, String> {
         }
         let config = Config::new(Forwarder::Rs, Mode::parse(mode)?, Variant::Default, true);
         let files = traffic.files(config);
-        let log = logs.join(format!("rs-{mode}.log"));
+        let log = logs.join(format!("rs-{mode}"));
         let run = Changing {
             config,
             files,
@@ -215,12 +215,12 @@ pub fn update(mut args: UpdateArgs) -> Result<ExitCode, String> {
         let Ok(reload_secs) = reload_secs else {
             continue;
         };
-        let c_log = logs.join("c-em.log");
+        let c_log = logs.join("c-em");
         let c_restart = (mode == "em" && c_runs).then(|| c_restart(&args, &c_pool, files, &c_log, &timing));
         if let Some(result) = &c_restart {
             failures.count("C l3fwd em", &c_log, result);
             if let Err(e) = result {
-                println!("C l3fwd em: FAILED: {e} (log: {})", c_log.display());
+                println!("C l3fwd em: FAILED: {e}{}", crate::failures::logs_note(&c_log));
             }
         }
         let entries = if mode == "em" {
@@ -251,7 +251,7 @@ struct Changing<'a> {
     config: Config,
     files: &'a crate::traffic::Files,
     pool: &'a Pool,
-    /// Its output.
+    /// Its logs ([`testkit::log_files`]).
     log: &'a Path,
 }
 
@@ -296,7 +296,7 @@ impl Changing<'_> {
 }
 
 /// C l3fwd's time from its start to its first packet on the EM table
-/// (`files`), with the pool it was built with (`pool`), output into `log`.
+/// (`files`), with the pool it was built with (`pool`), logs `log`.
 fn c_restart(
     args: &UpdateArgs,
     pool: &Pool,
