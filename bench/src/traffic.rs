@@ -91,12 +91,11 @@ pub fn generate(
         rules: rules(&scale_dir(mode), mode),
         pcaps: [0, 1].map(|i| scale_dir(mode).join(format!("{mode}_{i}.pcap"))),
     };
-    let acl_dir = dir.join("acl");
-    write_acl_rules(&acl_dir)?;
     let acl = Files {
-        rules: rules(&acl_dir, "acl"),
+        rules: rules(&dir.join("acl"), "acl"),
         ..default("lpm")
     };
+    write_acl_rules(&acl, 0)?;
     let traffic = Traffic {
         lpm: default("lpm"),
         acl,
@@ -153,10 +152,13 @@ fn acl_route(prefix: &str, port: u16) -> String {
     format!("R{any} {prefix} 0 : 65535 0 : 65535 0x00/0x00 {port}\n")
 }
 
-/// ACL rules for the default LPM traffic (`acl_v4.cfg`, `acl_v6.cfg` in
-/// `dir`), a few hundred per family: a route per destination subnet of
-/// the deny rules (to port 0 or 1), and a last rule that routes the rest.
-fn write_acl_rules(dir: &Path) -> Result<(), String> {
+/// ACL rules for the default LPM traffic (`files.rules`), a few hundred
+/// per family: a route per destination subnet of the deny rules (to port
+/// 0 or 1), and a last rule that routes the rest; first, `more_denies`
+/// IPv4 deny rules of sources the traffic never has (10.0.0.0/8), for a
+/// classifier of that size that forwards alike.
+pub fn write_acl_rules(files: &Files, more_denies: usize) -> Result<(), String> {
+    let dir = files.rules[0].parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let subnets = |net: fn(u16) -> String, any: &str| {
         let routes = (0..ACL_SUBNETS).map(|n| (net(n), n % 2));
@@ -164,17 +166,23 @@ fn write_acl_rules(dir: &Path) -> Result<(), String> {
     };
     let v4 = subnets(|n| format!("198.18.{n}.0/24"), "0.0.0.0/0");
     let v6 = subnets(acl_v6_net, ACL_ANY_V6);
-    write_acl(&["v4", "v6"].map(|f| dir.join(format!("acl_{f}.cfg"))), &v4, &v6)
+    write_acl(&files.rules, more_denies, &v4, &v6)
 }
 
 /// IPv6's default route in ACL rules.
 const ACL_ANY_V6: &str = "0:0:0:0:0:0:0:0/0";
 
-/// Writes ACL rule files `out` (IPv4, IPv6): [`acl_deny_rules`], then the
-/// routes (prefix, port) of each family.
-fn write_acl(out: &[PathBuf; 2], v4: &[(String, u16)], v6: &[(String, u16)]) -> Result<(), String> {
+/// Writes ACL rule files `out` (IPv4, IPv6): `more_denies` IPv4 deny
+/// rules, [`acl_deny_rules`], then the routes (prefix, port) of each
+/// family.
+fn write_acl(out: &[PathBuf; 2], more_denies: usize, v4: &[(String, u16)], v6: &[(String, u16)]) -> Result<(), String> {
     let header = "# l3fwd-bench: generated ACL rules\n";
-    let (deny4, deny6) = acl_deny_rules();
+    let (mut deny4, deny6) = acl_deny_rules();
+    let sources = (0..more_denies as u32).map(|i| std::net::Ipv4Addr::from(0x0a00_0000 | (i & 0x00ff_ffff)));
+    let more: String = sources
+        .map(|s| format!("@{s}/32 0.0.0.0/0 0 : 65535 0 : 65535 0x00/0x00\n"))
+        .collect();
+    deny4.insert_str(0, &more);
     for (path, deny, routes) in [(&out[0], deny4, v4), (&out[1], deny6, v6)] {
         let mut text = format!("{header}{deny}");
         for (prefix, port) in routes {
@@ -290,7 +298,7 @@ fn acl_from_lpm(lpm_v4: &Path, out: &[PathBuf; 2]) -> Result<(), String> {
         };
         v4.push((prefix.to_string(), port));
     }
-    write_acl(out, &v4, &[(ACL_ANY_V6.to_string(), 0)])
+    write_acl(out, 0, &v4, &[(ACL_ANY_V6.to_string(), 0)])
 }
 
 #[cfg(test)]

@@ -17,10 +17,19 @@ pub enum Target {
     FibV6,
     /// IPv4 flows in exact-match mode.
     Em,
+    /// IPv4 deny rules in ACL mode.
+    Acl,
 }
 
 impl Target {
-    pub const ALL: [Target; 5] = [Target::LpmV4, Target::LpmV6, Target::FibV4, Target::FibV6, Target::Em];
+    pub const ALL: [Target; 6] = [
+        Target::LpmV4,
+        Target::LpmV6,
+        Target::FibV4,
+        Target::FibV6,
+        Target::Em,
+        Target::Acl,
+    ];
 
     /// `--lookup=NAME`.
     pub fn mode(self) -> &'static str {
@@ -28,6 +37,7 @@ impl Target {
             Target::LpmV4 | Target::LpmV6 => "lpm",
             Target::FibV4 | Target::FibV6 => "fib",
             Target::Em => "em",
+            Target::Acl => "acl",
         }
     }
 
@@ -38,6 +48,7 @@ impl Target {
             Target::FibV4 => "FIB IPv4 routes",
             Target::FibV6 => "FIB IPv6 routes",
             Target::Em => "EM flows",
+            Target::Acl => "ACL rules",
         }
     }
 }
@@ -81,6 +92,12 @@ impl Iterator for Changes {
             (Target::LpmV6 | Target::FibV6, false) => format!("route del 2001:db8:{:x}:{:x}::/64", i >> 16, i & 0xffff),
             (Target::Em, true) => format!("flow add R{v4} {v4} 9 9 0x11 {port}"),
             (Target::Em, false) => format!("flow del R{v4} {v4} 9 9 0x11 0"),
+            // Sources the traffic never has: the rules change, the
+            // forwarding does not.
+            (Target::Acl, add) => {
+                let verb = if add { "add" } else { "del" };
+                format!("acl {verb} @{v4}/32 0.0.0.0/0 0 : 65535 0 : 65535 0x00/0x00")
+            }
         })
     }
 }
@@ -156,6 +173,14 @@ mod tests {
             [
                 "flow add R100.64.0.0 100.64.0.0 9 9 0x11 0",
                 "flow del R100.64.0.0 100.64.0.0 9 9 0x11 0"
+            ]
+        );
+        let acl: Vec<String> = Changes::new(Target::Acl, 1).take(2).collect();
+        assert_eq!(
+            acl,
+            [
+                "acl add @100.64.0.0/32 0.0.0.0/0 0 : 65535 0 : 65535 0x00/0x00",
+                "acl del @100.64.0.0/32 0.0.0.0/0 0 : 65535 0 : 65535 0x00/0x00"
             ]
         );
     }

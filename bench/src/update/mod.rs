@@ -1,6 +1,6 @@
 //! `l3fwd-bench update`: l3fwd-rs's forwarding rate while its tables change
-//! through `l3fwd-ctl -` at set rates (LPM IPv4 and IPv6 routes, EM flows,
-//! on router-size generated tables), the changes it applies per second,
+//! through `l3fwd-ctl -` at set rates (LPM and FIB IPv4 and IPv6 routes,
+//! EM flows, on router-size generated tables; ACL rules), the changes it applies per second,
 //! and the time a `reload` of the whole table takes beside C l3fwd's
 //! restart to its first packet on the same table. Table, JSON and a plot.
 
@@ -38,7 +38,7 @@ pub struct UpdateArgs {
         long,
         value_enum,
         value_delimiter = ',',
-        default_value = "lpm-v4,lpm-v6,fib-v4,fib-v6,em"
+        default_value = "lpm-v4,lpm-v6,fib-v4,fib-v6,em,acl"
     )]
     targets: Vec<Target>,
     /// Small tables (10K IPv4 routes, 2K IPv6, 10K flows), l3fwd-rs's pool of 32K mbufs and rates
@@ -49,6 +49,10 @@ pub struct UpdateArgs {
     /// IPv4 exact-match rules
     #[arg(long, default_value_t = 1_000_000)]
     em_rules: usize,
+    /// IPv4 ACL deny rules, before the routes of the default ACL files (each
+    /// change rebuilds the IPv4 classifier)
+    #[arg(long, default_value_t = 10_000)]
+    acl_rules: usize,
     /// IPv4 LPM routes
     #[arg(long, default_value_t = 1_000_000)]
     v4_routes: usize,
@@ -96,7 +100,7 @@ pub struct RatePoint {
 /// One table's reload against C's restart.
 #[derive(Serialize, Deserialize, Clone, Debug)]
 pub struct Reload {
-    /// `lpm`, `fib` or `em`.
+    /// `lpm`, `fib`, `em` or `acl`.
     pub mode: String,
     pub entries: usize,
     /// From sending `reload` to its `ok` (the new table forwarding), s.
@@ -165,7 +169,14 @@ pub fn update(mut args: UpdateArgs) -> Result<ExitCode, String> {
         frames: args.frames,
         mbufs: args.mbufs,
     };
-    let traffic = traffic::generate(&generators, &args.out_dir, 1, &sizes, |scale, _| scale)?;
+    // ACL runs take the default LPM traffic (l3fwd-gen's), the others
+    // the scale tables'.
+    let acl = args.targets.contains(&Target::Acl);
+    let needed = |scale: bool, em: bool| scale || (acl && !em);
+    let traffic = traffic::generate(&generators, &args.out_dir, args.frames, &sizes, needed)?;
+    if acl {
+        traffic::write_acl_rules(&traffic.acl, args.acl_rules)?;
+    }
     interrupt::catch_signals()?;
     // Hugepages for the largest forwarder, one at a time: l3fwd-rs's
     // --memory, or C's pool.
@@ -193,7 +204,7 @@ pub fn update(mut args: UpdateArgs) -> Result<ExitCode, String> {
         reloads: Vec::new(),
     };
     let mut failures = Failures::new();
-    for mode in ["lpm", "fib", "em"] {
+    for mode in ["lpm", "fib", "em", "acl"] {
         let targets: Vec<Target> = args.targets.iter().copied().filter(|t| t.mode() == mode).collect();
         if targets.is_empty() {
             continue;
@@ -223,10 +234,10 @@ pub fn update(mut args: UpdateArgs) -> Result<ExitCode, String> {
                 println!("C l3fwd em: FAILED: {e}{}", crate::failures::logs_note(&c_log));
             }
         }
-        let entries = if mode == "em" {
-            args.em_rules
-        } else {
-            args.v4_routes + args.v6_routes
+        let entries = match mode {
+            "em" => args.em_rules,
+            "acl" => args.acl_rules,
+            _ => args.v4_routes + args.v6_routes,
         };
         report.reloads.push(Reload {
             mode: mode.into(),
