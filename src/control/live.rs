@@ -216,6 +216,12 @@ impl<M: Mode> LiveTables<M> {
     }
 }
 
+/// An answer of several lines: each of `lines` marked as one before the
+/// last, then `last`.
+fn lines_then(lines: &[String], last: &str) -> String {
+    lines.iter().map(|line| format!("{MORE}{line}\n")).collect::<String>() + last
+}
+
 /// What a swap puts in for one socket.
 enum Rebuilt<M: Mode> {
     /// Tables of every family, and their in-place writer.
@@ -293,12 +299,9 @@ impl<M: Mode> Tables for LiveTables<M> {
                     continue;
                 }
                 Command::RouteStats => {
-                    let writer = self.copies.first_mut().in_place.as_mut();
-                    answers[i] = writer.and_then(|w| w.stats()).ok_or_else(|| {
-                        "route stats: only tables that change in place have tbl8 groups to count \
-                         (LPM's IPv4 table; FIB's from DPDK 24.11, IPv6 from 25.11)"
-                            .into()
-                    });
+                    // Stats of what the commands before it made.
+                    self.commit(pending.take(), &mut answers);
+                    answers[i] = self.route_stats();
                     continue;
                 }
                 Command::Change(change) if self.in_place().is_some_and(|w| w.takes(change)) => {
@@ -489,6 +492,18 @@ impl<M: Mode> LiveTables<M> {
         }
     }
 
+    /// `route stats`: the routes by family and depth, then the tbl8
+    /// groups of the tables that change in place, if any (their writer
+    /// first reclaims what the lcores are done with).
+    fn route_stats(&mut self) -> Answer {
+        self.flush_in_place();
+        let mut lines = M::route_depths(&self.rules, &self.plan)?;
+        let writer = self.copies.first_mut().in_place.as_mut();
+        lines.extend(writer.and_then(|w| w.stats()));
+        let last = lines.pop().unwrap_or_default();
+        Ok(lines_then(&lines, &last))
+    }
+
     /// A `list` command's answer: up to `limit` entries, each on a line
     /// of its own before the last, which says how many there are.
     fn list(&mut self, what: &Listing, limit: usize) -> Answer {
@@ -501,13 +516,11 @@ impl<M: Mode> LiveTables<M> {
             Some(entries) => entries,
             None => M::list(&self.rules, &self.plan, &self.options, what)?,
         };
-        let mut answer = String::new();
-        for entry in entries.iter().take(limit) {
-            answer += &format!("{MORE}{entry}\n");
-        }
         let shown = entries.len().min(limit);
-        answer += &format!("{shown} of {} shown", entries.len());
-        Ok(answer)
+        Ok(lines_then(
+            &entries[..shown],
+            &format!("{shown} of {} shown", entries.len()),
+        ))
     }
 
     /// Writes a change already made in place into `rules`.

@@ -22,7 +22,7 @@ use dpdk::{Eal, Qsbr};
 use ipnet::{IpNet, Ipv4Net, Ipv6Net};
 use lpm::{FibRefused, FibTables, LiveFibRoutes};
 
-use super::lpm::{change_route, explain_route, list_routes, log_routes, route_counts, no_route, route_change, route_get, route_limits, routes, write_made, Routes};
+use super::lpm::{change_route, route_depths, explain_route, list_routes, log_routes, route_counts, no_route, route_change, route_get, route_limits, routes, write_made, Routes};
 use l3fwd_modes::{self as info, ModeInfo};
 use super::{Family, Listing, TableCount, InPlace, LiveBuild, Mode, RuleChange};
 use crate::cli::mode_args::RouteArgs;
@@ -90,6 +90,10 @@ impl Mode for Fib {
         let rebuilt = live.tables.with_rebuilt(eal, &name, socket as i32, (v4, v6), limits, enabled, ipv6)?;
         log::info!("FIB: {family:?} rebuilt beside the other family's table in use");
         Some(rebuilt.map(|tables| FibLookup { tables }).map_err(Into::into))
+    }
+
+    fn route_depths(rules: &Routes, plan: &Plan) -> Result<Vec<String>, String> {
+        Ok(route_depths(rules, plan))
     }
 
     fn route_get(lookup: &FibLookup, dst: IpAddr) -> Result<Option<u16>, String> {

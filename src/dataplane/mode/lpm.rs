@@ -113,6 +113,29 @@ impl Mode for Lpm {
             _ => Err(what.not_in(Self::INFO.name)),
         }
     }
+
+    fn route_depths(rules: &Routes, plan: &Plan) -> Result<Vec<String>, String> {
+        Ok(route_depths(rules, plan))
+    }
+}
+
+/// `route stats` in LPM and FIB mode: each family's routes to ports
+/// `plan` loads, one per prefix as the tables keep them, by depth.
+pub(super) fn route_depths((v4, v6): &Routes, plan: &Plan) -> Vec<String> {
+    fn line<N: Ord + Copy>(family: &str, file: &RouteFile<N>, plan: &Plan, net: fn(&N) -> N, depth: fn(&N) -> u8) -> String {
+        let loaded = file.routes.iter().filter(|r| plan.loads_routes_to(r.port.into()));
+        let prefixes: std::collections::BTreeSet<N> = loaded.map(|r| net(&r.prefix)).collect();
+        let mut depths = std::collections::BTreeMap::<u8, usize>::new();
+        for prefix in &prefixes {
+            *depths.entry(depth(prefix)).or_default() += 1;
+        }
+        let by_depth: Vec<String> = depths.iter().map(|(d, n)| format!("/{d}: {n}")).collect();
+        format!("{family} routes: {} ({})", prefixes.len(), by_depth.join(", "))
+    }
+    vec![
+        line("IPv4", v4, plan, Ipv4Net::trunc, Ipv4Net::prefix_len),
+        line("IPv6", v6, plan, Ipv6Net::trunc, Ipv6Net::prefix_len),
+    ]
 }
 
 /// `route list [PREFIX]` in LPM and FIB mode: the routes to ports `plan`

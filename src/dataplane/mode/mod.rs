@@ -83,6 +83,16 @@ pub trait Mode: 'static {
         None
     }
 
+    /// `route stats`: each family's routes in tables built from `rules`,
+    /// by depth, a line each; an error if the mode has no routes.
+    fn route_depths(rules: &Self::Rules, plan: &Plan) -> Result<Vec<String>, String> {
+        let _ = (rules, plan);
+        Err(format!(
+            "{} mode has no routes to count (LPM and FIB mode have)",
+            Self::INFO.name
+        ))
+    }
+
     /// `route get`: the port `lookup` gives `dst` (`None`: a miss), or an
     /// error if the mode has no routes.
     fn route_get(_lookup: &Self::Lookup, _dst: IpAddr) -> Result<Option<u16>, String> {
