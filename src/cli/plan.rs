@@ -76,6 +76,22 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// A plan that forwards to `ports`, one queue each and no lcores: for
+    /// tests of what the ports decide.
+    #[cfg(test)]
+    pub fn forwarding_to(ports: &[u16]) -> Plan {
+        let port = |&port: &u16| PortPlan {
+            port,
+            n_rx_queues: 1,
+            n_tx_queues: 1,
+        };
+        Plan {
+            ports: ports.iter().map(port).collect(),
+            lcores: Vec::new(),
+            missing_ports: Vec::new(),
+        }
+    }
+
     /// Whether `port` is enabled and exists: the ports a route added while
     /// forwarding may name.
     pub fn forwards_to(&self, port: u16) -> bool {

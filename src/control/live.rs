@@ -238,6 +238,10 @@ const UNCHANGED: &str = "the tables in use are unchanged";
 struct Pending<R> {
     rules: R,
     edits: Vec<Edit<R>>,
+    /// The changes not in `rules` yet, in order, by command (None: made
+    /// in place): applied together, in one pass where the mode can
+    /// ([`LiveTables::apply_changes`]).
+    unapplied: Vec<(Option<usize>, RuleChange)>,
 }
 
 /// One edit of a pending batch.
@@ -315,23 +319,23 @@ impl<M: Mode> Tables for LiveTables<M> {
                     }
                     answers[i] = self.change_in_place(change);
                     if let (Ok(_), Some(batch)) = (&answers[i], pending.as_mut()) {
-                        self.apply_made(&mut batch.rules, change);
+                        batch.unapplied.push((None, change.clone()));
                         batch.edits.push(Edit::MadeInPlace(change.clone()));
                     }
                     continue;
                 }
                 Command::Change(change) => {
                     self.flush_in_place();
-                    // One copy of the rules for the batch: a change that
-                    // fails leaves them as they were (Mode::change_rules).
+                    // One copy of the rules for the batch; its changes go
+                    // in together (apply_changes), and one that fails
+                    // leaves them as they were.
                     let batch = pending.get_or_insert_with(|| Pending {
                         rules: self.rules.clone(),
                         edits: Vec::new(),
+                        unapplied: Vec::new(),
                     });
-                    match M::change_rules(&mut batch.rules, &self.plan, &self.options, change) {
-                        Ok(()) => batch.edits.push(Edit::Change(i, change.clone())),
-                        Err(e) => answers[i] = Err(format!("{e}; {UNCHANGED}")),
-                    }
+                    batch.unapplied.push((Some(i), change.clone()));
+                    batch.edits.push(Edit::Change(i, change.clone()));
                     continue;
                 }
                 Command::Reload => self.take_read().map_err(|e| format!("{e}; {UNCHANGED}")),
@@ -348,9 +352,21 @@ impl<M: Mode> Tables for LiveTables<M> {
             };
             match edited {
                 Ok(rules) => {
-                    let mut edits = pending.take().map_or_else(Vec::new, |p| p.edits);
+                    // The changes before it are answered as they would be
+                    // alone, though the reload's rules replace theirs.
+                    let mut edits = match pending.take() {
+                        Some(mut batch) => {
+                            self.apply_changes(&mut batch, &mut answers);
+                            batch.edits
+                        }
+                        None => Vec::new(),
+                    };
                     edits.push(Edit::Reload(i, rules.clone()));
-                    pending = Some(Pending { rules, edits });
+                    pending = Some(Pending {
+                        rules,
+                        edits,
+                        unapplied: Vec::new(),
+                    });
                 }
                 Err(e) => answers[i] = Err(e),
             }
@@ -428,13 +444,40 @@ impl<M: Mode> LiveTables<M> {
         Ok("ok".into())
     }
 
+    /// Writes the changes of `batch` not in its rules yet into them, each
+    /// as if it came alone (one pass for them all where the mode can:
+    /// [`Mode::change_rules_in_turn`]); a refused change is answered and
+    /// leaves the batch.
+    fn apply_changes(&self, batch: &mut Pending<M::Rules>, answers: &mut [Answer]) {
+        let unapplied = std::mem::take(&mut batch.unapplied);
+        let changes: Vec<&RuleChange> = unapplied.iter().map(|(_, change)| change).collect();
+        let results = M::change_rules_in_turn(&mut batch.rules, &self.plan, &self.options, &changes);
+        let mut refused = std::collections::HashSet::new();
+        for ((command, _), result) in unapplied.iter().zip(results) {
+            match (command, result) {
+                (_, Ok(())) => {}
+                (Some(i), Err(e)) => {
+                    answers[*i] = Err(format!("{e}; {UNCHANGED}"));
+                    refused.insert(*i);
+                }
+                (None, Err(e)) => log::warn!("a change made in place does not apply to the rules being built: {e}"),
+            }
+        }
+        if !refused.is_empty() {
+            batch
+                .edits
+                .retain(|edit| !matches!(edit, Edit::Change(i, _) if refused.contains(i)));
+        }
+    }
+
     /// Builds and swaps in what `pending` holds and answers its commands
     /// `ok`. If the build fails, each command is answered as if it had
     /// come alone, in order: see [`LiveTables::replay`].
     fn commit(&mut self, pending: Option<Pending<M::Rules>>, answers: &mut [Answer]) {
-        let Some(pending) = pending else {
+        let Some(mut pending) = pending else {
             return;
         };
+        self.apply_changes(&mut pending, answers);
         let commands = pending.commands();
         if commands.is_empty() {
             return; // only changes that failed, or made in place

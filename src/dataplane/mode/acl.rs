@@ -232,20 +232,10 @@ impl Lookup for AclLookup {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::plan::PortPlan;
 
     /// Ports 0 and 1 forwarded to.
     fn plan() -> Plan {
-        let port = |port| PortPlan {
-            port,
-            n_rx_queues: 1,
-            n_tx_queues: 1,
-        };
-        Plan {
-            ports: vec![port(0), port(1)],
-            lcores: Vec::new(),
-            missing_ports: Vec::new(),
-        }
+        Plan::forwarding_to(&[0, 1])
     }
 
     fn lines(file: &RuleFile<impl Prefix>) -> Vec<String> {

@@ -22,7 +22,7 @@ use dpdk::{Eal, Qsbr};
 use ipnet::{IpNet, Ipv4Net, Ipv6Net};
 use lpm::{FibRefused, FibTables, LiveFibRoutes};
 
-use super::lpm::{change_route, route_depths, explain_route, list_routes, log_routes, route_counts, no_route, route_change, route_get, route_limits, routes, write_made, Routes};
+use super::lpm::{change_routes, route_depths, explain_route, list_routes, log_routes, route_counts, no_route, route_change, route_get, route_limits, routes, write_made, Routes};
 use l3fwd_modes::{self as info, ModeInfo};
 use super::{Family, Listing, TableCount, InPlace, LiveBuild, Mode, RuleChange};
 use crate::cli::mode_args::RouteArgs;
@@ -101,8 +101,13 @@ impl Mode for Fib {
         Ok(route_get(dst, |a| t.lookup_v4(a), |a| t.lookup_v6(a)))
     }
 
-    fn change_rules(rules: &mut Routes, plan: &Plan, _options: &RouteArgs, change: &RuleChange) -> Result<(), String> {
-        change_route::<Self>(rules, plan, change)
+    fn change_rules(rules: &mut Routes, plan: &Plan, options: &RouteArgs, change: &RuleChange) -> Result<(), String> {
+        let mut one = Self::change_rules_in_turn(rules, plan, options, &[change]);
+        one.pop().unwrap_or(Ok(()))
+    }
+
+    fn change_rules_in_turn(rules: &mut Routes, plan: &Plan, _options: &RouteArgs, changes: &[&RuleChange]) -> Vec<Result<(), String>> {
+        change_routes::<Self>(rules, plan, changes)
     }
 
     fn counts(rules: &Routes, plan: &Plan, _options: &RouteArgs) -> Vec<TableCount> {

@@ -6,7 +6,7 @@
 //! IPv6 destinations of a burst go to rte_lpm6 in one bulk call, unless
 //! `sequential` asks for one lookup per packet.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::error::Error;
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -95,8 +95,13 @@ impl Mode for Lpm {
         Ok(route_get(dst, |a| t.lookup_v4(a), |a| t.lookup_v6(a)))
     }
 
-    fn change_rules(rules: &mut Routes, plan: &Plan, _options: &RouteArgs, change: &RuleChange) -> Result<(), String> {
-        change_route::<Self>(rules, plan, change)
+    fn change_rules(rules: &mut Routes, plan: &Plan, options: &RouteArgs, change: &RuleChange) -> Result<(), String> {
+        let mut one = Self::change_rules_in_turn(rules, plan, options, &[change]);
+        one.pop().unwrap_or(Ok(()))
+    }
+
+    fn change_rules_in_turn(rules: &mut Routes, plan: &Plan, _options: &RouteArgs, changes: &[&RuleChange]) -> Vec<Result<(), String>> {
+        change_routes::<Self>(rules, plan, changes)
     }
 
     fn counts(rules: &Routes, plan: &Plan, _options: &RouteArgs) -> Vec<TableCount> {
@@ -227,41 +232,59 @@ pub(super) fn route_get(
     }
 }
 
-/// `route add` and `route del` on the routes of LPM and FIB mode (`M`). A
-/// prefix is the same whatever its host bits (rte_lpm masks them): adding
-/// one that is there replaces its port.
-pub(super) fn change_route<M: Mode>((v4, v6): &mut Routes, plan: &Plan, change: &RuleChange) -> Result<(), String> {
-    fn edit<N: Copy + PartialEq>(routes: &mut Vec<lpm::rules::Route<N>>, net: fn(&N) -> N, prefix: N, port: Option<u8>) -> bool {
-        let mut found = false;
-        routes.retain_mut(|r| {
-            let same = net(&r.prefix) == net(&prefix);
-            found |= same;
-            match port {
-                Some(port) if same => r.port = port,
-                _ => {}
+/// `route add` and `route del` on the routes of LPM and FIB mode (`M`),
+/// each in turn as if it came alone. A prefix is the same whatever its
+/// host bits (rte_lpm masks them): adding one that is there replaces its
+/// port; deleting one that is not there is refused and changes nothing.
+/// One pass over each family's routes for them all: an index of the
+/// prefixes there, made if a delete needs it, then [`write_made`].
+pub(super) fn change_routes<M: Mode>((v4, v6): &mut Routes, plan: &Plan, changes: &[&RuleChange]) -> Vec<Result<(), String>> {
+    /// One family's changes so far, and the prefixes its routes had.
+    struct Made<N> {
+        ports: HashMap<N, Option<u8>>,
+        there: Option<HashSet<N>>,
+    }
+    impl<N: Copy + Eq + std::hash::Hash> Made<N> {
+        /// Whether the change is made: a delete needs the prefix there.
+        fn change(&mut self, routes: &[lpm::rules::Route<N>], net: fn(&N) -> N, prefix: N, port: Option<u8>) -> bool {
+            let prefix = net(&prefix);
+            let there = match (port, self.ports.get(&prefix)) {
+                (Some(_), _) => true,
+                (None, Some(made)) => made.is_some(),
+                (None, None) => {
+                    let there = self.there.get_or_insert_with(|| routes.iter().map(|r| net(&r.prefix)).collect());
+                    there.contains(&prefix)
+                }
+            };
+            if there {
+                self.ports.insert(prefix, port);
             }
-            !(same && port.is_none())
-        });
-        if let (false, Some(port)) = (found, port) {
-            // Line 0: from l3fwd-ctl, not from a file.
-            routes.push(lpm::rules::Route { prefix, port, line: 0 });
+            there
         }
-        found || port.is_some()
     }
-    let (prefix, port) = route_change::<M>(plan, change)?;
-    let done = match prefix {
-        IpNet::V4(p) => edit(&mut v4.routes, Ipv4Net::trunc, p, port),
-        IpNet::V6(p) => edit(&mut v6.routes, Ipv6Net::trunc, p, port),
-    };
-    match done {
-        true => Ok(()),
-        false => Err(no_route(prefix)),
-    }
+    let (mut made4, mut made6) = (
+        Made { ports: HashMap::new(), there: None },
+        Made { ports: HashMap::new(), there: None },
+    );
+    let results = changes
+        .iter()
+        .map(|change| {
+            let (prefix, port) = route_change::<M>(plan, change)?;
+            let made = match prefix {
+                IpNet::V4(p) => made4.change(&v4.routes, Ipv4Net::trunc, p, port),
+                IpNet::V6(p) => made6.change(&v6.routes, Ipv6Net::trunc, p, port),
+            };
+            made.then_some(()).ok_or_else(|| no_route(prefix))
+        })
+        .collect();
+    write_made(&mut v4.routes, Ipv4Net::trunc, &mut made4.ports);
+    write_made(&mut v6.routes, Ipv6Net::trunc, &mut made6.ports);
+    results
 }
 
 /// Writes the changes made in place, `made` (each prefix's port, None for
 /// a deleted one), into `routes` and empties it: one pass over the routes,
-/// however many changes, with what [`change_route`] does to each.
+/// however many changes, with what [`change_routes`] does to each.
 pub(super) fn write_made<N>(routes: &mut Vec<lpm::rules::Route<N>>, net: fn(&N) -> N, made: &mut HashMap<N, Option<u8>>)
 where
     N: Copy + Eq + std::hash::Hash,
@@ -269,10 +292,13 @@ where
     if made.is_empty() {
         return;
     }
+    // A prefix changed is one route after, as in the tables: of routes
+    // the files wrote twice, the first keeps the new port.
+    let mut changed = HashSet::new();
     routes.retain_mut(|r| match made.get(&net(&r.prefix)) {
         Some(Some(port)) => {
             r.port = *port;
-            true
+            changed.insert(net(&r.prefix))
         }
         Some(None) => false,
         None => true,
@@ -479,6 +505,7 @@ mod tests {
 
     use super::*;
     use crate::cli::rule_files::tests::args;
+    use proptest::prelude::*;
 
     fn files(line: &str) -> RuleFiles {
         RuleFiles::from(&args(line))
@@ -502,5 +529,58 @@ mod tests {
         assert_eq!(v4.origin, "built-in lpm_v4.cfg");
         let error = routes(&files("--rule_ipv4 /nonexistent.cfg --rule_ipv6 /x.cfg")).unwrap_err();
         assert!(error.to_string().contains("cannot read /nonexistent.cfg"), "{error}");
+    }
+
+    /// A change of one of a few prefixes, nested and with host bits set:
+    /// an add to port 0, 1 or 2 (not forwarded to), or a delete.
+    fn route_changes() -> impl Strategy<Value = Vec<RuleChange>> {
+        let prefixes = [
+            "10.0.0.0/8",
+            "10.1.0.0/16",
+            "10.1.2.3/16",
+            "10.1.2.0/24",
+            "2001:db8::/32",
+            "2001:db8::1/32",
+            "2001:db8:1::/48",
+        ];
+        let change = (0..prefixes.len(), proptest::option::of(0..3u16)).prop_map(move |(p, port)| {
+            let prefix: IpNet = prefixes[p].parse().unwrap();
+            match port {
+                Some(port) => RuleChange::AddRoute(prefix, port),
+                None => RuleChange::DelRoute(prefix),
+            }
+        });
+        proptest::collection::vec(change, 0..40)
+    }
+
+    /// The routes as the tables take them: each prefix (host bits off)
+    /// with its port, in order.
+    fn tables_of((v4, v6): &Routes) -> Vec<(IpNet, u8)> {
+        let v4 = v4.routes.iter().map(|r| (IpNet::V4(r.prefix.trunc()), r.port));
+        let v6 = v6.routes.iter().map(|r| (IpNet::V6(r.prefix.trunc()), r.port));
+        let mut routes: Vec<(IpNet, u8)> = v4.chain(v6).collect();
+        routes.sort();
+        routes
+    }
+
+    proptest! {
+        /// A batch of changes in one pass answers and ends as the same
+        /// changes made one at a time, on routes that repeat a prefix.
+        #[test]
+        fn route_changes_in_one_pass_are_the_changes_one_by_one(changes in route_changes()) {
+            let text = ("R10.1.0.0/16 0\nR10.1.0.0/16 1\nR10.0.0.0/8 1\n", "R2001:db8::/32 0\n");
+            let mut batch = (
+                RouteFile { origin: "v4".into(), routes: lpm::rules::parse_v4(text.0, "v4").unwrap() },
+                RouteFile { origin: "v6".into(), routes: lpm::rules::parse_v6(text.1, "v6").unwrap() },
+            );
+            let mut one_by_one = batch.clone();
+            let plan = Plan::forwarding_to(&[0, 1]);
+            let all: Vec<&RuleChange> = changes.iter().collect();
+            let answers = change_routes::<Lpm>(&mut batch, &plan, &all);
+            let alone: Vec<Result<(), String>> =
+                changes.iter().flat_map(|c| change_routes::<Lpm>(&mut one_by_one, &plan, &[c])).collect();
+            prop_assert_eq!(answers, alone);
+            prop_assert_eq!(tables_of(&batch), tables_of(&one_by_one));
+        }
     }
 }

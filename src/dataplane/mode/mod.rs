@@ -127,6 +127,20 @@ pub trait Mode: 'static {
     ) -> Result<(), String> {
         Err(change.not_in(Self::INFO.name))
     }
+
+    /// [`Mode::change_rules`] for each of `changes` in turn, each answered
+    /// as if it came alone; in one pass over the rules where the mode
+    /// can (route modes: a pass per change is a pass over every route).
+    fn change_rules_in_turn(
+        rules: &mut Self::Rules,
+        plan: &Plan,
+        options: &Self::Options,
+        changes: &[&RuleChange],
+    ) -> Vec<Result<(), String>> {
+        let each = changes.iter();
+        each.map(|change| Self::change_rules(rules, plan, options, change))
+            .collect()
+    }
 }
 
 /// What [`Mode::build_live`] builds: the lookup and its in-place writer.
