@@ -295,7 +295,17 @@ impl FibTables {
             true if !LiveFib::<Fib6>::SUPPORTED => {
                 let name = format!("{name}_fib6");
                 let make = |size, routes: &[&Route<Ipv6Net>]| {
-                    fib6_growing(eal, &name, socket, fib_size(size, limits), limits, routes)
+                    // At least the groups the live FIB grew to: rte_fib6
+                    // would run out of fewer again.
+                    let mut size = fib_size(size, limits);
+                    if limits.tbl8s.is_none() && self.v6.tbl8s() > size.tbl8s {
+                        size.tbl8s = self.v6.tbl8s();
+                        log::info!(
+                            "FIB: IPv6: rebuilt with the {} tbl8 groups the live FIB grew to",
+                            size.tbl8s
+                        );
+                    }
+                    fib6_growing(eal, &name, socket, size, limits, routes)
                 };
                 crate::table::load("FIB", v6, limits, &enabled, make).map(|(fib, _)| FibTables {
                     v4: self.v4.clone(),

@@ -451,6 +451,8 @@ pub struct Fib6 {
     /// Its tables, for [`Fib6::lookup`]; None if their layout is not the
     /// one [`Trie`] mirrors.
     tables: Option<NonNull<Trie>>,
+    /// The tbl8 groups it was created with.
+    tbl8s: u32,
     _eal: Eal,
 }
 
@@ -486,6 +488,7 @@ impl Fib6 {
         let mut fib = Fib6 {
             raw,
             tables,
+            tbl8s,
             _eal: eal.clone(),
         };
         if fib.tables.is_some() && !fib.probe_agrees(Fib6::lookup) {
@@ -495,6 +498,11 @@ impl Fib6 {
             log::warn!("FIB6 {name}: unknown trie layout, lookups go through rte_fib6_lookup_bulk");
         }
         Ok(fib)
+    }
+
+    /// The tbl8 groups it was created with.
+    pub fn tbl8s(&self) -> u32 {
+        self.tbl8s
     }
 
     /// As [`Fib::probe_agrees`]: a /16 in tbl24 and a /40 two tbl8 levels
