@@ -181,23 +181,6 @@ impl<M: Mode> LiveTables<M> {
         .collect()
     }
 
-    /// Tables of `rules` for each socket, beside the live ones.
-    fn build(&self, rules: &M::Rules) -> Result<Vec<LiveBuild<M>>, Box<dyn Error>> {
-        let sockets = self.copies.sockets().zip(self.copies.iter());
-        sockets
-            .map(|(socket, copy)| {
-                M::build_live(
-                    &self.eal,
-                    socket,
-                    &self.plan,
-                    &self.options,
-                    rules.clone(),
-                    copy.live.qsbr(),
-                )
-            })
-            .collect()
-    }
-
     /// The in-place writer, if the tables take changes in place: the
     /// first socket's (the others take the same changes).
     fn in_place(&self) -> Option<&dyn InPlace<M::Rules>> {
@@ -518,7 +501,7 @@ impl<M: Mode> LiveTables<M> {
                     }
                 }
             };
-            match self.build(&next) {
+            match self.rebuild(&next, None) {
                 Ok(_) => {
                     fitted.push(i);
                     rules = next;
