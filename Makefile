@@ -158,8 +158,8 @@ bench-scale: deps
 	$(CARGO) build --release -p l3fwd-rs -p trafficgen -p l3fwd-bench
 	$(RELEASE)/l3fwd-bench --only scale --scale-mbufs $(SCALE_MBUFS) --json target/bench/bench-scale.json $(SCALE_ARGS)
 
-# The rate while tables change: l3fwd-rs on 1M IPv4 + 230K IPv6 routes and
-# 1M flows while l3fwd-ctl sends changes at 0, 1K, 10K, 100K/s and as fast
+# The rate while tables change: l3fwd-rs on 1M IPv4 + 230K IPv6 routes,
+# 1M flows and 10K ACL rules while l3fwd-ctl sends changes at 0, 1K, 10K, 100K/s and as fast
 # as it can; the changes applied per second; reload time beside C's restart
 # (EM; C's LPM holds 1024 rules). Table, target/bench/update/update.json and
 # update.png. A quiet machine, ~8 GB RAM; UPDATE_ARGS=--quick for a smoke test
