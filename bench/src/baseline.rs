@@ -61,6 +61,10 @@ pub fn status(old: Option<(&Path, Report)>, new: &Report, selected: &[Config], t
         return ExitCode::SUCCESS;
     };
     println!("\nagainst baseline {} ({}):", path.display(), old.timestamp);
+    if let Some(why) = incomparable(&old, new) {
+        println!("  no verdicts: {why}");
+        return ExitCode::FAILURE;
+    }
     let comparisons = if new.is_sweep() {
         compare_cells(&old, new, tolerance)
     } else {
@@ -72,6 +76,13 @@ pub fn status(old: Option<(&Path, Report)>, new: &Report, selected: &[Config], t
     print(&comparisons, tolerance);
     let regressed = comparisons.iter().any(|c| c.verdict.is_regression());
     ExitCode::from(if regressed { 2 } else { 0 })
+}
+
+/// Why the baseline `old` cannot judge `new`, if it cannot: its runs went
+/// through other ports (a ring port's rates are many times pcap's).
+fn incomparable(old: &Report, new: &Report) -> Option<String> {
+    let [was, is] = [old, new].map(|r| r.settings.ports.id());
+    (was != is).then(|| format!("the baseline ran on {was} ports, these runs on {is}"))
 }
 
 /// Judges each ratio the baseline `old` measured whose configurations were
@@ -286,6 +297,18 @@ mod tests {
         let c = compare(&old, &new, &lpm_only, 0.05);
         assert_eq!(c.len(), 1);
         assert!(!c[0].verdict.is_regression());
+    }
+
+    #[test]
+    fn a_baseline_from_other_ports_judges_nothing() {
+        let pcap = crate::sweep::results::tests::sample();
+        let mut ring = crate::sweep::results::tests::sample();
+        ring.settings.ports = crate::command::Ports::Ring;
+        assert_eq!(incomparable(&pcap, &pcap), None);
+        assert_eq!(
+            incomparable(&pcap, &ring).as_deref(),
+            Some("the baseline ran on pcap ports, these runs on ring")
+        );
     }
 
     /// `sample()` with l3fwd-rs's rates in `cell` scaled by `factor`.

@@ -4,6 +4,7 @@ use crate::configs::{Config, Forwarder, Variant};
 use crate::pool::Pool;
 use crate::release::Tools;
 use crate::traffic::Files;
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -19,17 +20,134 @@ const FWD_LCORE: u32 = 1;
 const EVENT_LCORES: &str = "0-1";
 const EVENT_EAL: [&str; 3] = ["-s", "0x2", "--vdev=event_sw0"];
 
+/// The ports the forwarders forward between (ports 0 and 1, whose TX
+/// counts), fed the same pcap files either way.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, clap::ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Ports {
+    /// Two pcap ports replaying their files forever: what any user can
+    /// reproduce, but the PMD copies each frame into a new mbuf, which
+    /// costs more than the forwarding (testpmd io: about 80 cycles a packet).
+    #[default]
+    Pcap,
+    /// The lab port: two net_ring ports, each receiving what is sent on it,
+    /// primed once by two pcap ports (2 and 3) read to their end. The same
+    /// mbufs go round, with no copy or allocation, so the floor is a ring's
+    /// enqueue and dequeue and a rate shows the forwarding work. A ring
+    /// holds 1023 frames: more are dropped on the first pass. TTLs wrap and
+    /// checksums follow, as neither forwarder checks them (RFC 1812 as C
+    /// does it). testpmd io primes its rings with `--tx-first`.
+    Ring,
+}
+
+impl Ports {
+    pub fn id(self) -> &'static str {
+        match self {
+            Ports::Pcap => "pcap",
+            Ports::Ring => "ring",
+        }
+    }
+
+    pub fn is_pcap(&self) -> bool {
+        *self == Ports::Pcap
+    }
+
+    /// Whether pcap files of `frames` frames each suit these ports: a ring
+    /// would drop most of a larger file, and the flows with it.
+    pub fn check_frames(self, frames: usize) -> Result<(), String> {
+        match self {
+            Ports::Ring if frames > RING_FRAMES => Err(format!(
+                "ring ports keep at most {RING_FRAMES} frames each going round, not {frames}: \
+                 give fewer frames or flows, or pcap ports"
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// The files that feed these ports, for traffic `files`: pcap ports
+    /// replay the files; a ring port's primer repeats its file's frames to
+    /// at least [`RING_PRIME`], so that every ring holds bursts enough for a
+    /// forwarder at full load (with fewer, C's TX buffers wait for the
+    /// drain timer) whatever the flows.
+    pub fn feed(self, files: &Files) -> Result<Files, String> {
+        let mut fed = files.clone();
+        if self == Ports::Pcap {
+            return Ok(fed);
+        }
+        for (pcap, primer) in files.pcaps.iter().zip(&mut fed.pcaps) {
+            let frames = trafficgen::read_pcap(pcap).map_err(|e| format!("{}: {e}", pcap.display()))?;
+            if frames.is_empty() || frames.len() >= RING_PRIME {
+                continue;
+            }
+            let copies = RING_PRIME.div_ceil(frames.len());
+            *primer = pcap.with_extension(format!("x{copies}.pcap"));
+            let repeated: Vec<&Vec<u8>> = frames.iter().cycle().take(copies * frames.len()).collect();
+            trafficgen::write_pcap(&*primer, &repeated).map_err(|e| format!("{}: {e}", primer.display()))?;
+        }
+        Ok(fed)
+    }
+
+    /// The `--vdev` arguments of a forwarder's ports on traffic `pcaps`.
+    fn vdevs(self, pcaps: &[PathBuf; 2]) -> Vec<String> {
+        match self {
+            Ports::Pcap => pcap_vdevs(pcaps),
+            Ports::Ring => {
+                let primers = pcaps
+                    .iter()
+                    .enumerate()
+                    .map(|(i, pcap)| testkit::pcap_vdev(2 + i, std::slice::from_ref(pcap), &[], false));
+                RING_VDEVS.map(String::from).into_iter().chain(primers).collect()
+            }
+        }
+    }
+}
+
+/// Frames a ring port keeps going round: its ring's 1023 and those in
+/// flight; the ports of both pcap files share the two rings by route.
+const RING_FRAMES: usize = 1024;
+
+/// Frames at least in each primer of a ring port: half a ring each.
+const RING_PRIME: usize = 512;
+
+/// The two looping ports of [`Ports::Ring`].
+const RING_VDEVS: [&str; 2] = ["--vdev=net_ring0", "--vdev=net_ring1"];
+
+/// The ports of every run of this process: pcap unless [`use_ports`] set
+/// others first.
+static PORTS: OnceLock<Ports> = OnceLock::new();
+
+/// Sets the ports of every run to come (once, before the first).
+pub fn use_ports(ports: Ports) {
+    let _ = PORTS.set(ports);
+}
+
 /// The command line of `config`, running `program` ([`program`]) on `files`
 /// with `pool`, EAL file prefix `prefix` (unique per run), and how to stop it.
 pub fn command(config: Config, program: &Path, files: &Files, pool: &Pool, prefix: &str) -> (Command, Stop) {
-    let vdevs = pcap_vdevs(&files.pcaps);
+    let ports = *PORTS.get_or_init(Ports::default);
+    command_on(ports, config, program, files, pool, prefix)
+}
+
+/// [`command`] on `ports`.
+fn command_on(
+    ports: Ports,
+    config: Config,
+    program: &Path,
+    files: &Files,
+    pool: &Pool,
+    prefix: &str,
+) -> (Command, Stop) {
     if config.forwarder == Forwarder::Io {
         let mbufs = pool.mbufs.map(|n| n as usize);
-        return (
-            testpmd_io(program, pool.memory_mb, prefix, &vdevs, mbufs),
-            Stop::CloseStdin,
-        );
+        let (vdevs, prime) = match ports {
+            Ports::Pcap => (pcap_vdevs(&files.pcaps), None),
+            Ports::Ring => (RING_VDEVS.map(String::from).to_vec(), Some("--tx-first")),
+        };
+        let mut cmd = testpmd_io(program, pool.memory_mb, prefix, &vdevs, mbufs);
+        cmd.args(prime);
+        return (cmd, Stop::CloseStdin);
     }
+    let vdevs = ports.vdevs(&files.pcaps);
     // C's variants are builds (crate::cbuild), l3fwd-rs's options.
     let mut rs_options = if config.is_rs() {
         rs_options(config.variant)
@@ -75,8 +193,8 @@ pub struct L3fwdRun<'a> {
     pub mode: &'static str,
     /// The IPv4 and IPv6 rule files.
     pub rules: [PathBuf; 2],
-    /// The `--vdev` arguments of ports 0 and 1 ([`pcap_vdevs`], or Linux
-    /// interfaces for latency runs).
+    /// The `--vdev` arguments of its ports, every one forwarded from
+    /// ([`Ports`], or Linux interfaces for latency runs).
     pub vdevs: Vec<String>,
     /// EAL memory (-m), MB.
     pub memory_mb: u32,
@@ -89,15 +207,16 @@ pub struct L3fwdRun<'a> {
 /// The command line of `run`, with EAL file prefix `prefix`; stopped with SIGINT.
 pub fn l3fwd(run: &L3fwdRun, prefix: &str) -> Command {
     let mut cmd = eal(run.program, &FWD_LCORE.to_string(), run.memory_mb, prefix, &run.vdevs);
-    let config_arg = format!("(0,0,{FWD_LCORE}),(1,0,{FWD_LCORE})");
-    app_args(&mut cmd, run, &["--config", &config_arg]);
+    let queues = (0..run.vdevs.len()).map(|port| format!("({port},0,{FWD_LCORE})"));
+    app_args(&mut cmd, run, &["--config", &queues.collect::<Vec<_>>().join(",")]);
     cmd
 }
 
 /// The application's arguments of `run`, with `io` saying how packets
 /// reach the lcores.
 fn app_args(cmd: &mut Command, run: &L3fwdRun, io: &[&str]) {
-    cmd.args(["-p", "0x3"]).args(io);
+    let portmask = (1u32 << run.vdevs.len()) - 1;
+    cmd.args(["-p", &format!("{portmask:#x}")]).args(io);
     cmd.args(["--parse-ptype", &format!("--lookup={}", run.mode)]);
     let [v4, v6] = &run.rules;
     cmd.arg(format!("--rule_ipv4={}", v4.display()));
@@ -182,6 +301,10 @@ mod tests {
     use crate::traffic::Traffic;
 
     fn args(config: Config) -> Vec<String> {
+        args_on(Ports::Pcap, config)
+    }
+
+    fn args_on(ports: Ports, config: Config) -> Vec<String> {
         let tools = Tools {
             rs_bin: "rs".into(),
             c_bin: "c".into(),
@@ -209,7 +332,7 @@ mod tests {
             Pool::DEFAULT
         };
         let program = program(config, &tools);
-        let (cmd, _) = command(config, program, traffic.files(config), &pool, "pfx");
+        let (cmd, _) = command_on(ports, config, program, traffic.files(config), &pool, "pfx");
         let program = cmd.get_program().to_string_lossy().into_owned();
         std::iter::once(program)
             .chain(cmd.get_args().map(|a| a.to_string_lossy().into_owned()))
@@ -311,5 +434,50 @@ mod tests {
             .map(String::from)
             .to_vec();
         assert_eq!(args(config("io")), [eal("testpmd", "0,1", "1024"), io].concat());
+    }
+
+    /// The lab port: the forwarders' ports 0 and 1 loop back, ports 2 and 3
+    /// read the pcap files once into them; testpmd primes its two rings.
+    #[test]
+    fn ring_ports() {
+        let c = args_on(Ports::Ring, config("c-lpm"));
+        let from = |arg: &str| c.iter().position(|a| a == arg).unwrap();
+        assert_eq!(
+            c[from("--file-prefix") + 2..from("--")],
+            [
+                "--vdev=net_ring0",
+                "--vdev=net_ring1",
+                "--vdev=net_pcap2,rx_pcap=p0.pcap",
+                "--vdev=net_pcap3,rx_pcap=p1.pcap"
+            ]
+        );
+        assert_eq!(c[from("-p") + 1], "0xf");
+        assert_eq!(c[from("--config") + 1], "(0,0,1),(1,0,1),(2,0,1),(3,0,1)");
+        assert_eq!(args_on(Ports::Ring, config("rs-lpm"))[1..], c[1..]);
+        let io = args_on(Ports::Ring, config("io"));
+        assert!(io.ends_with(&["--tx-first".to_string()]), "{io:?}");
+        assert!(!io.iter().any(|a| a.contains("pcap")), "{io:?}");
+    }
+
+    /// A ring's primer repeats a short file's frames, in order, to half a
+    /// ring; a long file, and pcap ports, take the files as they are.
+    #[test]
+    fn ring_primers_repeat_short_files() {
+        let scratch = testkit::Scratch::new("ring-primers");
+        let frames = |n: usize| (0..n).map(|i| vec![i as u8; 60]).collect::<Vec<_>>();
+        let pcaps = [scratch.dir().join("short.pcap"), scratch.dir().join("long.pcap")];
+        trafficgen::write_pcap(&pcaps[0], &frames(3)).unwrap();
+        trafficgen::write_pcap(&pcaps[1], &frames(600)).unwrap();
+        let files = Files {
+            rules: ["v4".into(), "v6".into()],
+            pcaps: pcaps.clone(),
+        };
+        assert_eq!(Ports::Pcap.feed(&files).unwrap().pcaps, pcaps);
+        let fed = Ports::Ring.feed(&files).unwrap();
+        assert_eq!(fed.pcaps[1], pcaps[1]);
+        let primer = trafficgen::read_pcap(&fed.pcaps[0]).unwrap();
+        assert_eq!(primer.len(), 513);
+        assert_eq!(primer[..6], [frames(3), frames(3)].concat()[..]);
+        assert_eq!(fed.rules, files.rules);
     }
 }

@@ -106,6 +106,11 @@ struct Common {
     /// compare the two, or on a machine whose memory is short
     #[arg(long)]
     no_huge: bool,
+    /// The ports forwarded between: pcap (replaying its files, what any user
+    /// can reproduce) or ring (the lab port: net_ring ports looping the same
+    /// mbufs, primed by the pcap files, with a floor far below pcap's)
+    #[arg(long, value_enum, default_value_t)]
+    ports: command::Ports,
     #[arg(long, default_value = "target/release/l3fwd-rs")]
     rs_bin: PathBuf,
     #[arg(long, default_value = "target/release/l3fwd-tablegen")]
@@ -277,6 +282,10 @@ pub fn measure(args: &Args, rs_bin: &Path, selected: &[Config]) -> Result<(Repor
         mbufs: args.scale_mbufs,
     };
     let needed = |scale: bool, em: bool| selected.iter().any(|c| c.is_scale() == scale && c.is_em() == em);
+    args.common.ports.check_frames(frames)?;
+    if selected.iter().any(|c| c.is_scale()) {
+        args.common.ports.check_frames(args.scale_frames)?;
+    }
     let traffic = traffic::generate(&generators, &args.work_dir, frames, &sizes, needed)?;
     let any_scale = selected.iter().any(|c| c.is_scale());
     if any_scale && !pool::holds(args.scale_mbufs as usize, args.scale_frames) {
@@ -320,13 +329,14 @@ pub fn measure(args: &Args, rs_bin: &Path, selected: &[Config]) -> Result<(Repor
     let mut engine = Engine::new(total, args.common.rounds, &logs)?;
     let memory = hugepages::Memory::for_runs(largest, Path::new(HUGEPAGES_DIR), args.common.no_huge);
     command::use_memory(memory.eal_args());
+    command::use_ports(args.common.ports);
     let units: Vec<Unit> = selected
         .iter()
         .map(|&config| Unit {
             config,
             cell: None,
             program: Ok(command::program(config, &config.release().tools(&tools)).to_owned()),
-            files: Ok(traffic.files(config).clone()),
+            files: args.common.ports.feed(traffic.files(config)),
             pool: if config.is_scale() { scale } else { Pool::DEFAULT },
             timing: timing(config),
             may_keep: false,
@@ -342,6 +352,7 @@ pub fn measure(args: &Args, rs_bin: &Path, selected: &[Config]) -> Result<(Repor
         frames,
         selected: selected.iter().map(|c| c.id()).collect(),
         memory: memory.describe(),
+        ports: args.common.ports,
         scale: any_scale.then_some(sizes),
         ..Settings::default()
     };

@@ -3,6 +3,7 @@
 //! configurations, a sweep's cells): medians, spreads, ratios of medians
 //! and the work above testpmd io; written as JSON and printed as a table.
 
+use crate::command::Ports;
 use crate::configs::{Config, Forwarder, Variant};
 pub use crate::engine::Run;
 use crate::machine::Machine;
@@ -99,7 +100,7 @@ impl Report {
     }
 
     fn config_lines(&self) -> Vec<String> {
-        let mut lines = vec![format!("\nmemory: {}", self.settings.memory)];
+        let mut lines = vec![self.settings.setup_line()];
         // As wide as the longest label, so that no name shifts its row.
         let w = self
             .configs
@@ -209,7 +210,7 @@ impl Report {
                 }
             }
         }
-        lines.push(format!("\nmemory: {}", self.settings.memory));
+        lines.push(self.settings.setup_line());
         lines.push("Mpps: TX packets of both ports per second, median over rounds; rs/C: ratio of the medians.".into());
         if with_io {
             lines.push(
@@ -242,6 +243,9 @@ pub struct Settings {
     /// EAL's memory: `hugepages 2MB x N` or `no-huge (why)` (older reports: none).
     #[serde(default)]
     pub memory: String,
+    /// The ports forwarded between (older reports: pcap).
+    #[serde(default, skip_serializing_if = "Ports::is_pcap")]
+    pub ports: Ports,
     /// Frames in each port's pcap file on the default tables.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub frames: usize,
@@ -263,6 +267,13 @@ pub struct Settings {
     /// into this one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resumed_from: Vec<String>,
+}
+
+impl Settings {
+    /// The memory and ports the runs had, the line above or below a table.
+    fn setup_line(&self) -> String {
+        format!("\nmemory: {}; ports: {}", self.memory, self.ports.id())
+    }
 }
 
 fn is_zero(n: &usize) -> bool {

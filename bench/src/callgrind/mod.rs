@@ -50,6 +50,10 @@ pub struct CallgrindArgs {
     /// forwarding work)
     #[arg(required = true, value_delimiter = ',', value_name = "CONFIG")]
     configs: Vec<String>,
+    /// The ports counted through: pcap, or ring (the lab port, whose I/O
+    /// costs a few instructions a packet: the counts are mostly the forwarding)
+    #[arg(long, value_enum, default_value_t)]
+    ports: crate::command::Ports,
     /// Counted window, seconds
     #[arg(short, long, default_value_t = 10.0, value_parser = crate::seconds)]
     window: f64,
@@ -142,6 +146,7 @@ pub fn callgrind(args: CallgrindArgs) -> Result<ExitCode, String> {
         em_flows: args.em_flows,
         size: args.size,
         acl_rules: args.acl_rules.clone(),
+        ports: args.ports,
     };
     // Fail fast: a bad baseline should not cost minutes of runs.
     let baseline: Option<Report> = args.baseline.as_deref().map(crate::read_json).transpose()?;
@@ -155,6 +160,7 @@ pub fn callgrind(args: CallgrindArgs) -> Result<ExitCode, String> {
         which(tool)?;
     }
     interrupt::catch_signals()?;
+    crate::command::use_ports(args.ports);
     let work = WorkDir::new(args.out_dir.join(format!("work-{}", std::process::id())))?;
     let timing = Timing {
         start_timeout: Duration::from_secs(args.startup_timeout),

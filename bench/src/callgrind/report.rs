@@ -4,6 +4,7 @@
 
 use super::window::Reads;
 use crate::baseline::Verdict;
+use crate::command::Ports;
 use crate::machine::Machine;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -71,6 +72,9 @@ pub struct TrafficSettings {
     /// Frame size of the flows' traffic, FCS included.
     pub size: u32,
     pub acl_rules: PathBuf,
+    /// The ports counted through (older reports: pcap).
+    #[serde(default, skip_serializing_if = "Ports::is_pcap")]
+    pub ports: Ports,
 }
 
 #[derive(Serialize, Deserialize, Debug)]
@@ -122,7 +126,7 @@ pub fn check_comparable(old: &TrafficSettings, new: &TrafficSettings) -> Result<
     }
     Err(format!(
         "the baseline counted other traffic ({old:?}), not this run's ({new:?}): give the same \
-         --lpm-flows, --em-flows, --size and --acl-rules"
+         --lpm-flows, --em-flows, --size, --acl-rules and --ports"
     ))
 }
 
@@ -197,6 +201,7 @@ mod tests {
                 em_flows: None,
                 size: 64,
                 acl_rules: "configs".into(),
+                ports: Ports::Pcap,
             },
             warmup_secs: 5.0,
             settle_secs: 2.0,
@@ -301,5 +306,16 @@ io              5171072       1314535106     254.2   0.00%
         assert!(check_comparable(&r.traffic, &other)
             .unwrap_err()
             .contains("--lpm-flows"));
+        let ring = TrafficSettings {
+            ports: Ports::Ring,
+            ..r.traffic.clone()
+        };
+        assert!(
+            check_comparable(&r.traffic, &ring).is_err(),
+            "counts through other ports"
+        );
+        assert!(!text.contains("ports"), "pcap, as older reports are read");
+        let ring_text = serde_json::to_string(&ring).unwrap();
+        assert!(ring_text.contains(r#""ports":"ring""#), "{ring_text}");
     }
 }

@@ -139,7 +139,7 @@ impl Plan {
                 config,
                 cell: kind.cell.as_ref().map(|(cell, _)| *cell),
                 program: Ok(program),
-                files: Ok(Files { rules, pcaps }),
+                files: args.ports.feed(&Files { rules, pcaps }),
                 pool: kind.pool,
                 timing,
                 may_keep: false,

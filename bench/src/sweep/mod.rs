@@ -89,6 +89,9 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
     }
 
     let cells = grid.cells();
+    for cell in &cells {
+        args.common.ports.check_frames(cell.frames_per_port())?;
+    }
     // C's LPM table is sized at build time. Its FIB tables have fixed sizes
     // (65536 IPv4 routes), but ModeInfo does not say which modes C sizes so:
     // FIB tables size the build as well, which costs a build, not a result.
@@ -120,6 +123,7 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
     let rounds = args.common.rounds;
     let (memory, keep_slow) = memory_for(&cells, rounds, args.common.no_huge);
     command::use_memory(memory.eal_args());
+    command::use_ports(args.common.ports);
     let mut forwarders = Forwarder::BOTH.to_vec();
     if !args.no_io {
         forwarders.push(Forwarder::Io);
@@ -132,6 +136,7 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
         flows: grid.flows.clone(),
         tables: grid.tables.iter().map(|t| t.id()).collect(),
         memory: memory.describe(),
+        ports: args.common.ports,
         ..Settings::default()
     };
     let mut carried: Vec<Option<Vec<Run>>> = cells.iter().map(|_| None).collect();
@@ -172,6 +177,10 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
             continue;
         }
         let files = traffic::generate_cell(&args.common.tablegen_bin, &args.common.rules_dir, &traffic_dir, cell);
+        let fed = match &files {
+            Ok(files) => args.common.ports.feed(&files.files),
+            Err(e) => Err(format!("no traffic: {e}")),
+        };
         let c_bin = c_builds.binary(c_build(cell.mbufs()));
         let slow = cell.rules() > SLOW_START_RULES || cell.mbufs() > SLOW_START_MBUFS;
         let units: Vec<Unit> = forwarders
@@ -184,10 +193,7 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
                     Forwarder::Rs => Ok(args.common.rs_bin.clone()),
                     Forwarder::Io => Ok(args.testpmd.clone()),
                 },
-                files: files
-                    .as_ref()
-                    .map(|f| f.files.clone())
-                    .map_err(|e| format!("no traffic: {e}")),
+                files: fed.clone(),
                 pool: cell.pool(),
                 timing: args
                     .common

@@ -22,6 +22,7 @@ pub fn check(earlier: Report, settings: &Settings, machine: &Machine) -> Result<
             memory_kind(&old.memory) != memory_kind(&new.memory),
             "memory (hugepages or not)",
         ),
+        (old.ports != new.ports, "ports"),
         (earlier.machine.cpu_model != machine.cpu_model, "CPU"),
     ];
     match differs.iter().find(|(differs, _)| *differs) {
