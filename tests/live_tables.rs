@@ -990,6 +990,23 @@ fn the_live_tables_list_as_rule_files_write_them() {
         ],
         "covering prefixes first, IPv4 then IPv6"
     );
+    // Pages: --skip goes past the entries an earlier page showed.
+    let (answers, _) = f.send(&[
+        "route list --limit 2 --skip 1",
+        "route list --skip 3",
+        "route list --skip 9",
+    ]);
+    assert_eq!(
+        lines(answers),
+        [
+            "R10.1.0.0/16 1",
+            "R198.18.5.0/24 1",
+            "2 of 4 shown after the first 1",
+            "R2001:db8::/32 1",
+            "1 of 4 shown after the first 3",
+            "0 of 4 shown after the first 9"
+        ]
+    );
     let (answers, _) = f.send(&[
         "route list 10.0.0.0/8 --limit 1",
         "route del 10.1.0.0/16",
@@ -1042,7 +1059,7 @@ fn the_live_tables_list_as_rule_files_write_them() {
         answers,
         [
             serde_json::json!({"ok": true, "lines": [v4.trim()], "answer": "1 of 2 shown"}),
-            serde_json::json!({"ok": false, "error": "unknown list options '5'; expected --limit N"}),
+            serde_json::json!({"ok": false, "error": "unknown list options '5'; expected --limit N, --skip N"}),
         ]
     );
     assert!(!out.status.success());

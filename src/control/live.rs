@@ -21,7 +21,7 @@ use std::time::Instant;
 use dpdk::{Eal, Live, Qsbr, Reader};
 
 use crate::cli::plan::Plan;
-use crate::control::protocol::{Answer, Command, MORE};
+use crate::control::protocol::{Answer, Command, Page, MORE};
 use crate::dataplane::mode::{Family, InPlace, Listing, LiveBuild, Mode, RuleChange, TableCount};
 use crate::dataplane::sockets::PerSocket;
 
@@ -322,10 +322,10 @@ impl<M: Mode> Tables for LiveTables<M> {
                     continue;
                 }
                 Command::Reload => self.take_read().map_err(|e| format!("{e}; {UNCHANGED}")),
-                Command::List(what, limit) => {
+                Command::List(what, page) => {
                     // A list shows what the commands before it made.
                     self.commit(pending.take(), &mut answers);
-                    answers[i] = self.list(what, *limit);
+                    answers[i] = self.list(what, *page);
                     continue;
                 }
                 Command::Trace(_) => {
@@ -530,9 +530,9 @@ impl<M: Mode> LiveTables<M> {
         Ok(lines_then(&lines, &last))
     }
 
-    /// A `list` command's answer: up to `limit` entries, each on a line
+    /// A `list` command's answer: a `page` of the entries, each on a line
     /// of its own before the last, which says how many there are.
-    fn list(&mut self, what: &Listing, limit: usize) -> Answer {
+    fn list(&mut self, what: &Listing, page: Page) -> Answer {
         self.flush_in_place();
         let live = match what {
             Listing::Flows => self.in_place().and_then(|w| w.list()),
@@ -542,10 +542,15 @@ impl<M: Mode> LiveTables<M> {
             Some(entries) => entries,
             None => M::list(&self.rules, &self.plan, &self.options, what)?,
         };
-        let shown = entries.len().min(limit);
+        let start = page.skip.min(entries.len());
+        let shown = &entries[start..start.saturating_add(page.limit).min(entries.len())];
+        let after = match page.skip {
+            0 => String::new(),
+            skip => format!(" after the first {skip}"),
+        };
         Ok(lines_then(
-            &entries[..shown],
-            &format!("{shown} of {} shown", entries.len()),
+            shown,
+            &format!("{} of {} shown{after}", shown.len(), entries.len()),
         ))
     }
 

@@ -24,8 +24,16 @@ pub enum Command {
     RouteStats,
     /// The next packets forwarded, one line each.
     Trace(u32),
-    /// The live tables' entries, in rule-file form, at most `.1` of them.
-    List(Listing, usize),
+    /// The live tables' entries, in rule-file form: a page of them.
+    List(Listing, Page),
+}
+
+/// Which of a list's entries an answer shows: `limit` of them, after the
+/// first `skip` (`--skip`: the next page of a list longer than an answer).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Page {
+    pub skip: usize,
+    pub limit: usize,
 }
 
 /// Entries a list shows without `--limit`, and at most: a longer answer
@@ -41,7 +49,7 @@ pub const TRACE_DEFAULT: u32 = 10;
 
 /// The commands, for error messages.
 pub const USAGE: &str =
-    "reload | route get ADDRESS | route add PREFIX PORT | route del PREFIX | route stats | route list [PREFIX] [--limit N] | flow add RULE | flow del RULE | flow list [--limit N] | acl add RULE | acl del RULE | acl list [--limit N] | trace [PACKETS]";
+    "reload | route get ADDRESS | route add PREFIX PORT | route del PREFIX | route stats | route list [PREFIX] [--limit N] [--skip N] | flow add RULE | flow del RULE | flow list [--limit N] [--skip N] | acl add RULE | acl del RULE | acl list [--limit N] [--skip N] | trace [PACKETS]";
 
 impl FromStr for Command {
     type Err = String;
@@ -85,22 +93,38 @@ impl FromStr for Command {
     }
 }
 
-/// A `list` command with its `--limit N` words, if any.
-fn list(what: Listing, limit: &[&str]) -> Result<Command, String> {
-    let limit = match limit {
-        [] => LIST_DEFAULT,
-        ["--limit", n] => match n.parse() {
-            Ok(n @ 1..=LIST_MAX) => n,
-            _ => return Err(format!("bad --limit '{}': 1 to {LIST_MAX}", quote(n))),
-        },
-        _ => {
-            return Err(format!(
-                "unknown list options '{}'; expected --limit N",
-                quote(&limit.join(" "))
-            ))
-        }
+/// A `list` command with its `--limit N` and `--skip N` words, if any.
+fn list(what: Listing, options: &[&str]) -> Result<Command, String> {
+    let mut page = Page {
+        skip: 0,
+        limit: LIST_DEFAULT,
     };
-    Ok(Command::List(what, limit))
+    let (mut limit_given, mut skip_given) = (false, false);
+    let mut words = options.chunks(2);
+    while let Some(pair) = words.next() {
+        match pair {
+            ["--limit", n] if !limit_given => {
+                limit_given = true;
+                page.limit = match n.parse() {
+                    Ok(n @ 1..=LIST_MAX) => n,
+                    _ => return Err(format!("bad --limit '{}': 1 to {LIST_MAX}", quote(n))),
+                };
+            }
+            ["--skip", n] if !skip_given => {
+                skip_given = true;
+                page.skip = n
+                    .parse()
+                    .map_err(|_| format!("bad --skip '{}': a count of entries", quote(n)))?;
+            }
+            _ => {
+                return Err(format!(
+                    "unknown list options '{}'; expected --limit N, --skip N",
+                    quote(&options.join(" "))
+                ))
+            }
+        }
+    }
+    Ok(Command::List(what, page))
 }
 
 /// One answer per command: a line to send back (`ok`, a port, `miss`),
@@ -116,6 +140,10 @@ pub fn parse_line(line: &[u8]) -> Result<Command, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn page(skip: usize, limit: usize) -> Page {
+        Page { skip, limit }
+    }
 
     #[test]
     fn commands_parse_and_bad_lines_say_why() {
@@ -133,17 +161,31 @@ mod tests {
         assert_eq!("trace 1024".parse(), Ok(Command::Trace(1024)));
         assert_eq!(
             "route list 10.0.0.0/8 --limit 5".parse(),
-            Ok(Command::List(Listing::Routes(Some("10.0.0.0/8".parse().unwrap())), 5))
+            Ok(Command::List(
+                Listing::Routes(Some("10.0.0.0/8".parse().unwrap())),
+                page(0, 5)
+            ))
         );
         assert_eq!(
             "route list".parse(),
-            Ok(Command::List(Listing::Routes(None), LIST_DEFAULT))
+            Ok(Command::List(Listing::Routes(None), page(0, LIST_DEFAULT)))
         );
         assert_eq!(
             "flow list --limit 10000".parse(),
-            Ok(Command::List(Listing::Flows, 10_000))
+            Ok(Command::List(Listing::Flows, page(0, 10_000)))
         );
-        assert_eq!("acl list".parse(), Ok(Command::List(Listing::AclRules, LIST_DEFAULT)));
+        assert_eq!(
+            "acl list".parse(),
+            Ok(Command::List(Listing::AclRules, page(0, LIST_DEFAULT)))
+        );
+        assert_eq!(
+            "route list --skip 20000 --limit 10000".parse(),
+            Ok(Command::List(Listing::Routes(None), page(20_000, 10_000)))
+        );
+        assert_eq!(
+            "flow list --skip 3".parse(),
+            Ok(Command::List(Listing::Flows, page(3, LIST_DEFAULT)))
+        );
         assert_eq!(
             "flow add R198.18.0.0  198.18.0.1 9 9 0x11 1".parse(),
             Ok(Command::Change(RuleChange::AddFlow(
@@ -169,6 +211,10 @@ mod tests {
             ("route list --limit 0", "bad --limit"),
             ("flow list --limit 10001", "bad --limit"),
             ("acl list 5", "unknown list options"),
+            ("acl list --skip -1", "bad --skip"),
+            ("flow list --skip 1 --skip 2", "unknown list options"),
+            ("flow list --limit 1 --limit 2", "unknown list options"),
+            ("route list --skip", "unknown list options"),
             ("route list 10.0.0.0/33", "bad prefix"),
             ("trace 1025", "bad packet count"),
             ("trace 5 5", "unknown command"),
