@@ -100,8 +100,7 @@ fn list(what: Listing, options: &[&str]) -> Result<Command, String> {
         limit: LIST_DEFAULT,
     };
     let (mut limit_given, mut skip_given) = (false, false);
-    let mut words = options.chunks(2);
-    while let Some(pair) = words.next() {
+    for pair in options.chunks(2) {
         match pair {
             ["--limit", n] if !limit_given => {
                 limit_given = true;
