@@ -282,12 +282,12 @@ pub fn measure(args: &Args, rs_bin: &Path, selected: &[Config]) -> Result<(Repor
         mbufs: args.scale_mbufs,
     };
     let needed = |scale: bool, em: bool| selected.iter().any(|c| c.is_scale() == scale && c.is_em() == em);
+    let any_scale = selected.iter().any(|c| c.is_scale());
     args.common.ports.check_frames(frames)?;
-    if selected.iter().any(|c| c.is_scale()) {
+    if any_scale {
         args.common.ports.check_frames(args.scale_frames)?;
     }
     let traffic = traffic::generate(&generators, &args.work_dir, frames, &sizes, needed)?;
-    let any_scale = selected.iter().any(|c| c.is_scale());
     if any_scale && !pool::holds(args.scale_mbufs as usize, args.scale_frames) {
         println!(
             "note: --scale-frames {}: the two infinite_rx ports need more than --scale-mbufs {}",
