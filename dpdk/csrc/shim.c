@@ -1,5 +1,9 @@
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* RTLD_NEXT */
+#endif
 /* rte_event_port_quiesce is experimental in 22.11; C l3fwd uses it too. */
 #define ALLOW_EXPERIMENTAL_API 1
+#include <dlfcn.h>
 #include <stdlib.h>
 
 #include <rte_ethdev.h>
@@ -228,9 +232,62 @@ const void *shim_rx_drop_when(uint16_t eth_port, uint16_t queue, const struct sh
 	return rte_eth_add_rx_callback(eth_port, queue, drop_when_closed, (void *)d);
 }
 
+/* Before DPDK 25.11 ("pdump: fix races in callbacks"), DPDK's packet
+ * capture removes its RX and TX callbacks and answers dpdk-dumpcap at once;
+ * the tool then frees the mempool the callbacks copy into, while an lcore
+ * may still be inside one: the forwarder died of SIGSEGV in
+ * rte_pktmbuf_copy at the end of a capture. The two definitions below take
+ * ethdev's place for librte_pdump (the dynamic linker looks in the
+ * executable first) and, once a callback is removed, run the grace hook
+ * l3fwd-rs sets, which returns when no lcore can still be running it. */
+static void (*callback_grace)(void);
+
+void shim_set_callback_grace(void (*grace)(void))
+{
+	__atomic_store_n(&callback_grace, grace, __ATOMIC_RELEASE);
+}
+
+typedef int remove_callback_fn(uint16_t, uint16_t, const struct rte_eth_rxtx_callback *);
+
+/* ethdev's own function of `name`, past the definitions below. */
+static remove_callback_fn *ethdev_remove(const char *name)
+{
+	return (remove_callback_fn *)dlsym(RTLD_NEXT, name);
+}
+
+#if RTE_VERSION < RTE_VERSION_NUM(25, 11, 0, 0)
+static int remove_then_wait(const char *name, uint16_t port, uint16_t queue,
+			    const struct rte_eth_rxtx_callback *cb)
+{
+	remove_callback_fn *remove = ethdev_remove(name);
+	if (remove == NULL)
+		return -ENOTSUP;
+	int ret = remove(port, queue, cb);
+	void (*grace)(void) = __atomic_load_n(&callback_grace, __ATOMIC_ACQUIRE);
+	if (ret == 0 && grace != NULL)
+		grace();
+	return ret;
+}
+
+int rte_eth_remove_rx_callback(uint16_t port_id, uint16_t queue_id,
+			       const struct rte_eth_rxtx_callback *user_cb)
+{
+	return remove_then_wait("rte_eth_remove_rx_callback", port_id, queue_id, user_cb);
+}
+
+int rte_eth_remove_tx_callback(uint16_t port_id, uint16_t queue_id,
+			       const struct rte_eth_rxtx_callback *user_cb)
+{
+	return remove_then_wait("rte_eth_remove_tx_callback", port_id, queue_id, user_cb);
+}
+#endif
+
+/* ethdev's removal, without the grace: the adapter's queues stopped
+ * before this runs. */
 void shim_rx_drop_when_remove(uint16_t eth_port, uint16_t queue, const void *cb)
 {
-	if (rte_eth_remove_rx_callback(eth_port, queue, cb) == 0)
+	remove_callback_fn *remove = ethdev_remove("rte_eth_remove_rx_callback");
+	if (remove != NULL && remove(eth_port, queue, cb) == 0)
 		rte_free((void *)cb);
 }
 

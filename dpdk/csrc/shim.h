@@ -75,6 +75,10 @@ const void *shim_rx_drop_when(uint16_t eth_port, uint16_t queue, const struct sh
 /* Removes it (the queue's poller stopped) and frees DPDK's record of it. */
 void shim_rx_drop_when_remove(uint16_t eth_port, uint16_t queue, const void *cb);
 
+/* The hook run after DPDK's packet capture removes one of its callbacks,
+ * before the tool that asked hears back (DPDK before 25.11; see shim.c). */
+void shim_set_callback_grace(void (*grace)(void));
+
 /* Function-like macros bindgen cannot evaluate. */
 extern const uint64_t shim_rss_ip;
 extern const uint64_t shim_rss_l4;

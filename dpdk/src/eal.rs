@@ -199,6 +199,13 @@ impl Eal {
     /// queues it names only while it captures. Where EAL runs without
     /// multi-process support (`--in-memory`, `--no-shconf`) no tool can
     /// attach, and this does nothing.
+    ///
+    /// When a capture ends, the removal of its callbacks waits until no
+    /// lcore can be inside one (DPDK before 25.11 did not): every thread
+    /// that sends or receives must be an online reader of a [`Qsbr`]
+    /// variable, reporting between its bursts, or a service lcore.
+    ///
+    /// [`Qsbr`]: crate::Qsbr
     pub fn serve_packet_capture(&self) -> Result<()> {
         if self.0.pdump.load(Ordering::Acquire) {
             return Ok(());
@@ -209,6 +216,8 @@ impl Eal {
         if ret != 0 {
             return Err(DpdkError::from_errno("cannot serve packet capture"));
         }
+        // SAFETY: a plain function that lives as long as the process.
+        unsafe { sys::shim_set_callback_grace(Some(capture_callback_removed)) };
         self.0.pdump.store(true, Ordering::Release);
         Ok(())
     }
@@ -389,6 +398,17 @@ impl Drop for EalState {
 }
 
 /// EAL's runtime folder; only called once `rte_eal_init` succeeded.
+/// Runs on EAL's multi-process thread once DPDK's packet capture removed
+/// one of its RX or TX callbacks (before DPDK 25.11, see the shim), before
+/// the tool that asked hears back and frees what the callback copies into:
+/// returns when no lcore can still be inside it. The forwarding lcores'
+/// bursts run between their RCU quiescent states; the eth adapters' run in
+/// service lcore loops.
+extern "C" fn capture_callback_removed() {
+    crate::rcu::grace_over_every_variable();
+    crate::event::service::wait_for_a_loop_of_each_lcore();
+}
+
 fn started_runtime_dir() -> PathBuf {
     // SAFETY: EAL is up (see above); the result points to EAL's own
     // NUL-terminated path, valid for the process's life, copied here.

@@ -56,10 +56,34 @@ use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::marker::PhantomData;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicPtr, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::error::{DpdkError, Result};
 use crate::sys;
+
+/// Every QSBR variable alive in this process (their addresses), for a
+/// grace period over all of them ([`grace_over_every_variable`]).
+static VARIABLES: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+
+fn variables() -> MutexGuard<'static, Vec<usize>> {
+    VARIABLES.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Waits for a grace period of every QSBR variable: every reader online
+/// now, on any of them, has reported a quiescent state since or gone
+/// offline. Readers report between poll rounds, so no forwarding lcore is
+/// still inside a burst it began before the call. Never call it from a
+/// reader.
+pub(crate) fn grace_over_every_variable() {
+    // Held throughout: a variable cannot be freed while it is waited on.
+    let variables = variables();
+    for &raw in variables.iter() {
+        let raw = raw as *mut sys::rte_rcu_qsbr;
+        // SAFETY: listed by `Qsbr::new` once initialised, and unlisted by
+        // its drop (under this lock) before it is freed.
+        unsafe { sys::shim_rcu_qsbr_wait(raw, sys::shim_rcu_qsbr_start(raw)) };
+    }
+}
 
 /// One `rte_rcu_qsbr` variable for up to `max_readers` readers, ids
 /// `0..max_readers`.
@@ -102,7 +126,10 @@ impl Qsbr {
             taken: Mutex::new(vec![false; max_readers as usize]),
         };
         match rc {
-            0 => Ok(qsbr),
+            0 => {
+                variables().push(qsbr.raw.as_ptr() as usize);
+                Ok(qsbr)
+            }
             rc => Err(DpdkError::from_code(what(), rc)),
         }
     }
@@ -144,6 +171,7 @@ impl Qsbr {
 
 impl Drop for Qsbr {
     fn drop(&mut self) {
+        variables().retain(|&raw| raw != self.raw.as_ptr() as usize);
         // SAFETY: allocated in `new` with this layout; no reader is left
         // (each holds an Arc of what holds this variable).
         unsafe { dealloc(self.raw.as_ptr().cast(), self.layout) }

@@ -150,17 +150,15 @@ fn proc_info_dumpcap_and_telemetry_work_on_a_running_forwarder() {
         &capture_arg,
     ];
     tool("dpdk-dumpcap", &dumpcap_args, "");
+    // The capture ends while packets flow, so an lcore may be inside the
+    // callback DPDK removes: before 25.11 the forwarder could die of it
+    // (see dpdk/csrc/shim.c), about once in 20 runs on a loaded machine.
+    forwarder
+        .check_alive()
+        .unwrap_or_else(|e| panic!("when dpdk-dumpcap ended: {e}"));
 
-    // Under a loaded test run (make test, 22.11) dpdk-telemetry.py once
-    // failed to connect to the forwarder's telemetry socket, printing
-    // "Error connecting" and exiting 0; alone it connects. A few tries.
-    let telemetry = (0..5)
-        .map(|_| {
-            let out = tool("dpdk-telemetry.py", &["-f", &prefix], "/ethdev/list\n");
-            String::from_utf8_lossy(&out.stdout).into_owned()
-        })
-        .find(|out| !out.contains("Error connecting"))
-        .unwrap_or_else(|| "dpdk-telemetry.py could not connect in 5 tries".into());
+    let telemetry = tool("dpdk-telemetry.py", &["-f", &prefix], "/ethdev/list\n");
+    let telemetry = String::from_utf8_lossy(&telemetry.stdout);
     let listed: Option<serde_json::Value> = telemetry.lines().find_map(|l| serde_json::from_str(l).ok());
     assert_eq!(
         listed.as_ref().and_then(|v| v.get("/ethdev/list")),

@@ -3,10 +3,37 @@
 //! eth adapters.
 
 use std::ffi::CStr;
+use std::time::{Duration, Instant};
 
 use crate::eal::Eal;
 use crate::error::{DpdkError, Result};
 use crate::sys;
+
+/// Waits until each running service lcore has ended the loop it was in at
+/// the call, so that no service function (an eth adapter's bursts) begun
+/// before it still runs. A second at most: a service lcore that stops
+/// counting loops is stopping.
+pub(crate) fn wait_for_a_loop_of_each_lcore() {
+    let loops = |lcore: u32| {
+        let mut n = 0u64;
+        // SAFETY: a valid attribute id and an out-parameter; an lcore that
+        // is not a service lcore is refused (n stays 0).
+        unsafe { sys::rte_service_lcore_attr_get(lcore, sys::RTE_SERVICE_LCORE_ATTR_LOOPS, &mut n) };
+        n
+    };
+    let mut list = vec![0u32; sys::RTE_MAX_LCORE as usize];
+    // SAFETY: list has room for RTE_MAX_LCORE ids.
+    let n = unsafe { sys::rte_service_lcore_list(list.as_mut_ptr(), list.len() as u32) };
+    list.truncate(usize::try_from(n).unwrap_or(0));
+    let deadline = Instant::now() + Duration::from_secs(1);
+    for (lcore, at_call) in list.into_iter().map(|l| (l, loops(l))) {
+        // SAFETY: a service lcore id; a read of its state.
+        let running = || unsafe { sys::rte_service_lcore_may_be_active(lcore) } == 1;
+        while loops(lcore) == at_call && running() && Instant::now() < deadline {
+            std::thread::yield_now();
+        }
+    }
+}
 
 /// A DPDK service (a scheduler or an adapter) that needs a service core.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

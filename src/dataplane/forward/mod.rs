@@ -270,9 +270,11 @@ impl<L: Lookup, R: Receive, T: Transmit<Batch = R::Batch>> Lcore<L, R, T> {
                 lookup = reader.read();
             }
         }
-        drop(reader); // offline: the control thread waits for it no more
         tx.drain(counters);
         tx.reclaim_sent();
+        // Offline after the last burst: a capture's grace waits for bursts
+        // through this reader (see `dpdk::Eal::serve_packet_capture`).
+        drop(reader);
         0
     }
 }
