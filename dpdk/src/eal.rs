@@ -397,7 +397,6 @@ impl Drop for EalState {
     }
 }
 
-/// EAL's runtime folder; only called once `rte_eal_init` succeeded.
 /// Runs on EAL's multi-process thread once DPDK's packet capture removed
 /// one of its RX or TX callbacks (before DPDK 25.11, see the shim), before
 /// the tool that asked hears back and frees what the callback copies into:
@@ -409,6 +408,7 @@ extern "C" fn capture_callback_removed() {
     crate::event::service::wait_for_a_loop_of_each_lcore();
 }
 
+/// EAL's runtime folder; only called once `rte_eal_init` succeeded.
 fn started_runtime_dir() -> PathBuf {
     // SAFETY: EAL is up (see above); the result points to EAL's own
     // NUL-terminated path, valid for the process's life, copied here.

@@ -152,7 +152,7 @@ fn proc_info_dumpcap_and_telemetry_work_on_a_running_forwarder() {
     tool("dpdk-dumpcap", &dumpcap_args, "");
     // The capture ends while packets flow, so an lcore may be inside the
     // callback DPDK removes: before 25.11 the forwarder could die of it
-    // (see dpdk/csrc/shim.c), about once in 20 runs on a loaded machine.
+    // (see dpdk/csrc/shim.c): in 5 of 57 runs on a loaded machine.
     forwarder
         .check_alive()
         .unwrap_or_else(|e| panic!("when dpdk-dumpcap ended: {e}"));

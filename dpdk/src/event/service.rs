@@ -21,18 +21,23 @@ pub(crate) fn wait_for_a_loop_of_each_lcore() {
         unsafe { sys::rte_service_lcore_attr_get(lcore, sys::RTE_SERVICE_LCORE_ATTR_LOOPS, &mut n) };
         n
     };
-    let mut list = vec![0u32; sys::RTE_MAX_LCORE as usize];
-    // SAFETY: list has room for RTE_MAX_LCORE ids.
-    let n = unsafe { sys::rte_service_lcore_list(list.as_mut_ptr(), list.len() as u32) };
-    list.truncate(usize::try_from(n).unwrap_or(0));
     let deadline = Instant::now() + Duration::from_secs(1);
-    for (lcore, at_call) in list.into_iter().map(|l| (l, loops(l))) {
+    for (lcore, at_call) in service_lcores().into_iter().map(|l| (l, loops(l))) {
         // SAFETY: a service lcore id; a read of its state.
         let running = || unsafe { sys::rte_service_lcore_may_be_active(lcore) } == 1;
         while loops(lcore) == at_call && running() && Instant::now() < deadline {
             std::thread::yield_now();
         }
     }
+}
+
+/// EAL's service lcores (none without `-s` or `-S`).
+fn service_lcores() -> Vec<u32> {
+    let mut list = vec![0u32; sys::RTE_MAX_LCORE as usize];
+    // SAFETY: list has room for RTE_MAX_LCORE ids.
+    let n = unsafe { sys::rte_service_lcore_list(list.as_mut_ptr(), list.len() as u32) };
+    list.truncate(usize::try_from(n).unwrap_or(0));
+    list
 }
 
 /// A DPDK service (a scheduler or an adapter) that needs a service core.
@@ -75,12 +80,8 @@ pub struct ServiceCores {
 impl ServiceCores {
     /// EAL's service lcores (none without `-s` or `-S`).
     pub fn new(eal: &Eal) -> ServiceCores {
-        let mut list = vec![0u32; sys::RTE_MAX_LCORE as usize];
-        // SAFETY: list has room for RTE_MAX_LCORE ids.
-        let n = unsafe { sys::rte_service_lcore_list(list.as_mut_ptr(), list.len() as u32) };
-        list.truncate(usize::try_from(n).unwrap_or(0));
         ServiceCores {
-            lcores: list,
+            lcores: service_lcores(),
             started: Vec::new(),
             services: Vec::new(),
             _eal: eal.clone(),
