@@ -104,6 +104,12 @@ impl DpdkError {
         }
     }
 
+    /// A table refused an entry for want of room, as DPDK's own would
+    /// (`ENOSPC`), where a table is written without DPDK's calls.
+    pub fn table_full(what: impl Into<String>) -> Self {
+        Self::from_code(what, -(sys::ENOSPC as i32))
+    }
+
     /// Whether DPDK refused for want of room (`ENOSPC`: a table's rules or
     /// groups are used up), which a bigger table would cure.
     pub fn is_out_of_space(&self) -> bool {

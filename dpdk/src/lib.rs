@@ -110,6 +110,7 @@ mod fib;
 mod hash;
 mod launch;
 mod lpm;
+mod lpm6;
 mod mbuf;
 mod mempool;
 mod port;
@@ -171,7 +172,8 @@ pub use event::vector::{EventVector, VectorConfig, VectorLimits};
 pub use fib::{Fib, Fib6, FibReader, FibTable, LiveFib, Tbl8Use};
 pub use hash::{Hash, HashWriter, HASH_BULK_MAX};
 pub use launch::{ControlThread, MainLcore};
-pub use lpm::{FrozenLpm, LiveLpm, Lpm, Lpm6, LpmReader, LpmTable, Slot, Tbl24, Tbl8Groups, Tbl8sFull};
+pub use lpm::{FrozenLpm, LiveLpm, Lpm, LpmReader, LpmTable, Slot, Tbl24, Tbl8Groups, Tbl8sFull};
+pub use lpm6::{LiveLpm6, Lpm6};
 pub use mbuf::{prefetch, Drain, Mbuf, MbufArray};
 pub use mempool::Mempool;
 pub use port::{

@@ -1,4 +1,5 @@
-//! rte_lpm (IPv4) and rte_lpm6 (IPv6) longest-prefix-match tables.
+//! rte_lpm, IPv4's longest-prefix-match table, and what every DIR-24-8
+//! table here shares (bulk lookups, the tbl8 groups of a live table).
 //!
 //! rte_lpm is DIR-24-8: a 2^24-entry first-level table indexed by the top
 //! 24 bits of the address answers most lookups with one memory read; a
@@ -16,8 +17,7 @@
 //!   through [`LpmReader`]s; its freed tbl8 groups wait for RCU QSBR grace
 //!   periods (see [`LiveLpm`]).
 //!
-//! rte_lpm6 tables are built through `&mut self` on one thread, then shared
-//! read-only (`&self`) by every lcore.
+//! IPv6: [`crate::Lpm6`] and [`crate::LiveLpm6`].
 
 use std::cell::Cell;
 use std::collections::VecDeque;
@@ -29,7 +29,6 @@ use std::sync::Arc;
 
 use crate::eal::Eal;
 use crate::error::{clear_errno, DpdkError, Result};
-use crate::hash;
 use crate::rcu::Qsbr;
 use crate::sys;
 
@@ -123,7 +122,7 @@ pub(crate) fn dir24_8_memory(tbl8s: u32) -> u64 {
     ((1 << 24) + 256 * u64::from(tbl8s)) * ENTRY
 }
 
-fn c_name(name: &str) -> Result<CString> {
+pub(crate) fn c_name(name: &str) -> Result<CString> {
     CString::new(name).map_err(|_| DpdkError::invalid("table name", "contains a NUL byte"))
 }
 
@@ -489,14 +488,75 @@ pub struct Tbl8sFull(pub u32);
 /// ```
 pub struct LiveLpm {
     table: Arc<LpmTable>,
+    groups: GroupPool,
+    _not_sync: PhantomData<Cell<()>>,
+}
+
+/// The tbl8 groups of a table changed in place ([`LiveLpm`],
+/// [`crate::LiveLpm6`]): which are free, and which were unlinked and wait
+/// for a grace period of the lcores' QSBR variable before they are.
+pub(crate) struct GroupPool {
     qsbr: Arc<Qsbr>,
-    tbl8s: u32,
+    total: u32,
     /// Groups no entry refers to and no lcore can be reading.
     free: Vec<u32>,
     /// Groups unlinked, oldest first, each with the token of the grace
     /// period that must pass before it is free.
     retired: VecDeque<(u64, u32)>,
-    _not_sync: PhantomData<Cell<()>>,
+}
+
+impl GroupPool {
+    /// The `total` groups of a table read under `qsbr`, those of `free`
+    /// free (handed out last first).
+    pub(crate) fn new(qsbr: &Arc<Qsbr>, total: u32, free: Vec<u32>) -> GroupPool {
+        GroupPool {
+            qsbr: Arc::clone(qsbr),
+            total,
+            free,
+            retired: VecDeque::new(),
+        }
+    }
+
+    /// How many groups the table has.
+    pub(crate) fn total(&self) -> u32 {
+        self.total
+    }
+
+    /// How many groups [`GroupPool::take`] can give, some after a wait.
+    pub(crate) fn available(&self) -> usize {
+        self.free.len() + self.retired.len()
+    }
+
+    /// How the groups are used.
+    pub(crate) fn usage(&self) -> Tbl8Groups {
+        let allocated = self.total - self.free.len() as u32;
+        Tbl8Groups {
+            linked: allocated - self.retired.len() as u32,
+            allocated,
+            total: self.total,
+        }
+    }
+
+    /// An unlinked group, free once the lcores online now have each
+    /// reported a quiescent state: until then one may be reading it.
+    pub(crate) fn retire(&mut self, group: u32) {
+        self.retired.push_back((self.qsbr.start(), group));
+    }
+
+    /// A group no entry refers to and no lcore reads: a free one, or else
+    /// one whose grace period has passed (waiting for it if none has).
+    pub(crate) fn take(&mut self) -> Option<u32> {
+        if self.free.is_empty() {
+            // Tokens grow: the groups retired first are free first.
+            let mut due = self.retired.iter().take_while(|(t, _)| self.qsbr.passed(*t)).count();
+            if let (0, Some(&(last, _))) = (due, self.retired.back()) {
+                self.qsbr.wait_for_readers_from(last);
+                due = self.retired.len();
+            }
+            self.free.extend(self.retired.drain(..due).map(|(_, g)| g));
+        }
+        self.free.pop()
+    }
 }
 
 /// A lookup handle of a [`LiveLpm`] or a [`FrozenLpm`], for the lcores:
@@ -564,10 +624,7 @@ impl LiveLpm {
         let linked = table.fill(name, tbl8s, fill)?;
         Ok(LiveLpm {
             table: Arc::new(table),
-            qsbr: Arc::clone(qsbr),
-            tbl8s,
-            free: (0..tbl8s).rev().filter(|&g| !linked[g as usize]).collect(),
-            retired: VecDeque::new(),
+            groups: GroupPool::new(qsbr, tbl8s, (0..tbl8s).rev().filter(|&g| !linked[g as usize]).collect()),
             _not_sync: PhantomData,
         })
     }
@@ -592,7 +649,7 @@ impl LiveLpm {
                 std::slice::from_raw_parts(std::ptr::addr_of!((*lpm).tbl24).cast::<AtomicU32>(), 1 << 24),
                 std::slice::from_raw_parts(
                     (*lpm).tbl8.cast::<AtomicU32>(),
-                    self.tbl8s as usize * TBL8_GROUP_ENTRIES as usize,
+                    self.groups.total() as usize * TBL8_GROUP_ENTRIES as usize,
                 ),
             )
         }
@@ -617,7 +674,7 @@ impl LiveLpm {
     fn replace_slot(&mut self, slash24: usize, entry: u32) {
         let old = self.tables().0[slash24].swap(entry, Ordering::Release);
         if old & LPM_VALID_GROUP == LPM_VALID_GROUP {
-            self.retire(old & LPM_NEXT_HOP_MASK);
+            self.groups.retire(old & LPM_NEXT_HOP_MASK);
         }
     }
 
@@ -643,7 +700,7 @@ impl LiveLpm {
     /// from the /24 (a group the /24 had is unlinked). When every group is
     /// taken, waits for the grace period of those unlinked, if any.
     pub fn link_group(&mut self, slash24: usize, entries: [u32; 256]) -> std::result::Result<(), Tbl8sFull> {
-        let group = self.free_group().ok_or(Tbl8sFull(self.tbl8s))?;
+        let group = self.groups.take().ok_or(Tbl8sFull(self.groups.total()))?;
         let cells = &self.tables().1[(group * TBL8_GROUP_ENTRIES) as usize..][..entries.len()];
         for (cell, &entry) in cells.iter().zip(&entries) {
             cell.store(entry & !LPM_GROUP, Ordering::Relaxed);
@@ -655,139 +712,6 @@ impl LiveLpm {
 
     /// How the tbl8 groups are used.
     pub fn tbl8_groups(&self) -> Tbl8Groups {
-        let allocated = self.tbl8s - self.free.len() as u32;
-        Tbl8Groups {
-            linked: allocated - self.retired.len() as u32,
-            allocated,
-            total: self.tbl8s,
-        }
-    }
-
-    /// An unlinked group, free once the lcores online now have each
-    /// reported a quiescent state: until then one may be reading it.
-    fn retire(&mut self, group: u32) {
-        self.retired.push_back((self.qsbr.start(), group));
-    }
-
-    /// A group no entry refers to and no lcore reads: a free one, or else
-    /// one whose grace period has passed (waiting for it if none has).
-    fn free_group(&mut self) -> Option<u32> {
-        if self.free.is_empty() {
-            // Tokens grow: the groups retired first are free first.
-            let mut due = self.retired.iter().take_while(|(t, _)| self.qsbr.passed(*t)).count();
-            if let (0, Some(&(last, _))) = (due, self.retired.back()) {
-                self.qsbr.wait_for_readers_from(last);
-                due = self.retired.len();
-            }
-            self.free.extend(self.retired.drain(..due).map(|(_, g)| g));
-        }
-        self.free.pop()
-    }
-}
-
-/// An IPv6 LPM table. Built on one thread, then only read.
-///
-/// ```
-/// let eal = dpdk::Eal::for_tests(256, &[])?;
-/// let mut lpm = dpdk::Lpm6::new(eal, "doc_v6", 0, 16, 64)?;
-/// let net: std::net::Ipv6Addr = "2001:200:0:3::".parse().unwrap();
-/// lpm.add(&net.octets(), 64, 3)?;
-///
-/// let host: std::net::Ipv6Addr = "2001:200:0:3::9".parse().unwrap();
-/// let other: std::net::Ipv6Addr = "2001:200:0:4::9".parse().unwrap();
-/// assert_eq!(lpm.lookup(&host.octets()), Some(3));
-/// let mut hops = [None; 2];
-/// lpm.lookup_bulk(&[host.octets(), other.octets()], |i, hop| hops[i] = hop);
-/// assert_eq!(hops, [Some(3), None]);
-/// # Ok::<(), dpdk::DpdkError>(())
-/// ```
-pub struct Lpm6 {
-    raw: NonNull<sys::rte_lpm6>,
-    _eal: Eal,
-}
-
-// SAFETY: as for LpmTable: lookups only read; changes need &mut.
-unsafe impl Send for Lpm6 {}
-// SAFETY: as for LpmTable.
-unsafe impl Sync for Lpm6 {}
-
-impl Lpm6 {
-    /// Creates an empty table for `max_rules` routes and `tbl8s` groups (a
-    /// prefix longer than /24 needs one group per 8 bits past the 24th on
-    /// its path, shared with the prefixes on the same path), in the memory
-    /// of NUMA `socket`. `name` must be unique in the process.
-    pub fn new(eal: &Eal, name: &str, socket: i32, max_rules: u32, tbl8s: u32) -> Result<Lpm6> {
-        let cname = c_name(name)?;
-        let config = sys::rte_lpm6_config {
-            max_rules,
-            number_tbl8s: tbl8s,
-            flags: 0,
-        };
-        clear_errno();
-        // SAFETY: cname and config are valid for the call.
-        let p = unsafe { sys::rte_lpm6_create(cname.as_ptr(), socket, &config) };
-        let raw = NonNull::new(p).ok_or_else(|| {
-            // Per group, a 4-byte index and an 8-byte header besides its
-            // entries; the rules are an rte_hash of 20-byte keys.
-            let bytes = dir24_8_memory(tbl8s) + 12 * u64::from(tbl8s) + hash::eal_memory(max_rules, 20);
-            DpdkError::from_allocation(
-                format_args!("cannot create LPM6 table {name} of {max_rules} rules and {tbl8s} tbl8 groups"),
-                bytes,
-            )
-        })?;
-        Ok(Lpm6 { raw, _eal: eal.clone() })
-    }
-
-    /// Adds `ip/depth -> next_hop` (`ip` in network order, as
-    /// [`std::net::Ipv6Addr::octets`] gives it). Adding a prefix again
-    /// replaces its next hop. Fails when `depth` is not 1..=128 or the
-    /// table is out of rules or tbl8 groups.
-    pub fn add(&mut self, ip: &[u8; 16], depth: u8, next_hop: u32) -> Result<()> {
-        // SAFETY: ip points at 16 bytes; the table is alive and exclusive.
-        let ret = unsafe { sys::rte_lpm6_add(self.raw.as_ptr(), ip.as_ptr().cast(), depth, next_hop) };
-        if ret < 0 {
-            return Err(DpdkError::from_code("cannot add IPv6 route", ret));
-        }
-        Ok(())
-    }
-
-    /// Looks up every address of `ips` in bulk calls and hands `each` the
-    /// index of the address and its next hop, or None for a miss, as
-    /// [`LpmTable::lookup_bulk`] does.
-    #[inline(always)]
-    pub fn lookup_bulk(&self, ips: &[[u8; 16]], mut each: impl FnMut(usize, Option<u32>)) {
-        in_chunks(
-            ips,
-            |ips, raw: &mut [i32]| {
-                // SAFETY: ips and raw hold ips.len() elements (in_chunks);
-                // rte_lpm6 reads the addresses without writing them despite
-                // the non-const pointer type; the table is alive and only
-                // read.
-                unsafe {
-                    sys::rte_lpm6_lookup_bulk_func(
-                        self.raw.as_ptr(),
-                        ips.as_ptr().cast_mut().cast(),
-                        raw.as_mut_ptr(),
-                        ips.len() as u32,
-                    )
-                };
-            },
-            // rte_lpm6 writes -1 for a miss.
-            |i, h| each(i, u32::try_from(h).ok()),
-        );
-    }
-
-    /// Looks up one address: its next hop, or None on a miss.
-    pub fn lookup(&self, ip: &[u8; 16]) -> Option<u32> {
-        let mut hop = None;
-        self.lookup_bulk(std::slice::from_ref(ip), |_, h| hop = h);
-        hop
-    }
-}
-
-impl Drop for Lpm6 {
-    fn drop(&mut self) {
-        // SAFETY: the table is ours and no lookup can run (we hold &mut).
-        unsafe { sys::rte_lpm6_free(self.raw.as_ptr()) }
+        self.groups.usage()
     }
 }

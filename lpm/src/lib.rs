@@ -11,9 +11,9 @@
 //! - [`LpmTables::build`]: both tables, the IPv4 one written in one pass
 //!   rather than route by route with rte_lpm_add; then burst lookups
 //!   ([`LpmTables::lookup_v4`], inline, and [`LpmTables::lookup_v6_bulk`]);
-//! - [`LpmTables::build_live`]: the same tables, with the IPv4 routes'
-//!   writer ([`LiveRoutes`]), which changes the table in place while
-//!   lcores read it.
+//! - [`LpmTables::build_live`]: the same tables, with room to grow and
+//!   their writers ([`LiveWriters`]: [`LiveRoutes`] and [`LiveRoutes6`]),
+//!   which change them in place while lcores read them.
 //!
 //! [`LpmTables::build`] has a runnable example, from rule text to lookups.
 //! FIB mode takes the same route files into rte_fib / rte_fib6
@@ -25,11 +25,13 @@
 mod dir24;
 mod fib;
 mod in_place;
+mod in_place6;
 pub mod rules;
 mod sizing;
 mod table;
 
 pub use fib::{FibRefused, FibTables, LiveFibRoutes};
 pub use in_place::{LiveRoutes, Refused};
+pub use in_place6::{LiveRoutes6, Place, Refused6, Table6};
 pub use sizing::{Limits, Shortage, Size};
-pub use table::{LoadReport, LpmError, LpmTables, HEADROOM};
+pub use table::{LiveWriters, LoadReport, LpmError, LpmTables, HEADROOM};

@@ -12,15 +12,24 @@ use ipnet::{Ipv4Net, Ipv6Net};
 
 use crate::dir24;
 use crate::in_place::LiveRoutes;
+use crate::in_place6::LiveRoutes6;
 use crate::rules::{Route, RouteFile};
 use crate::sizing::{self, Family, Limits, Shortage, Size};
 
-/// IPv4 and IPv6 route tables, read-only once built (but for the IPv4
-/// table's [`LiveRoutes`] writer that [`LpmTables::build_live`] hands
-/// back).
+/// IPv4 and IPv6 route tables, read-only once built (but for the
+/// [`LiveRoutes`] and [`LiveRoutes6`] writers that
+/// [`LpmTables::build_live`] hands back).
 pub struct LpmTables {
     v4: dpdk::LpmReader,
-    v6: dpdk::Lpm6,
+    v6: Arc<dpdk::Lpm6>,
+}
+
+/// The writers of tables changed in place, one per family.
+pub struct LiveWriters {
+    /// IPv4's.
+    pub v4: LiveRoutes,
+    /// IPv6's.
+    pub v6: LiveRoutes6,
 }
 
 /// Room a table changed in place keeps for additions, beside its routes'
@@ -183,13 +192,16 @@ impl LpmTables {
         let make_v4 = |eal: &dpdk::Eal, name: &str, size: Size, routes: &[&Route<Ipv4Net>]| {
             Ipv4Net::load(eal, name, socket, size, routes).map(|t| (t.into(), ()))
         };
-        let (tables, (), report) = Self::build_with(eal, name, socket, (v4, v6), limits, enabled, make_v4)?;
+        let make_v6 = |eal: &dpdk::Eal, name: &str, size, routes: &[&Route<Ipv6Net>]| {
+            Ok((Arc::new(Ipv6Net::load(eal, name, socket, size, routes)?), ()))
+        };
+        let (tables, ((), ()), report) = Self::build_with(eal, name, (v4, v6), limits, enabled, make_v4, make_v6)?;
         Ok((tables, report))
     }
 
-    /// As [`LpmTables::build`], with [`HEADROOM`] in the IPv4 table, whose
+    /// As [`LpmTables::build`], with [`HEADROOM`] in both tables, whose
     /// unlinked tbl8 groups wait for grace periods of the readers' `qsbr`,
-    /// and its writer, to change it in place.
+    /// and their writers, to change them in place.
     #[allow(clippy::too_many_arguments)]
     pub fn build_live(
         eal: &dpdk::Eal,
@@ -200,65 +212,60 @@ impl LpmTables {
         limits: Limits,
         enabled: impl Fn(u8) -> bool,
         qsbr: &Arc<dpdk::Qsbr>,
-    ) -> Result<(LpmTables, LiveRoutes, LoadReport), LpmError> {
+    ) -> Result<(LpmTables, LiveWriters, LoadReport), LpmError> {
+        // What the options do not give has room for additions.
+        let room = |size: Size| Size {
+            rules: limits.max_rules.map_or(size.rules + HEADROOM.rules, |_| size.rules),
+            tbl8s: limits.tbl8s.map_or(size.tbl8s + HEADROOM.tbl8s, |_| size.tbl8s),
+        };
         let make_v4 = |eal: &dpdk::Eal, name: &str, size: Size, routes: &[&Route<Ipv4Net>]| {
-            // What the options do not give has room for additions.
-            let rules = limits.max_rules.map_or(size.rules + HEADROOM.rules, |_| size.rules);
-            let tbl8s = limits.tbl8s.map_or(size.tbl8s + HEADROOM.tbl8s, |_| size.tbl8s);
+            let Size { rules, tbl8s } = room(size);
             let fill = |tbl24: &mut dpdk::Tbl24<'_>, tbl8: &mut [u32]| dir24::fill(routes, tbl24, tbl8);
             let table = dpdk::LiveLpm::filled(eal, name, socket, tbl8s, qsbr, fill).map_err(|e| (None, e))?;
             log::info!("LPM: IPv4: changed in place, with room for {rules} rules and {tbl8s} tbl8 groups");
             let routes = LiveRoutes::new(table, routes, rules);
             Ok((routes.reader(), routes))
         };
-        Self::build_with(eal, name, socket, (v4, v6), limits, enabled, make_v4)
+        let make_v6 = |eal: &dpdk::Eal, name: &str, size: Size, routes: &[&Route<Ipv6Net>]| {
+            let Size { rules, tbl8s } = room(size);
+            let table = dpdk::LiveLpm6::new(eal, name, socket, tbl8s, qsbr).map_err(|e| (None, e))?;
+            let mut live = LiveRoutes6::new(table, rules);
+            for r in routes {
+                // The table was sized for these routes.
+                live.add(r.prefix, r.port.into()).map_err(|refused| {
+                    let what = format!("cannot add IPv6 route {}: {refused:?}", r.prefix);
+                    (Some(r.line), dpdk::DpdkError::table_full(what))
+                })?;
+            }
+            log::info!("LPM: IPv6: changed in place, with room for {rules} rules and {tbl8s} tbl8 groups");
+            Ok((live.table().reader(), live))
+        };
+        let (tables, (v4, v6), report) = Self::build_with(eal, name, (v4, v6), limits, enabled, make_v4, make_v6)?;
+        Ok((tables, LiveWriters { v4, v6 }, report))
     }
 
-    /// Both tables, the IPv4 one (and what else comes with it) by `make_v4`.
-    fn build_with<W>(
+    /// Both tables, each (and its writer, if any) made by its family's
+    /// `make`, from `name`, the table's own name and the routes it holds.
+    #[allow(clippy::type_complexity)]
+    fn build_with<W4, W6>(
         eal: &dpdk::Eal,
         name: &str,
-        socket: i32,
         files: (&RouteFile<Ipv4Net>, &RouteFile<Ipv6Net>),
         limits: Limits,
         enabled: impl Fn(u8) -> bool,
-        make_v4: impl FnOnce(&dpdk::Eal, &str, Size, &[&Route<Ipv4Net>]) -> Loaded<(dpdk::LpmReader, W)>,
-    ) -> Result<(LpmTables, W, LoadReport), LpmError> {
+        make_v4: impl FnOnce(&dpdk::Eal, &str, Size, &[&Route<Ipv4Net>]) -> Loaded<(dpdk::LpmReader, W4)>,
+        make_v6: impl FnOnce(&dpdk::Eal, &str, Size, &[&Route<Ipv6Net>]) -> Loaded<(Arc<dpdk::Lpm6>, W6)>,
+    ) -> Result<(LpmTables, (W4, W6), LoadReport), LpmError> {
         let (v4_name, v6_name) = (format!("{name}_v4"), format!("{name}_v6"));
-        let (((v4, writer), v6), report) = load_both(
+        let (((v4, w4), (v6, w6)), report) = load_both(
             "LPM",
             files,
             limits,
             enabled,
             |size, routes| make_v4(eal, &v4_name, size, routes),
-            |size, routes| Ipv6Net::load(eal, &v6_name, socket, size, routes),
+            |size, routes| make_v6(eal, &v6_name, size, routes),
         )?;
-        Ok((LpmTables { v4, v6 }, writer, report))
-    }
-
-    /// These tables with the IPv6 one rebuilt from `v6` as
-    /// [`LpmTables::build`] builds it (named `{name}_v6`), the IPv4 one
-    /// shared: a change of IPv6 routes rebuilds no IPv4 table. Also how
-    /// many IPv6 routes went in.
-    pub fn with_v6(
-        &self,
-        eal: &dpdk::Eal,
-        name: &str,
-        socket: i32,
-        v6: &RouteFile<Ipv6Net>,
-        limits: Limits,
-        enabled: impl Fn(u8) -> bool,
-    ) -> Result<(LpmTables, usize), LpmError> {
-        let v6_name = format!("{name}_v6");
-        let make = |size, routes: &[&Route<Ipv6Net>]| Ipv6Net::load(eal, &v6_name, socket, size, routes);
-        let (v6, added) = load("LPM", v6, limits, &enabled, make)?;
-        Ok((
-            LpmTables {
-                v4: self.v4.clone(),
-                v6,
-            },
-            added,
-        ))
+        Ok((LpmTables { v4, v6 }, (w4, w6), report))
     }
 
     /// Output ports of IPv6 destinations, looked up in bulk: `each` gets
@@ -601,6 +608,19 @@ mod tests {
         proptest::collection::vec(change.prop_map(|(a, d, p)| (0x0a00_0000 | a, d, p)), 1..200)
     }
 
+    /// Where the IPv6 changes are: 2001:db8::/44.
+    const CHANGES6: u128 = 0x2001_0db8u128 << 96;
+
+    /// IPv6 changes in 2001:db8::/44 (so that they nest and share groups),
+    /// of every depth, the ones up to /24 (which span up to 2^23 entries
+    /// each) fewer.
+    fn changes6() -> impl proptest::strategy::Strategy<Value = Vec<(u128, u8, Option<u8>)>> {
+        use proptest::prelude::*;
+        let depth = prop_oneof![1 => 1..=24u8, 8 => 25..=128u8];
+        let change = (any::<u128>(), depth, proptest::option::weighted(0.6, 0u8..4));
+        proptest::collection::vec(change.prop_map(|(a, d, p)| (CHANGES6 | a >> 44, d, p)), 1..60)
+    }
+
     /// The port of the longest of `routes` (by network and depth) that
     /// covers `addr`: what a lookup must give.
     fn longest(routes: &std::collections::BTreeMap<(u32, u8), u8>, addr: u32) -> Option<u32> {
@@ -637,7 +657,8 @@ mod tests {
                 routes.iter().map(|r| (key(r.prefix.addr().into(), r.prefix.prefix_len()), r.port)).collect();
             let (v4, v6) = (file("v4.cfg", routes), file("v6.cfg", vec![]));
             let limits = Limits { max_rules: Some(1024), tbl8s: Some(64) };
-            let (_, mut live, _) = LpmTables::build_live(eal, &name(), 0, &v4, &v6, limits, |_| true, &qsbr).unwrap();
+            let (_, writers, _) = LpmTables::build_live(eal, &name(), 0, &v4, &v6, limits, |_| true, &qsbr).unwrap();
+            let mut live = writers.v4;
             let reader = live.reader();
             let mut rng = ChaCha8Rng::seed_from_u64(SEED);
             for &(addr, depth, port) in &changes {
@@ -670,6 +691,62 @@ mod tests {
                 proptest::prop_assert!(live.delete(Ipv4Net::new(net.into(), depth).unwrap()));
             }
             proptest::prop_assert_eq!(live.tbl8_groups().linked, 0);
+        }
+
+        /// As the IPv4 test, for IPv6: a table built from routes, then
+        /// changed in place, looks up as the longest route left after each
+        /// change, and at the end as rte_lpm6 built fresh by rte_lpm6_add
+        /// from those routes; deleting them all unlinks every group.
+        #[test]
+        fn an_ipv6_table_changed_in_place_looks_up_as_rte_lpm6_built_fresh(start in changes6(), changes in changes6()) {
+            use std::collections::BTreeMap;
+            let eal = eal();
+            let qsbr = Arc::new(dpdk::Qsbr::new(1).unwrap());
+            let net = |addr: u128, depth: u8| Ipv6Net::new(addr.into(), depth).unwrap().trunc();
+            let routes: Vec<Route<Ipv6Net>> = start
+                .iter()
+                .filter_map(|&(addr, depth, port)| port.map(|port| Route { prefix: net(addr, depth), port, line: 0 }))
+                .collect();
+            let mut left: BTreeMap<Ipv6Net, u8> = routes.iter().map(|r| (r.prefix, r.port)).collect();
+            let (v4, v6) = (file("v4.cfg", vec![]), file("v6.cfg", routes));
+            let limits = Limits { max_rules: Some(1024), tbl8s: Some(2048) };
+            let (tables, writers, _) = LpmTables::build_live(eal, &name(), 0, &v4, &v6, limits, |_| true, &qsbr).unwrap();
+            let mut live = writers.v6;
+            let longest = |left: &BTreeMap<Ipv6Net, u8>, addr: u128| {
+                (1..=128u8).rev().find_map(|d| left.get(&net(addr, d)).map(|&port| u16::from(port)))
+            };
+            let mut rng = ChaCha8Rng::seed_from_u64(SEED);
+            let mut probes = Vec::new();
+            for &(addr, depth, port) in &changes {
+                let prefix = net(addr, depth);
+                match port {
+                    Some(port) => {
+                        live.add(prefix, port.into()).unwrap();
+                        left.insert(prefix, port);
+                    }
+                    None => proptest::prop_assert_eq!(live.delete(prefix), left.remove(&prefix).is_some()),
+                }
+                let (first, last) = (u128::from(prefix.network()), u128::from(prefix.broadcast()));
+                let around = [first.wrapping_sub(1), first, first / 2 + last / 2, last, last.wrapping_add(1)];
+                let random = (0..16).map(|_| CHANGES6 | rng.gen::<u128>() >> 44);
+                for a in around.into_iter().chain(random) {
+                    let found = tables.lookup_v6(&a.to_be_bytes());
+                    proptest::prop_assert_eq!(found, longest(&left, a), "{} after {:?}", Ipv6Addr::from(a), (prefix, port));
+                    probes.push(a);
+                }
+            }
+            let mut fresh = dpdk::Lpm6::new(eal, &name(), 0, 1024, 2048).unwrap();
+            for (prefix, &port) in &left {
+                fresh.add(&prefix.network().octets(), prefix.prefix_len(), port.into()).unwrap();
+            }
+            for a in probes {
+                let by_dpdk = fresh.lookup(&a.to_be_bytes()).map(port_of);
+                proptest::prop_assert_eq!(tables.lookup_v6(&a.to_be_bytes()), by_dpdk, "{}", Ipv6Addr::from(a));
+            }
+            for prefix in left.into_keys() {
+                proptest::prop_assert!(live.delete(prefix));
+            }
+            proptest::prop_assert_eq!(live.table().tbl8_groups().linked, 0);
         }
     }
 }

@@ -17,7 +17,7 @@ use lpm::rules::RouteFile;
 use lpm::LpmTables;
 
 use l3fwd_modes::{self as info, ModeInfo};
-use super::{Listing, TableCount, check_port, Family, InPlace, LiveBuild, Mode, RuleChange};
+use super::{Listing, TableCount, check_port, InPlace, LiveBuild, Mode, RuleChange};
 use crate::cli::mode_args::{RouteArgs, RuleFiles};
 use crate::dataplane::lookup::{answer, Gather, Lookup, Route};
 use crate::dataplane::packet::L3;
@@ -58,36 +58,13 @@ impl Mode for Lpm {
         let (tables, writer, report) =
             LpmTables::build_live(eal, &name, socket as i32, &v4, &v6, route_limits(options), enabled, qsbr)?;
         log_routes("LPM", &report);
-        let writer = Box::new(V4InPlace {
+        let writer = Box::new(RoutesInPlace {
             routes: writer,
             plan: plan.clone(),
-            made: HashMap::new(),
+            made_v4: HashMap::new(),
+            made_v6: HashMap::new(),
         });
         Ok((lookup(tables, options, &report), Some(writer as Box<dyn InPlace<Routes>>)))
-    }
-
-    /// IPv6 routes only: the IPv4 ones change in place.
-    fn rebuild_family(
-        eal: &Eal,
-        socket: u32,
-        plan: &Plan,
-        options: &RouteArgs,
-        (_, v6): &Routes,
-        live: &LpmLookup,
-        family: Family,
-    ) -> Option<Result<LpmLookup, Box<dyn Error>>> {
-        let enabled = |p: u8| plan.loads_routes_to(p.into());
-        let rebuild = || {
-            let limits = route_limits(options);
-            let (tables, added) = live.tables.with_v6(eal, &super::table_name(), socket as i32, v6, limits, enabled)?;
-            log::info!("LPM: {added} IPv6 routes rebuilt beside the IPv4 table in use");
-            Ok(LpmLookup {
-                tables,
-                sequential: live.sequential,
-                gather_v4: live.gather_v4,
-            })
-        };
-        (family == Family::Ipv6).then(rebuild)
     }
 
     fn route_get(lookup: &LpmLookup, dst: IpAddr) -> Result<Option<u16>, String> {
@@ -329,55 +306,93 @@ pub(super) fn no_route(prefix: IpNet) -> String {
     format!("no route {prefix} to delete")
 }
 
-/// LPM mode's IPv4 table, changed in place: `route add/del` of IPv4
-/// prefixes go straight to its entries.
-struct V4InPlace {
-    routes: lpm::LiveRoutes,
+/// LPM mode's tables, changed in place: `route add/del` go straight to
+/// their entries.
+struct RoutesInPlace {
+    routes: lpm::LiveWriters,
     plan: Plan,
-    /// The changes since the last flush: each prefix's port, or None for a
-    /// deleted one.
-    made: HashMap<Ipv4Net, Option<u8>>,
+    /// The changes since the last flush, by family: each prefix's port, or
+    /// None for a deleted one.
+    made_v4: HashMap<Ipv4Net, Option<u8>>,
+    made_v6: HashMap<Ipv6Net, Option<u8>>,
 }
 
-impl InPlace<Routes> for V4InPlace {
+/// Why a table refused a route: `family`'s table is full (`what` is
+/// taken), or its `library` takes no depth 0.
+fn refusal(family: &str, library: &str, full: Option<String>) -> String {
+    match full {
+        Some(what) => format!("{family} LPM table full: {what}"),
+        None => format!("{library} takes no depth 0 (split a default route into two /1 routes)"),
+    }
+}
+
+fn rules_taken(n: u32) -> Option<String> {
+    Some(format!("all {n} rules are taken (raise --lpm-max-rules)"))
+}
+
+impl InPlace<Routes> for RoutesInPlace {
     fn takes(&self, change: &RuleChange) -> bool {
-        matches!(change, RuleChange::AddRoute(IpNet::V4(_), _) | RuleChange::DelRoute(IpNet::V4(_)))
+        matches!(change, RuleChange::AddRoute(..) | RuleChange::DelRoute(_))
     }
 
     fn apply(&mut self, change: &RuleChange) -> Result<(), String> {
-        let (IpNet::V4(prefix), port) = route_change::<Lpm>(&self.plan, change)? else {
-            return Err(format!("not an IPv4 route change: {change:?}"));
-        };
-        let full = |what: String| format!("IPv4 LPM table full: {what}");
-        let made = match port {
-            Some(port) => self.routes.add(prefix, port).map_err(|e| match e {
-                lpm::Refused::Rules(n) => full(format!("all {n} rules are taken (raise --lpm-max-rules)")),
-                lpm::Refused::Tbl8s(n) => full(format!("all {n} tbl8 groups are taken (raise --lpm-tbl8s)")),
-                lpm::Refused::DefaultRoute => "rte_lpm takes no depth 0 (split a default route into two /1 routes)".into(),
-            }),
-            None => match self.routes.delete(prefix) {
-                true => Ok(()),
-                false => Err(no_route(IpNet::V4(prefix))),
-            },
-        };
-        made.map(|()| {
-            self.made.insert(prefix.trunc(), port);
-        })
+        let (prefix, port) = route_change::<Lpm>(&self.plan, change)?;
+        let deleted = |found: bool| found.then_some(()).ok_or_else(|| no_route(prefix));
+        match prefix {
+            IpNet::V4(prefix) => {
+                let v4 = &mut self.routes.v4;
+                match port {
+                    Some(port) => v4.add(prefix, port).map_err(|e| {
+                        let full = match e {
+                            lpm::Refused::Rules(n) => rules_taken(n),
+                            lpm::Refused::Tbl8s(n) => Some(format!("all {n} tbl8 groups are taken (raise --lpm-tbl8s)")),
+                            lpm::Refused::DefaultRoute => None,
+                        };
+                        refusal("IPv4", "rte_lpm", full)
+                    }),
+                    None => deleted(v4.delete(prefix)),
+                }?;
+                self.made_v4.insert(prefix.trunc(), port);
+            }
+            IpNet::V6(prefix) => {
+                let v6 = &mut self.routes.v6;
+                match port {
+                    Some(port) => v6.add(prefix, port.into()).map_err(|e| {
+                        let full = match e {
+                            lpm::Refused6::Rules(n) => rules_taken(n),
+                            lpm::Refused6::Tbl8s(n) => Some(format!(
+                                "the route needs {n} new tbl8 groups, and fewer are free (raise --lpm-tbl8s)"
+                            )),
+                            lpm::Refused6::DefaultRoute => None,
+                        };
+                        refusal("IPv6", "rte_lpm6", full)
+                    }),
+                    None => deleted(v6.delete(prefix)),
+                }?;
+                self.made_v6.insert(prefix.trunc(), port);
+            }
+        }
+        Ok(())
     }
 
-    fn flush(&mut self, (v4, _): &mut Routes) {
-        write_made(&mut v4.routes, Ipv4Net::trunc, &mut self.made);
+    fn flush(&mut self, (v4, v6): &mut Routes) {
+        write_made(&mut v4.routes, Ipv4Net::trunc, &mut self.made_v4);
+        write_made(&mut v6.routes, Ipv6Net::trunc, &mut self.made_v6);
     }
 
     fn stats(&mut self) -> Option<String> {
-        let g = self.routes.tbl8_groups();
-        Some(format!(
-            "IPv4 tbl8 groups: {} in use, {} awaiting reclaim, {} free, of {}",
-            g.linked,
-            g.allocated - g.linked,
-            g.total - g.allocated,
-            g.total
-        ))
+        let line = |family: &str, g: dpdk::Tbl8Groups| {
+            format!(
+                "{family} tbl8 groups: {} in use, {} awaiting reclaim, {} free, of {}",
+                g.linked,
+                g.allocated - g.linked,
+                g.total - g.allocated,
+                g.total
+            )
+        };
+        let v4 = line("IPv4", self.routes.v4.tbl8_groups());
+        let v6 = line("IPv6", self.routes.v6.table().tbl8_groups());
+        Some(format!("{v4}; {v6}"))
     }
 }
 
