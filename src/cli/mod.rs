@@ -175,12 +175,12 @@ pub struct Args {
     pub hash_entry_num: Option<u32>,
 
     /// l3fwd-rs: rules of each LPM table (default: as many as the rule files need,
-    /// and 65536 more in an IPv4 table changed in place)
+    /// and 65536 more in LPM mode, whose tables change in place)
     #[arg(long, value_name = "N", value_parser = positive("LPM rule count"))]
     pub lpm_max_rules: Option<u32>,
 
     /// l3fwd-rs: tbl8 groups of each LPM table (default: as many as the rule files need,
-    /// and 1024 more in an IPv4 table changed in place; at most 16777216; IPv6 tables take
+    /// and 1024 more in LPM mode; at most 16777216; IPv6 tables take
     /// at most 2097152 of them)
     #[arg(long, value_name = "N", value_parser = tbl8_groups)]
     pub lpm_tbl8s: Option<u32>,

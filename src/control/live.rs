@@ -6,7 +6,7 @@
 //! and frees the old ones. This works alike for every mode, whether its
 //! DPDK library has RCU support or not. Commands that arrive together are
 //! one build and one swap. The changes a mode's tables take in place (its
-//! [`InPlace`] writer: LPM's IPv4 routes in rte_lpm, EM's flows in the
+//! [`InPlace`] writer: LPM's routes in rte_lpm and rte_lpm6, EM's flows in the
 //! lock-free rte_hash) skip the swap; the writer writes them into the
 //! rules before anything rebuilds from them.
 //!
