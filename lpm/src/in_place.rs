@@ -17,19 +17,17 @@ use std::ops::RangeInclusive;
 
 use dpdk::{LiveLpm, LpmReader, Slot, Tbl8Groups};
 use ipnet::Ipv4Net;
-use rustc_hash::FxHashMap;
 
 use crate::dir24::{self, DEPTH_SHIFT};
+use crate::route_index::RouteIndex;
 use crate::rules::Route;
 
 /// The IPv4 routes of a live table and the writer of its entries (for the
 /// control thread; the lcores get [`LiveRoutes::reader`]s).
 pub struct LiveRoutes {
     table: LiveLpm,
-    /// The routes of each depth (the index, 0 unused): [`key`] to port.
-    by_depth: Vec<FxHashMap<u32, u8>>,
-    routes: usize,
-    max_rules: u32,
+    /// The routes' ports.
+    routes: RouteIndex<u32, u8>,
 }
 
 /// Why [`LiveRoutes::add`] refused a route; nothing changed.
@@ -63,28 +61,15 @@ fn depth_of(entry: u32) -> u8 {
     (entry >> DEPTH_SHIFT) as u8
 }
 
-/// The key of the route of `depth` (1 to 32) covering `addr`: its
-/// prefix's bits, right-aligned. Networks themselves would make poor keys:
-/// FxHash multiplies, so the zeros of their host bits stay the low bits
-/// of the hash, which pick the bucket (all /24s in 1/256 of the buckets).
-fn key(addr: u32, depth: u8) -> u32 {
-    addr >> (32 - depth)
-}
-
 impl LiveRoutes {
     /// The writer of `table`, which holds `routes` (see [`dir24::fill`]),
     /// taking at most `max_rules` routes.
     pub(crate) fn new(table: LiveLpm, routes: &[&Route<Ipv4Net>], max_rules: u32) -> LiveRoutes {
-        let mut live = LiveRoutes {
-            table,
-            by_depth: vec![FxHashMap::default(); 33],
-            routes: 0,
-            max_rules,
-        };
+        let mut index = RouteIndex::new(max_rules);
         for r in routes {
-            live.index(r.prefix, r.port);
+            index.insert(u32::from(r.prefix.network()), r.prefix.prefix_len(), r.port);
         }
-        live
+        LiveRoutes { table, routes: index }
     }
 
     /// A handle for lookups.
@@ -104,9 +89,7 @@ impl LiveRoutes {
         if depth == 0 {
             return Err(Refused::DefaultRoute);
         }
-        if !self.by_depth[usize::from(depth)].contains_key(&key(net, depth)) && self.routes >= self.max_rules as usize {
-            return Err(Refused::Rules(self.max_rules));
-        }
+        self.routes.room_for(net, depth).map_err(Refused::Rules)?;
         let entry = dir24::hop(depth, port);
         // The entries of no longer route, or of none.
         let takes = |e: u32| depth_of(e) <= depth;
@@ -130,7 +113,7 @@ impl LiveRoutes {
                 }
             }
         }
-        self.index(prefix, port);
+        self.routes.insert(net, depth, port);
         Ok(())
     }
 
@@ -138,19 +121,14 @@ impl LiveRoutes {
     /// none. Its addresses fall to the longest route that covers it.
     pub fn delete(&mut self, prefix: Ipv4Net) -> bool {
         let (net, depth) = (u32::from(prefix.network()), prefix.prefix_len());
-        if depth == 0 || self.by_depth[usize::from(depth)].remove(&key(net, depth)).is_none() {
+        if !self.routes.remove(net, depth) {
             return false;
         }
-        self.routes -= 1;
         // The longest shorter route covering it, or a miss (entry 0).
-        let heir = (1..depth)
-            .rev()
-            .find_map(|d| {
-                self.by_depth[usize::from(d)]
-                    .get(&key(net, d))
-                    .map(|&port| dir24::hop(d, port))
-            })
-            .unwrap_or(0);
+        let heir = self
+            .routes
+            .covering(net, depth)
+            .map_or(0, |(d, port)| dir24::hop(d, port));
         // The entries the route holds: no other route of its depth covers
         // its addresses.
         let held = |e: u32| depth_of(e) == depth;
@@ -183,17 +161,6 @@ impl LiveRoutes {
             if takes(self.table.group_entry(group, i)) {
                 self.table.set_group_entry(group, i, entry);
             }
-        }
-    }
-
-    /// Records `prefix -> port` among the routes (the table holds it).
-    fn index(&mut self, prefix: Ipv4Net, port: u8) {
-        let (net, depth) = (u32::from(prefix.network()), prefix.prefix_len());
-        if self.by_depth[usize::from(depth)]
-            .insert(key(net, depth), port)
-            .is_none()
-        {
-            self.routes += 1;
         }
     }
 }

@@ -18,7 +18,8 @@
 //! [`crate::LiveRoutes`] keeps IPv4's.
 
 use ipnet::Ipv6Net;
-use rustc_hash::FxHashMap;
+
+use crate::route_index::RouteIndex;
 
 /// rte_lpm6's entry bits: the next hop (or the linked group) in bits
 /// 0-20, the depth in 21-28, then the valid, valid-group and external
@@ -159,16 +160,8 @@ pub enum Refused6 {
 /// control thread alone).
 pub struct LiveRoutes6<T: Table6 = dpdk::LiveLpm6> {
     table: T,
-    /// The routes of each depth (the index, 0 unused): [`key`] to hop.
-    by_depth: Vec<FxHashMap<u128, u32>>,
-    routes: usize,
-    max_rules: u32,
-}
-
-/// The key of the route of `depth` (1 to 128) covering `addr`: its
-/// prefix's bits, right-aligned.
-fn key(addr: u128, depth: u8) -> u128 {
-    addr >> (128 - u32::from(depth))
+    /// The routes' next hops.
+    routes: RouteIndex<u128, u32>,
 }
 
 impl<T: Table6> LiveRoutes6<T> {
@@ -177,9 +170,7 @@ impl<T: Table6> LiveRoutes6<T> {
     pub fn new(table: T, max_rules: u32) -> Self {
         LiveRoutes6 {
             table,
-            by_depth: vec![FxHashMap::default(); 129],
-            routes: 0,
-            max_rules,
+            routes: RouteIndex::new(max_rules),
         }
     }
 
@@ -190,12 +181,12 @@ impl<T: Table6> LiveRoutes6<T> {
 
     /// How many routes it holds.
     pub fn len(&self) -> usize {
-        self.routes
+        self.routes.len()
     }
 
     /// Whether it holds no route.
     pub fn is_empty(&self) -> bool {
-        self.routes == 0
+        self.len() == 0
     }
 
     /// Adds `prefix -> hop`, or replaces the hop of the prefix (host bits
@@ -206,10 +197,7 @@ impl<T: Table6> LiveRoutes6<T> {
         if depth == 0 {
             return Err(Refused6::DefaultRoute);
         }
-        let new = !self.by_depth[usize::from(depth)].contains_key(&key(net, depth));
-        if new && self.routes >= self.max_rules as usize {
-            return Err(Refused6::Rules(self.max_rules));
-        }
+        self.routes.room_for(net, depth).map_err(Refused6::Rules)?;
         let span = Span::of(prefix);
         let (reached, links) = self.walk(&span);
         let needed = span.path.len() - links.len();
@@ -231,10 +219,7 @@ impl<T: Table6> LiveRoutes6<T> {
         // The entries of no longer route, or of none, there and in the
         // groups linked from there.
         self.write(place, span.count, &|e| e & VALID == 0 || depth_of(e) <= depth, entry);
-        if new {
-            self.routes += 1;
-        }
-        self.by_depth[usize::from(depth)].insert(key(net, depth), hop);
+        self.routes.insert(net, depth, hop);
         Ok(())
     }
 
@@ -243,19 +228,14 @@ impl<T: Table6> LiveRoutes6<T> {
     pub fn delete(&mut self, prefix: Ipv6Net) -> bool {
         let prefix = prefix.trunc();
         let (net, depth) = (u128::from(prefix.network()), prefix.prefix_len());
-        if depth == 0 || self.by_depth[usize::from(depth)].remove(&key(net, depth)).is_none() {
+        if !self.routes.remove(net, depth) {
             return false;
         }
-        self.routes -= 1;
         // The longest shorter route covering it, or no route (entry 0).
-        let heir = (1..depth)
-            .rev()
-            .find_map(|d| {
-                self.by_depth[usize::from(d)]
-                    .get(&key(net, d))
-                    .map(|&hop| route_entry(d, hop))
-            })
-            .unwrap_or(0);
+        let heir = self
+            .routes
+            .covering(net, depth)
+            .map_or(0, |(d, hop)| route_entry(d, hop));
         let span = Span::of(prefix);
         let (place, links) = self.walk(&span);
         // Every group on the way is there while the route is (no group

@@ -26,6 +26,7 @@ mod dir24;
 mod fib;
 mod in_place;
 mod in_place6;
+mod route_index;
 pub mod rules;
 mod sizing;
 mod table;
