@@ -39,7 +39,7 @@ struct EalState {
     /// Pools whose last handle went while a job could still be returning
     /// mbufs to them: freed after every lcore is waited for, at cleanup.
     deferred_pools: Mutex<Vec<DeferredPool>>,
-    /// [`Eal::serve_packet_capture`] started DPDK's capture server.
+    /// `Eal::serve_packet_capture` started DPDK's capture server.
     pdump: AtomicBool,
 }
 
@@ -192,32 +192,13 @@ impl Eal {
         !self.0.ports_taken.swap(true, Ordering::AcqRel)
     }
 
-    /// Serves DPDK's packet capture (`rte_pdump_init`), so that
-    /// `dpdk-dumpcap` and `dpdk-pdump`, run as secondary processes, can
-    /// capture this process's ports. Until one asks, nothing runs on the
-    /// data path: the capture's RX and TX callbacks are installed on the
-    /// queues it names only while it captures. Where EAL runs without
-    /// multi-process support (`--in-memory`, `--no-shconf`) no tool can
-    /// attach, and this does nothing.
-    ///
-    /// When a capture ends, the removal of its callbacks waits until no
-    /// lcore can be inside one (DPDK before 25.11 did not): every thread
-    /// that sends or receives must be an online reader of a [`Qsbr`]
-    /// variable, reporting between its bursts, or a service lcore.
-    ///
-    /// [`Qsbr`]: crate::Qsbr
-    pub fn serve_packet_capture(&self) -> Result<()> {
+    /// Starts DPDK's capture server by `start` unless it runs already,
+    /// and records it for the cleanup to stop (see `crate::capture`).
+    pub(crate) fn serve_capture_once(&self, start: impl FnOnce() -> Result<()>) -> Result<()> {
         if self.0.pdump.load(Ordering::Acquire) {
             return Ok(());
         }
-        // SAFETY: EAL is up (an Eal exists); registers DPDK's capture
-        // request handler and its statistics memzone.
-        let ret = unsafe { sys::rte_pdump_init() };
-        if ret != 0 {
-            return Err(DpdkError::from_errno("cannot serve packet capture"));
-        }
-        // SAFETY: a plain function that lives as long as the process.
-        unsafe { sys::shim_set_callback_grace(Some(capture_callback_removed)) };
+        start()?;
         self.0.pdump.store(true, Ordering::Release);
         Ok(())
     }
@@ -395,17 +376,6 @@ impl Drop for EalState {
         }
         log::debug!("EAL cleaned up");
     }
-}
-
-/// Runs on EAL's multi-process thread once DPDK's packet capture removed
-/// one of its RX or TX callbacks (before DPDK 25.11, see the shim), before
-/// the tool that asked hears back and frees what the callback copies into:
-/// returns when no lcore can still be inside it. The forwarding lcores'
-/// bursts run between their RCU quiescent states; the eth adapters' run in
-/// service lcore loops.
-extern "C" fn capture_callback_removed() {
-    crate::rcu::grace_over_every_variable();
-    crate::event::service::wait_for_a_loop_of_each_lcore();
 }
 
 /// EAL's runtime folder; only called once `rte_eal_init` succeeded.

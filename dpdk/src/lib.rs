@@ -102,6 +102,7 @@
 #![deny(clippy::undocumented_unsafe_blocks)]
 
 mod acl;
+mod capture;
 mod eal;
 pub mod eal_args;
 mod error;
