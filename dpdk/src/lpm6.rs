@@ -88,7 +88,7 @@ impl Lpm6 {
 
     /// Looks up every address of `ips` in bulk calls and hands `each` the
     /// index of the address and its next hop, or None for a miss, as
-    /// [`LpmTable::lookup_bulk`] does.
+    /// [`crate::LpmTable::lookup_bulk`] does.
     #[inline(always)]
     pub fn lookup_bulk(&self, ips: &[[u8; 16]], mut each: impl FnMut(usize, Option<u32>)) {
         in_chunks(
