@@ -29,7 +29,7 @@ const DEPTH_SHIFT: u32 = 21;
 const VALID: u32 = 1 << 29;
 const VALID_GROUP: u32 = 1 << 30;
 /// A link to a tbl8 group.
-pub const EXT: u32 = 1 << 31;
+const EXT: u32 = 1 << 31;
 
 /// Address bits the tbl24 covers; each group covers 8 more.
 const TBL24_BITS: u8 = 24;
@@ -86,12 +86,12 @@ impl Table6 for dpdk::LiveLpm6 {
 }
 
 /// The entry of a route of `depth` to `hop`, as rte_lpm6_add writes it.
-pub fn route_entry(depth: u8, hop: u32) -> u32 {
+fn route_entry(depth: u8, hop: u32) -> u32 {
     VALID | VALID_GROUP | u32::from(depth) << DEPTH_SHIFT | (hop & HOP_MASK)
 }
 
 /// A link to `group`, as rte_lpm6_add writes it (depth 0).
-pub fn link_entry(group: u32) -> u32 {
+fn link_entry(group: u32) -> u32 {
     VALID | VALID_GROUP | EXT | (group & HOP_MASK)
 }
 
