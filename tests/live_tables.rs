@@ -665,6 +665,20 @@ fn ipv6_routes_change_in_place_under_the_stream_and_give_their_tbl8_groups_back(
         "{answers:?}"
     );
     assert_eq!(answers[2..], ["2", "1"], "the refused route is not there");
+    // The control thread's rules hold the changes made in place.
+    let (answers, _) = f.send(&["route list 2001:db8::/32", "route stats"]);
+    assert_eq!(
+        answers[..4],
+        [
+            " R2001:db8::/32 1",
+            " R2001:db8:1::1/128 2",
+            "2 of 2 shown",
+            " IPv4 routes: 1 (/24: 1)"
+        ],
+        "{answers:?}"
+    );
+    assert_eq!(answers[4], " IPv6 routes: 2 (/32: 1, /128: 1)", "{answers:?}");
+    assert!(answers[5].contains("; IPv6 tbl8 groups: 13 in use, "), "{answers:?}");
     assert_eq!(f.send(&["route del 2001:db8:1::1/128"]).0, ["ok"]);
     let stats = f.send(&["route stats"]).0;
     assert!(stats[2].contains("; IPv6 tbl8 groups: 1 in use, "), "{stats:?}");

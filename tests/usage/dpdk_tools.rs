@@ -197,7 +197,12 @@ fn proc_info_dumpcap_and_telemetry_work_on_a_running_forwarder() {
     // The capture's cost is in the summary: what it copied, what it lost.
     let stats: serde_json::Value = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
     let port1 = &stats["ports"][1];
-    assert!(port1["captured"].as_u64().is_some_and(|n| n >= 64), "{port1}");
+    // From DPDK 25.03 rte_pdump clears a queue's counters after it has
+    // installed the callback ("pdump: clear statistics when enabled"), so
+    // a burst sent in between is captured but not counted: seen once on
+    // 25.11, 64 frames in the file and 32 counted.
+    let at_least = if dpdk::RELEASE < 2503 { 64 } else { 0 };
+    assert!(port1["captured"].as_u64().is_some_and(|n| n >= at_least), "{port1}");
     assert_eq!(stats["ports"][0]["captured"], 0, "no capture on port 0");
     assert!(port1["capture_lost"].is_u64(), "{port1}");
 }
