@@ -194,15 +194,21 @@ pub struct LiveLpm6 {
 }
 
 impl LiveLpm6 {
-    /// Creates an empty table of `tbl8s` groups, as [`Lpm6::new`] does, to
+    /// Creates an empty table of `tbl8s` groups (one at least), as [`Lpm6::new`] does, to
     /// be changed in place; its unlinked groups wait for grace periods of
     /// `qsbr`, the variable of the lcores that read it. Fails if this
     /// DPDK's rte_lpm6 is not laid out as this writer expects.
     pub fn new(eal: &Eal, name: &str, socket: i32, tbl8s: u32, qsbr: &Arc<Qsbr>) -> Result<LiveLpm6> {
         // The writer keeps the routes: rte_lpm6's rule list is never used
         // but for the layout check's probe route.
+        if tbl8s == 0 {
+            return Err(DpdkError::invalid(
+                format!("IPv6 table {name}"),
+                "rte_lpm6 takes no table of 0 tbl8 groups",
+            ));
+        }
         let mut table = Lpm6::new(eal, name, socket, 1, tbl8s)?;
-        check_layout(&mut table, tbl8s)?;
+        check_layout(&mut table)?;
         Ok(LiveLpm6 {
             table: Arc::new(table),
             groups: GroupPool::new(qsbr, tbl8s, (0..tbl8s).rev().collect()),
@@ -313,36 +319,27 @@ unsafe fn lpm6_tables<'a>(lpm: NonNull<sys::rte_lpm6>, tbl8s: u32) -> (&'a [Atom
     }
 }
 
-/// Checks that `table` (just created, empty, of `tbl8s` groups) is laid
+/// Checks that `table` (just created, empty, of one group or more) is laid
 /// out as TBL24_OFFSET and TBL8_OFFSET say: a probe route written by
 /// rte_lpm6_add is where they say, as the writer would write it; then
-/// empties the table again.
-fn check_layout(table: &mut Lpm6, tbl8s: u32) -> Result<()> {
-    // 1.2.3.0.4::/32 -> 0x1abcd: with a group, a link to group 0 (the
-    // first rte_lpm6 hands out) at tbl24 entry 0x010203 and the route at
-    // the group's entry 4; without one (/24), the route in the tbl24.
+/// zeroes the entries it wrote, so that lookups find the table empty again.
+/// rte_lpm6's own books (its rule list, its free groups) keep the probe:
+/// nothing but rte_lpm6_free reads them again, and `rte_lpm6_delete_all`
+/// would clear every entry of a table that may be hundreds of MB.
+fn check_layout(table: &mut Lpm6) -> Result<()> {
+    // 102:304::/32 -> 0x1abcd: a link to group 0 (the first rte_lpm6
+    // hands out) at tbl24 entry 0x010203, the route at the group's entry 4.
     let probe = [1, 2, 3, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
     let hop = 0x1abcd;
-    let route = |depth: u32| VALID | 1 << 30 | depth << 21 | hop;
-    let (depth, expected) = match tbl8s {
-        0 => (24, [route(24), 0]),
-        _ => (32, [EXT | VALID | 1 << 30, route(32)]),
-    };
-    table.add(&probe, depth, hop)?;
-    // SAFETY: reads alone, while `table` is borrowed mutably: if the
-    // offsets are wrong, they are still inside the table's memory (more
-    // than 64 MB of tbl24 and then `tbl8s` KB of groups: the probe's group
-    // entry is within its first 1 KB past them).
-    let found = unsafe {
-        let (tbl24, tbl8) = lpm6_tables(table.raw, tbl8s.min(1));
-        let group_entry = match tbl8s {
-            0 => 0,
-            _ => tbl8[4].load(Ordering::Relaxed),
-        };
-        [tbl24[0x01_0203].load(Ordering::Relaxed), group_entry]
-    };
-    // SAFETY: the table is alive and ours alone (&mut).
-    unsafe { sys::rte_lpm6_delete_all(table.raw.as_ptr()) };
+    let expected = [EXT | VALID | 1 << 30, VALID | 1 << 30 | 32 << 21 | hop];
+    table.add(&probe, 32, hop)?;
+    // SAFETY: `table` is borrowed mutably, so no lookup runs. If the
+    // offsets are wrong, the reads are still inside the table's memory
+    // (more than 64 MB of tbl24, then a KB or more of groups: the probe's
+    // group is the first KB past them), and nothing is written.
+    let (tbl24, group) = unsafe { lpm6_tables(table.raw, 1) };
+    let probe_entry = &tbl24[0x01_0203];
+    let found = [probe_entry.load(Ordering::Relaxed), group[4].load(Ordering::Relaxed)];
     if found != expected {
         return Err(DpdkError::invalid(
             "rte_lpm6 table",
@@ -352,5 +349,28 @@ fn check_layout(table: &mut Lpm6, tbl8s: u32) -> Result<()> {
             ),
         ));
     }
+    // The only entries rte_lpm6_add wrote: the tbl24's and the group's.
+    probe_entry.store(0, Ordering::Relaxed);
+    for entry in group {
+        entry.store(0, Ordering::Relaxed);
+    }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The probe route of the layout check leaves no entry behind; a
+    /// table of no group is refused (rte_lpm6_create cannot make one).
+    #[test]
+    fn a_live_table_starts_empty() {
+        let eal = Eal::for_tests(256, &[]).unwrap();
+        let qsbr = Arc::new(Qsbr::new(1).unwrap());
+        let live = LiveLpm6::new(eal, "empty", 0, 1, &qsbr).unwrap();
+        assert_eq!(live.tbl24_entry(0x01_0203), 0);
+        assert!((0..=255).all(|b| live.group_entry(0, b) == 0));
+        let refused = LiveLpm6::new(eal, "no_group", 0, 0, &qsbr).err().unwrap();
+        assert!(refused.to_string().contains("0 tbl8 groups"), "{refused}");
+    }
 }
