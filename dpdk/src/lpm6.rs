@@ -2,9 +2,9 @@
 //! first 3 address bytes, then tbl8 groups of 256 entries, one per further
 //! byte a longer route needs. Two kinds, told apart by type:
 //! - [`Lpm6`]: built route by route with `rte_lpm6_add` through `&mut`,
-//!   then shared read-only by every lcore;
+//!   then read by the lcores through [`Lpm6Reader`]s;
 //! - [`LiveLpm6`]: created empty and then written only by its one writer,
-//!   entry by entry, while lcores read it through `Arc<Lpm6>`s; its
+//!   entry by entry, while lcores read it through [`Lpm6Reader`]s; its
 //!   unlinked tbl8 groups wait for RCU QSBR grace periods.
 
 use std::cell::Cell;
@@ -152,9 +152,41 @@ const TBL24_OFFSET: usize = round_up(round_up(sys::RTE_LPM6_NAMESIZE as usize + 
 const TBL8_OFFSET: usize = round_up(TBL24_OFFSET + 4 * TBL24_ENTRIES + 3 * 8, CACHE_LINE);
 const CACHE_LINE: usize = sys::RTE_CACHE_LINE_SIZE as usize;
 
+/// A lookup handle of an IPv6 table, a built [`Lpm6`] or a [`LiveLpm6`]'s,
+/// for the lcores: lookups only (no `rte_lpm6_add` on a table another
+/// writes). Keeps the table alive.
+///
+/// ```compile_fail
+/// # let eal = dpdk::Eal::for_tests(256, &[]).unwrap();
+/// # let qsbr = std::sync::Arc::new(dpdk::Qsbr::new(1).unwrap());
+/// let live = dpdk::LiveLpm6::new(eal, "doc_reader6", 0, 1, &qsbr).unwrap();
+/// live.reader().add(&[0x20; 16], 8, 1); // no such method
+/// ```
+#[derive(Clone)]
+pub struct Lpm6Reader(Arc<Lpm6>);
+
+impl Lpm6Reader {
+    /// As [`Lpm6::lookup_bulk`].
+    #[inline(always)]
+    pub fn lookup_bulk(&self, ips: &[[u8; 16]], each: impl FnMut(usize, Option<u32>)) {
+        self.0.lookup_bulk(ips, each)
+    }
+
+    /// As [`Lpm6::lookup`].
+    pub fn lookup(&self, ip: &[u8; 16]) -> Option<u32> {
+        self.0.lookup(ip)
+    }
+}
+
+impl From<Lpm6> for Lpm6Reader {
+    fn from(table: Lpm6) -> Lpm6Reader {
+        Lpm6Reader(Arc::new(table))
+    }
+}
+
 /// An IPv6 table changed in place while lcores read it: the writer's
 /// handle, for the control thread alone (not `Sync`, no `Clone`); the
-/// lcores get the table through [`LiveLpm6::reader`].
+/// lcores get [`Lpm6Reader`]s.
 ///
 /// rte_lpm6 has no way to change a table that lcores read (its groups are
 /// reused at once, and it writes entries field by field). So the table is
@@ -216,9 +248,9 @@ impl LiveLpm6 {
         })
     }
 
-    /// The table, for the lcores' lookups.
-    pub fn reader(&self) -> Arc<Lpm6> {
-        Arc::clone(&self.table)
+    /// A handle for the lcores' lookups.
+    pub fn reader(&self) -> Lpm6Reader {
+        Lpm6Reader(Arc::clone(&self.table))
     }
 
     /// The tbl24's entries and the groups', as the lookups read them.

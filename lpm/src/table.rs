@@ -21,7 +21,7 @@ use crate::sizing::{self, Family, Limits, Shortage, Size};
 /// [`LpmTables::build_live`] hands back).
 pub struct LpmTables {
     v4: dpdk::LpmReader,
-    v6: Arc<dpdk::Lpm6>,
+    v6: dpdk::Lpm6Reader,
 }
 
 /// The writers of tables changed in place, one per family.
@@ -193,7 +193,7 @@ impl LpmTables {
             Ipv4Net::load(eal, name, socket, size, routes).map(|t| (t.into(), ()))
         };
         let make_v6 = |eal: &dpdk::Eal, name: &str, size, routes: &[&Route<Ipv6Net>]| {
-            Ok((Arc::new(Ipv6Net::load(eal, name, socket, size, routes)?), ()))
+            Ok((Ipv6Net::load(eal, name, socket, size, routes)?.into(), ()))
         };
         let (tables, ((), ()), report) = Self::build_with(eal, name, (v4, v6), limits, enabled, make_v4, make_v6)?;
         Ok((tables, report))
@@ -254,7 +254,7 @@ impl LpmTables {
         limits: Limits,
         enabled: impl Fn(u8) -> bool,
         make_v4: impl FnOnce(&dpdk::Eal, &str, Size, &[&Route<Ipv4Net>]) -> Loaded<(dpdk::LpmReader, W4)>,
-        make_v6: impl FnOnce(&dpdk::Eal, &str, Size, &[&Route<Ipv6Net>]) -> Loaded<(Arc<dpdk::Lpm6>, W6)>,
+        make_v6: impl FnOnce(&dpdk::Eal, &str, Size, &[&Route<Ipv6Net>]) -> Loaded<(dpdk::Lpm6Reader, W6)>,
     ) -> Result<(LpmTables, (W4, W6), LoadReport), LpmError> {
         let (v4_name, v6_name) = (format!("{name}_v4"), format!("{name}_v6"));
         let (((v4, w4), (v6, w6)), report) = load_both(
