@@ -174,7 +174,7 @@ pub use fib::{Fib, Fib6, FibReader, FibTable, LiveFib, Tbl8Use};
 pub use hash::{Hash, HashWriter, HASH_BULK_MAX};
 pub use launch::{ControlThread, MainLcore};
 pub use lpm::{FrozenLpm, LiveLpm, Lpm, LpmReader, LpmTable, Slot, Tbl24, Tbl8Groups, Tbl8sFull};
-pub use lpm6::{LiveLpm6, Lpm6, Lpm6Reader};
+pub use lpm6::{lpm6_entry, LiveLpm6, Lpm6, Lpm6Reader};
 pub use mbuf::{prefetch, Drain, Mbuf, MbufArray};
 pub use mempool::Mempool;
 pub use port::{

@@ -132,11 +132,50 @@ impl Drop for Lpm6 {
 const TBL24_ENTRIES: usize = 1 << 24;
 const GROUP_ENTRIES: usize = 256;
 
-/// An rte_lpm6 entry's flags: valid, and a link to a tbl8 group (whose
-/// index is then the entry's low 21 bits).
-const VALID: u32 = 1 << 29;
-const EXT: u32 = 1 << 31;
-const GROUP_MASK: u32 = 0x001f_ffff;
+/// rte_lpm6's entry encoding (`rte_lpm6.c` keeps it private): the next
+/// hop, or the linked group, in bits 0-20, the depth in 21-28, then the
+/// valid, valid-group and external (link) flags. [`LiveLpm6::new`]'s
+/// layout check reads a route and a link that rte_lpm6_add wrote and
+/// compares them with [`route`](lpm6_entry::route) and
+/// [`link`](lpm6_entry::link), so a writer that uses these writes what
+/// rte_lpm6_add would.
+pub mod lpm6_entry {
+    const VALUE_MASK: u32 = 0x001f_ffff;
+    const DEPTH_SHIFT: u32 = 21;
+    const VALID: u32 = 1 << 29;
+    const VALID_GROUP: u32 = 1 << 30;
+    const EXT: u32 = 1 << 31;
+
+    /// The entry of a route of `depth` to `hop`.
+    pub const fn route(depth: u8, hop: u32) -> u32 {
+        VALID | VALID_GROUP | (depth as u32) << DEPTH_SHIFT | (hop & VALUE_MASK)
+    }
+
+    /// A link to tbl8 group `group` (depth 0).
+    pub const fn link(group: u32) -> u32 {
+        VALID | VALID_GROUP | EXT | (group & VALUE_MASK)
+    }
+
+    /// Whether `entry` holds a route or a link (0 holds neither).
+    pub const fn is_valid(entry: u32) -> bool {
+        entry & VALID != 0
+    }
+
+    /// Whether `entry` links a group.
+    pub const fn is_link(entry: u32) -> bool {
+        entry & EXT != 0
+    }
+
+    /// The depth of the route `entry` holds.
+    pub const fn depth(entry: u32) -> u8 {
+        (entry >> DEPTH_SHIFT) as u8
+    }
+
+    /// A route's next hop, or the group a link links.
+    pub const fn value(entry: u32) -> u32 {
+        entry & VALUE_MASK
+    }
+}
 
 const fn round_up(n: usize, to: usize) -> usize {
     n.div_ceil(to) * to
@@ -293,10 +332,10 @@ impl LiveLpm6 {
     }
 
     fn check_link(&self, entry: u32) {
-        let linked = entry & GROUP_MASK;
+        let linked = lpm6_entry::value(entry);
         let total = self.groups.total();
         assert!(
-            entry & (VALID | EXT) != VALID | EXT || linked < total,
+            !(lpm6_entry::is_valid(entry) && lpm6_entry::is_link(entry)) || linked < total,
             "an rte_lpm6 entry links group {linked} of {total}"
         );
     }
@@ -363,7 +402,7 @@ fn check_layout(table: &mut Lpm6) -> Result<()> {
     // hands out) at tbl24 entry 0x010203, the route at the group's entry 4.
     let probe = [1, 2, 3, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
     let hop = 0x1abcd;
-    let expected = [EXT | VALID | 1 << 30, VALID | 1 << 30 | 32 << 21 | hop];
+    let expected = [lpm6_entry::link(0), lpm6_entry::route(32, hop)];
     table.add(&probe, 32, hop)?;
     // SAFETY: `table` is borrowed mutably, so no lookup runs. If the
     // offsets are wrong, the reads are still inside the table's memory

@@ -5,7 +5,7 @@
 //! rte_lpm6 is a tbl24 indexed by the first 3 address bytes, then tbl8
 //! groups of 256 entries, one group per further byte a longer route needs
 //! (13 at most). An entry is a route (its next hop and depth), no route,
-//! or a link to a group ([`EXT`]). Each route entry holds the longest
+//! or a link to a group ([`dpdk::lpm6_entry`]). Each route entry holds the longest
 //! route covering its addresses, written at the level where the route's
 //! depth ends, and the lookup follows links until it meets one.
 //!
@@ -17,19 +17,10 @@
 //! can still be inside it. The routes are in one hash map per depth, as
 //! [`crate::LiveRoutes`] keeps IPv4's.
 
+use dpdk::lpm6_entry::{self as encoding, depth as depth_of, is_link, is_valid};
 use ipnet::Ipv6Net;
 
 use crate::route_index::RouteIndex;
-
-/// rte_lpm6's entry bits: the next hop (or the linked group) in bits
-/// 0-20, the depth in 21-28, then the valid, valid-group and external
-/// (link) flags.
-const HOP_MASK: u32 = 0x001f_ffff;
-const DEPTH_SHIFT: u32 = 21;
-const VALID: u32 = 1 << 29;
-const VALID_GROUP: u32 = 1 << 30;
-/// A link to a tbl8 group.
-const EXT: u32 = 1 << 31;
 
 /// Address bits the tbl24 covers; each group covers 8 more.
 const TBL24_BITS: u8 = 24;
@@ -83,24 +74,6 @@ impl Table6 for dpdk::LiveLpm6 {
     fn retire(&mut self, group: u32) {
         dpdk::LiveLpm6::retire(self, group)
     }
-}
-
-/// The entry of a route of `depth` to `hop`, as rte_lpm6_add writes it.
-fn route_entry(depth: u8, hop: u32) -> u32 {
-    VALID | VALID_GROUP | u32::from(depth) << DEPTH_SHIFT | (hop & HOP_MASK)
-}
-
-/// A link to `group`, as rte_lpm6_add writes it (depth 0).
-fn link_entry(group: u32) -> u32 {
-    VALID | VALID_GROUP | EXT | (group & HOP_MASK)
-}
-
-fn is_link(entry: u32) -> bool {
-    entry & EXT != 0
-}
-
-fn depth_of(entry: u32) -> u8 {
-    (entry >> DEPTH_SHIFT) as u8
 }
 
 fn tbl24_index(bytes: &[u8; 16]) -> u32 {
@@ -212,13 +185,13 @@ impl<T: Table6> LiveRoutes6<T> {
             let Some(group) = self.table.new_group(covering) else {
                 unreachable!("{needed} free groups were counted")
             };
-            self.table.set(place, link_entry(group));
+            self.table.set(place, encoding::link(group));
             place = Place::Group(group, byte);
         }
-        let entry = route_entry(depth, hop);
+        let entry = encoding::route(depth, hop);
         // The entries of no longer route, or of none, there and in the
         // groups linked from there.
-        self.write(place, span.count, &|e| e & VALID == 0 || depth_of(e) <= depth, entry);
+        self.write(place, span.count, &|e| !is_valid(e) || depth_of(e) <= depth, entry);
         self.routes.insert(net, depth, hop);
         Ok(())
     }
@@ -235,7 +208,7 @@ impl<T: Table6> LiveRoutes6<T> {
         let heir = self
             .routes
             .covering(net, depth)
-            .map_or(0, |(d, hop)| route_entry(d, hop));
+            .map_or(0, |(d, hop)| encoding::route(d, hop));
         let span = Span::of(prefix);
         let (place, links) = self.walk(&span);
         // Every group on the way is there while the route is (no group
@@ -244,7 +217,7 @@ impl<T: Table6> LiveRoutes6<T> {
         if links.len() == span.path.len() {
             // The entries the route holds: no other route of its depth
             // covers its addresses.
-            self.write(place, span.count, &|e| e & VALID != 0 && depth_of(e) == depth, heir);
+            self.write(place, span.count, &|e| is_valid(e) && depth_of(e) == depth, heir);
             self.let_go(&links);
         }
         true
@@ -262,7 +235,7 @@ impl<T: Table6> LiveRoutes6<T> {
                 break;
             }
             links.push(place);
-            place = Place::Group(entry & HOP_MASK, byte);
+            place = Place::Group(encoding::value(entry), byte);
         }
         (place, links)
     }
@@ -273,7 +246,7 @@ impl<T: Table6> LiveRoutes6<T> {
         for place in places(first, count) {
             let e = self.table.get(place);
             if is_link(e) {
-                self.write(Place::Group(e & HOP_MASK, 0), 256, takes, entry);
+                self.write(Place::Group(encoding::value(e), 0), 256, takes, entry);
             } else if takes(e) {
                 self.table.set(place, entry);
             }
@@ -289,10 +262,10 @@ impl<T: Table6> LiveRoutes6<T> {
         for (level, &link) in links.iter().enumerate().rev() {
             // Bits the link's own table covers.
             let covered = TBL24_BITS + 8 * level as u8;
-            let group = self.table.get(link) & HOP_MASK;
+            let group = encoding::value(self.table.get(link));
             let first = self.table.get(Place::Group(group, 0));
             let one_entry = !is_link(first)
-                && (first & VALID == 0 || depth_of(first) <= covered)
+                && (!is_valid(first) || depth_of(first) <= covered)
                 && places(Place::Group(group, 1), 255).all(|p| self.table.get(p) == first);
             if !one_entry {
                 return;
@@ -381,9 +354,9 @@ mod tests {
             if !is_link(entry) {
                 break;
             }
-            entry = table.get(Place::Group(entry & HOP_MASK, byte));
+            entry = table.get(Place::Group(encoding::value(entry), byte));
         }
-        (entry & VALID != 0 && !is_link(entry)).then_some(entry & HOP_MASK)
+        (is_valid(entry) && !is_link(entry)).then_some(encoding::value(entry))
     }
 
     /// Longest-prefix match by the book, over the routes added.
