@@ -218,7 +218,7 @@ mod tests {
     fn a_baseline_is_of_the_same_kind_as_the_run() {
         let scratch = testkit::Scratch::new("l3fwd-bench-baseline");
         let path = scratch.path("l3fwd-bench-baseline.json");
-        crate::write_json(&path, &crate::sweep::results::tests::sample()).unwrap();
+        crate::files::write_json(&path, &crate::sweep::results::tests::sample()).unwrap();
         assert!(read(Some(&path), true).unwrap().unwrap().1.is_sweep());
         let err = read(Some(&path), false).unwrap_err();
         assert!(

@@ -23,7 +23,7 @@ const SLOWDOWN: f64 = 0.05;
 #[derive(clap::Args)]
 pub struct CalibrateArgs {
     #[command(flatten)]
-    bench: crate::Args,
+    bench: crate::rates::Args,
     /// l3fwd-rs built with `--features calibration-slowdown`
     #[arg(long, default_value = "target/calibration/release/l3fwd-rs")]
     slow_bin: PathBuf,
@@ -55,7 +55,7 @@ struct Calibration<'a> {
 }
 
 pub fn calibrate(args: CalibrateArgs) -> Result<ExitCode, String> {
-    crate::require(
+    crate::files::require(
         &args.slow_bin,
         "build it with `make bench-calibrate`, or cargo build --release -p l3fwd-rs \
          --features calibration-slowdown --target-dir target/calibration",
@@ -74,7 +74,7 @@ pub fn calibrate(args: CalibrateArgs) -> Result<ExitCode, String> {
     let mut reports = Vec::with_capacity(steps.len());
     for (step, bin) in steps {
         println!("{step}");
-        let (report, failures) = crate::measure(&args.bench, bin, &selected)?;
+        let (report, failures) = crate::rates::measure(&args.bench, bin, &selected)?;
         // A failed run leaves its ratios out, and no verdict stands on what is left.
         if failures.any() {
             println!("\ncalibration stopped: a forwarder failed, so there is no verdict");
@@ -92,7 +92,7 @@ pub fn calibrate(args: CalibrateArgs) -> Result<ExitCode, String> {
     baseline::print(&slow, tolerance);
     let outcome = judge(&same, &slow);
     print(&outcome);
-    crate::write_json(
+    crate::files::write_json(
         &args.calibration_json,
         &Calibration {
             outcome: &outcome,

@@ -8,11 +8,11 @@
 use crate::command;
 use crate::configs::{Config, Forwarder};
 use crate::failures::{self, Failures};
+use crate::grid::Cell;
 use crate::interrupt;
 use crate::pool::Pool;
 use crate::progress::Progress;
 use crate::run::{self, Forwarding, Sample, Timing};
-use crate::sweep::grid::Cell;
 use crate::traffic::Files;
 use std::path::{Path, PathBuf};
 use std::process::Command;

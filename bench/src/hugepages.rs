@@ -7,6 +7,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// Where the runs' hugetlbfs is mounted.
+pub const DIR: &str = "target/bench/hugepages";
+
 const NR_HUGEPAGES: &str = "/proc/sys/vm/nr_hugepages";
 /// MB per page.
 const PAGE_MB: u32 = 2;

@@ -6,11 +6,11 @@
 use crate::command::Ports;
 use crate::configs::{Config, Forwarder, Variant};
 pub use crate::engine::Run;
+use crate::grid::{format_count, Cell};
 use crate::machine::Machine;
 use crate::mode::Mode;
 use crate::run::Sample;
 use crate::stats;
-use crate::sweep::grid::{format_count, Cell};
 use crate::traffic::ScaleSizes;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -70,7 +70,7 @@ impl Report {
     /// shared name their forwarder alone (`c`): they get their
     /// configuration's id (`c-lpm`), the mode being their cell's.
     pub fn read(path: &Path) -> Result<Report, String> {
-        let mut report: Report = crate::read_json(path)?;
+        let mut report: Report = crate::files::read_json(path)?;
         for run in &mut report.runs {
             let forwarder = [Forwarder::C, Forwarder::Rs, Forwarder::Io]
                 .into_iter()

@@ -11,8 +11,8 @@
 //! rules behind deny rules.
 
 use crate::configs::Config;
+use crate::grid::{Cell, FCS};
 use crate::mode::RuleFormat;
-use crate::sweep::grid::{Cell, FCS};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -6,11 +6,11 @@
 //! the rounds, not a guess from two numbers.
 
 use crate::configs::Config;
+use crate::plot::{draw_legend, draw_spreads, failed, load_font, FONT, PIXELS};
 use crate::release::Release;
 use crate::report::Report;
 use crate::significance::{self, ALPHA};
 use crate::stats;
-use crate::sweep::plot::{draw_legend, draw_spreads, failed, load_font, FONT, PIXELS};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::Path;

@@ -55,7 +55,7 @@ pub struct CallgrindArgs {
     #[arg(long, value_enum, default_value_t)]
     ports: crate::command::Ports,
     /// Counted window, seconds
-    #[arg(short, long, default_value_t = 10.0, value_parser = crate::seconds)]
+    #[arg(short, long, default_value_t = 10.0, value_parser = crate::common::seconds)]
     window: f64,
     /// Uninstrumented forwarding before the window, seconds
     #[arg(short = 'u', long, default_value_t = 5.0, value_parser = non_negative_seconds)]
@@ -80,14 +80,14 @@ pub struct CallgrindArgs {
     /// EM configurations on N IPv4 UDP rules and N flows hitting each once per pass (the sweep's
     /// em/SIZE/N cell, l3fwd-tablegen) instead of the default rules and 16 flows; pools that hold the
     /// replayed frames (a C build with a larger pool)
-    #[arg(long, value_parser = crate::sweep::grid::parse_count, value_name = "N")]
+    #[arg(long, value_parser = crate::grid::parse_count, value_name = "N")]
     em_flows: Option<usize>,
     /// LPM, FIB, ACL and io configurations on N IPv4 flows over a 16-route table (the sweep's
     /// lpm-16/SIZE/N cell) instead of l3fwd-gen's 1024 frames, with pools to match
-    #[arg(long, value_parser = crate::sweep::grid::parse_count, value_name = "N")]
+    #[arg(long, value_parser = crate::grid::parse_count, value_name = "N")]
     lpm_flows: Option<usize>,
     /// Frame size in bytes, FCS included (64..1518), of the --em-flows and --lpm-flows traffic
-    #[arg(long, default_value_t = 64, value_parser = crate::sweep::grid::parse_size, value_name = "BYTES")]
+    #[arg(long, default_value_t = 64, value_parser = crate::grid::parse_size, value_name = "BYTES")]
     size: u32,
     /// Also simulate the caches (valgrind --cache-sim=yes): D1 and LL misses per packet
     #[arg(long)]
@@ -149,7 +149,7 @@ pub fn callgrind(args: CallgrindArgs) -> Result<ExitCode, String> {
         ports: args.ports,
     };
     // Fail fast: a bad baseline should not cost minutes of runs.
-    let baseline: Option<Report> = args.baseline.as_deref().map(crate::read_json).transpose()?;
+    let baseline: Option<Report> = args.baseline.as_deref().map(crate::files::read_json).transpose()?;
     if let Some(old) = &baseline {
         report::check_comparable(&old.traffic, &traffic)?;
     }
@@ -216,7 +216,7 @@ pub fn callgrind(args: CallgrindArgs) -> Result<ExitCode, String> {
         );
     }
     if let Some(path) = &args.json {
-        crate::write_json(path, &report)?;
+        crate::files::write_json(path, &report)?;
         println!("wrote {}", path.display());
     }
     if args.top > 0 {

@@ -7,11 +7,11 @@ use super::CallgrindArgs;
 use crate::cbuild::{self, Build};
 use crate::configs::{self, Config, Forwarder};
 use crate::engine::Unit;
+use crate::grid::{Cell, Table};
 use crate::mode::Mode;
 use crate::mode::RuleFormat;
 use crate::pool::Pool;
 use crate::run::Timing;
-use crate::sweep::grid::{Cell, Table};
 use crate::traffic::Files;
 use crate::traffic::{self, CellFiles};
 use std::path::{Path, PathBuf};
@@ -113,7 +113,7 @@ impl Plan {
                 if !args.no_build {
                     kind.c_build.make(&args.c_build_script, &kind.c_dir)?;
                 }
-                crate::require(&kind.c_dir.join(cbuild::BINARY), "build it, or drop --no-build")?;
+                crate::files::require(&kind.c_dir.join(cbuild::BINARY), "build it, or drop --no-build")?;
             }
             Ok(Some(kind))
         };
@@ -128,7 +128,7 @@ impl Plan {
                 Forwarder::Rs => args.rs_bin.clone(),
                 Forwarder::C => kind.c_dir.join(cbuild::BINARY),
             };
-            crate::require(&program, "build it, or drop --no-build")?;
+            crate::files::require(&program, "build it, or drop --no-build")?;
             // ACL runs on the LPM traffic with the --acl-rules rules.
             let rules = match config.mode.rules() {
                 RuleFormat::Acl => acl_rules.clone(),
@@ -148,7 +148,7 @@ impl Plan {
         let units: Vec<Unit> = configs.iter().map(|&c| unit(c)).collect::<Result<_, _>>()?;
         if configs.iter().any(|c| c.mode.rules() == RuleFormat::Acl) {
             for rules in &acl_rules {
-                crate::require(rules, "give --acl-rules DIR")?;
+                crate::files::require(rules, "give --acl-rules DIR")?;
             }
         }
         Ok(Plan { units, _kinds: kinds })
@@ -174,7 +174,7 @@ fn cargo_build() -> Result<(), String> {
 fn default_kind(args: &CallgrindArgs, em: bool, work: &Path) -> Result<Kind, String> {
     let mode = if em { "em" } else { "lpm" };
     let pcaps = traffic::default_pcaps(work, mode, FRAMES);
-    crate::require(&args.gen_bin, "build it with `cargo build --release -p trafficgen`")?;
+    crate::files::require(&args.gen_bin, "build it with `cargo build --release -p trafficgen`")?;
     traffic::write_pair(&args.gen_bin, &pcaps, FRAMES, em)?;
     Ok(Kind {
         files: Files {
@@ -195,7 +195,7 @@ fn cell_kind(args: &CallgrindArgs, mode: Mode, flows: usize, work: &Path) -> Res
     let routes = (mode.rules() != RuleFormat::Flows).then_some(CELL_ROUTES);
     let table = Table { mode, routes };
     let cell = Cell { table, size, flows };
-    crate::require(
+    crate::files::require(
         &args.tablegen_bin,
         "build it with `cargo build --release -p trafficgen`",
     )?;

@@ -16,7 +16,8 @@ mod results;
 mod sockperf;
 
 use crate::failures::Failures;
-use crate::{machine, require};
+use crate::files::{require, write_json};
+use crate::machine;
 use forwarders::{parse_pmd, Forwarder, Pmd, Programs, Running};
 use netns::Join;
 use results::{LatencyReport, LatencySettings, Point, ThroughputPoint};
@@ -149,7 +150,7 @@ pub fn latency(args: LatencyArgs) -> Result<ExitCode, String> {
     if args.throughput_secs > 0 && !iperf3_ok {
         return Err("iperf3 not found: install the Debian package (make deps), or --throughput-secs 0".into());
     }
-    crate::sweep::plot::load_font()?;
+    crate::plot::load_font()?;
     let logs = args.out_dir.join("logs");
     std::fs::create_dir_all(&logs).map_err(|e| format!("{}: {e}", logs.display()))?;
     crate::interrupt::catch_signals()?;
@@ -193,7 +194,7 @@ pub fn latency(args: LatencyArgs) -> Result<ExitCode, String> {
         report.points.extend(points);
         report.throughput.extend(throughput);
         // Written after every forwarder: an interrupted run keeps what it measured.
-        crate::write_json(&json, &report)?;
+        write_json(&json, &report)?;
         if crate::interrupt::interrupted() {
             return Err(format!("interrupted; what was measured is in {}", json.display()));
         }

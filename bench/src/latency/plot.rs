@@ -6,7 +6,7 @@
 
 use super::results::{LatencyReport, Point};
 use super::sockperf::Latency;
-use crate::sweep::plot::{failed, load_font, FONT};
+use crate::plot::{failed, load_font, FONT};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::{Path, PathBuf};
@@ -168,7 +168,7 @@ fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, all: &[Series]
 mod tests {
     use super::super::results::tests::sample;
     use super::*;
-    use crate::sweep::plot::tests::svg_texts;
+    use crate::plot::tests::svg_texts;
 
     #[test]
     fn series_per_forwarder_in_rate_order() {

@@ -4,19 +4,20 @@
 //! for it; the result is a table, CSV and JSON with every run, plots, and
 //! optionally a cell-by-cell comparison with an earlier sweep.
 
-pub(crate) mod grid;
 pub(crate) mod plot;
 pub(crate) mod results;
 mod resume;
 
 use crate::cbuild::{Build, CBuilds};
+use crate::common::{Common, START_TIMEOUT};
 use crate::configs::Forwarder;
 use crate::engine::{Engine, Run, Unit};
+use crate::files::{require, write_json};
+use crate::grid::{self, Cell, Grid, Mode};
 use crate::machine::{timestamp, Machine};
 use crate::mode::RuleFormat;
 use crate::report::{Report, Settings};
-use crate::{command, hugepages, interrupt, require, traffic, Common, HUGEPAGES_DIR, START_TIMEOUT};
-use grid::{Cell, Grid, Mode};
+use crate::{command, hugepages, interrupt, traffic};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -72,7 +73,7 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
     let grid = Grid::new(args.sizes.clone(), args.flows.clone(), &args.modes, &args.routes)?;
     // Everything that can fail fast does, before minutes of runs.
     let old = crate::baseline::read(args.common.baseline.as_deref(), true)?;
-    plot::load_font()?;
+    crate::plot::load_font()?;
     let hint = "build it with `cargo build --release -p l3fwd-rs -p trafficgen`, or `make bench-sweep` does it";
     require(&args.common.rs_bin, hint)?;
     require(&args.common.tablegen_bin, hint)?;
@@ -236,7 +237,7 @@ fn memory_for(cells: &[Cell], rounds: u32, no_huge: bool) -> (hugepages::Memory,
         .map(|c| 2 * memory_mb(c))
         .max()
         .filter(|&two| rounds > 1 && two > one);
-    let dir = Path::new(HUGEPAGES_DIR);
+    let dir = Path::new(hugepages::DIR);
     if let Some(two) = two.filter(|_| !no_huge) {
         match hugepages::Memory::huge(two, dir) {
             Ok(memory) => return (memory, true),
@@ -249,7 +250,7 @@ fn memory_for(cells: &[Cell], rounds: u32, no_huge: bool) -> (hugepages::Memory,
 }
 
 fn write_data(dir: &Path, report: &Report) -> Result<(), String> {
-    crate::write_json(&dir.join("sweep.json"), report)?;
+    write_json(&dir.join("sweep.json"), report)?;
     for (name, text) in [
         ("runs.csv", results::runs_csv(report)),
         ("cells.csv", results::cells_csv(report)),

@@ -78,10 +78,10 @@ fn csv_text(s: &str) -> String {
 
 #[cfg(test)]
 pub(crate) mod tests {
-    use super::super::grid::tests::mode;
-    use super::super::grid::{Cell, Table};
     use super::*;
     use crate::configs::Forwarder;
+    use crate::grid::tests::mode;
+    use crate::grid::{Cell, Table};
     use crate::machine::Machine;
     use crate::report::{Run, Settings};
     use crate::run::Sample;

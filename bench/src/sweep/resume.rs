@@ -4,9 +4,9 @@
 //! hours (the C sample adds 1M routes in minutes, per run), more than a
 //! sitting may give it.
 
-use super::grid::Cell;
 use crate::configs::Forwarder;
 use crate::engine::Run;
+use crate::grid::Cell;
 use crate::machine::Machine;
 use crate::report::{Report, Settings};
 

@@ -9,12 +9,14 @@ mod plot;
 
 use crate::cbuild::Build;
 use crate::command;
+use crate::common::{Common, SCALE_START_TIMEOUT};
 use crate::configs::{Config, Forwarder, Variant};
 use crate::failures::Failures;
+use crate::files::{require, write_json};
 use crate::mode::Mode;
 use crate::pool::Pool;
 use crate::run::{Forwarding, Timing};
-use crate::{hugepages, interrupt, machine, traffic, Common, HUGEPAGES_DIR, SCALE_START_TIMEOUT};
+use crate::{hugepages, interrupt, machine, traffic};
 use changes::{Changes, Rate, Target};
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, BufReader, BufWriter, Write};
@@ -142,7 +144,7 @@ pub fn update(mut args: UpdateArgs) -> Result<ExitCode, String> {
         (&args.ctl_bin, "cargo build --release"),
         (&args.common.tablegen_bin, "cargo build --release -p trafficgen"),
     ] {
-        crate::require(bin, hint)?;
+        require(bin, hint)?;
     }
     // C restarts on the EM table only: its LPM holds 1024 rules.
     // Built with its pool here (nothing to do when it is up to date).
@@ -184,7 +186,7 @@ pub fn update(mut args: UpdateArgs) -> Result<ExitCode, String> {
         true => args.memory.max(pool_memory_mb(c_mbufs, true)),
         false => args.memory,
     };
-    let memory = hugepages::Memory::for_runs(largest, Path::new(HUGEPAGES_DIR), args.common.no_huge);
+    let memory = hugepages::Memory::for_runs(largest, Path::new(hugepages::DIR), args.common.no_huge);
     command::use_memory(memory.eal_args());
     let pool = Pool {
         mbufs: Some(args.mbufs),
@@ -249,7 +251,7 @@ pub fn update(mut args: UpdateArgs) -> Result<ExitCode, String> {
     }
     print_table(&report);
     let json = args.out_dir.join("update.json");
-    crate::write_json(&json, &report)?;
+    write_json(&json, &report)?;
     println!("\nwrote {}", json.display());
     for path in plot::draw(&report, &args.out_dir)? {
         println!("wrote {}", path.display());

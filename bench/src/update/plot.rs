@@ -3,7 +3,7 @@
 
 use super::changes::{Rate, Target};
 use super::UpdateReport;
-use crate::sweep::plot::{draw_legend, failed, load_font, FONT, PIXELS};
+use crate::plot::{draw_legend, failed, load_font, FONT, PIXELS};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::{Path, PathBuf};

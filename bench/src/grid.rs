@@ -1,5 +1,7 @@
 //! What a sweep covers: lookup tables x packet sizes x flow counts, the
 //! cells of that grid, and how a user writes them (`64,1518`, `16,1K,1M`).
+//! A cell also names where a run was made for the engine, the report, the
+//! traffic generators and callgrind's `--lpm-flows`/`--em-flows` runs.
 
 use crate::configs::{Config, Forwarder, Variant};
 pub use crate::mode::Mode;
