@@ -1,6 +1,7 @@
 //! Claims of the README's "Smaller differences" that no other test makes,
-//! each checked on the real binary, and docs/OPTIONS.md's table held to the
-//! options the binary's `--help` prints. Covered elsewhere: a signal during
+//! each checked on the real binary, docs/OPTIONS.md's table held to the
+//! options the binary's `--help` prints, and every link of the docs held
+//! to a file and heading that exist. Covered elsewhere: a signal during
 //! set-up (tests/usage/shutdown_paths.rs), a closed stdout (the same file).
 
 use std::collections::BTreeSet;
@@ -164,4 +165,100 @@ fn the_options_table_lists_every_long_option_of_the_help_and_no_other() {
         "{}: the table lacks {missing:?}; --help has no {unknown:?}",
         path.display()
     );
+}
+
+/// A heading's anchor as GitHub makes it: lower case, punctuation but `-`
+/// and `_` dropped, spaces as `-`.
+fn anchor_of(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || matches!(c, ' ' | '-' | '_'))
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+/// The anchors of a markdown file's headings (a repeated one also with
+/// GitHub's `-1`, `-2`, ... suffixes), code blocks skipped.
+fn anchors_of(markdown: &str) -> BTreeSet<String> {
+    let mut anchors = BTreeSet::new();
+    let mut in_code = false;
+    for line in markdown.lines() {
+        if line.starts_with("```") {
+            in_code = !in_code;
+        }
+        if in_code || !line.starts_with('#') {
+            continue;
+        }
+        let anchor = anchor_of(line.trim_start_matches('#'));
+        let repeated = (1..).map(|n| format!("{anchor}-{n}"));
+        let free = std::iter::once(anchor.clone())
+            .chain(repeated)
+            .find(|a| !anchors.contains(a));
+        anchors.extend(free);
+    }
+    anchors
+}
+
+/// The targets of the inline links `[text](target)` of a markdown file.
+fn link_targets(markdown: &str) -> Vec<String> {
+    markdown
+        .match_indices("](")
+        .filter_map(|(i, _)| Some(markdown[i + 2..].split_once(')')?.0.to_string()))
+        .filter(|t| !t.contains(char::is_whitespace))
+        .collect()
+}
+
+/// Every relative link of the README, CONTRIBUTING.md and docs/ leads to a
+/// file or folder of the tree, and every `#anchor` into a markdown file to
+/// one of its headings: a claim that links to its measurement still does
+/// after files move and sections are renamed.
+#[test]
+fn every_link_of_the_docs_leads_to_a_file_and_heading() {
+    let root = testkit::workspace();
+    let mut docs = vec![root.join("README.md"), root.join("CONTRIBUTING.md")];
+    let in_docs = std::fs::read_dir(root.join("docs")).unwrap().map(|e| e.unwrap().path());
+    docs.extend(in_docs.filter(|p| p.extension().is_some_and(|e| e == "md")));
+    let mut broken = Vec::new();
+    let mut checked = 0;
+    for doc in &docs {
+        let text = std::fs::read_to_string(doc).unwrap();
+        for target in link_targets(&text) {
+            if target.contains("://") || target.starts_with("mailto:") {
+                continue;
+            }
+            let (path, anchor) = target.split_once('#').unwrap_or((&target, ""));
+            let file = if path.is_empty() {
+                doc.clone()
+            } else {
+                doc.parent().unwrap().join(path)
+            };
+            checked += 1;
+            if !file.exists() {
+                broken.push(format!("{}: {target}: no such file", doc.display()));
+            } else if !anchor.is_empty() && file.extension().is_some_and(|e| e == "md") {
+                let headings = anchors_of(&std::fs::read_to_string(&file).unwrap());
+                if !headings.contains(anchor) {
+                    broken.push(format!("{}: {target}: no such heading", doc.display()));
+                }
+            }
+        }
+    }
+    assert!(checked > 50, "only {checked} links found in {docs:?}");
+    assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
+}
+
+#[test]
+fn anchors_are_made_as_github_makes_them() {
+    assert_eq!(
+        anchor_of(" 2026-12-05: the lab port, where the forwarding work shows"),
+        "2026-12-05-the-lab-port-where-the-forwarding-work-shows"
+    );
+    assert_eq!(
+        anchor_of("Rate sweeps (`make bench-sweep`)"),
+        "rate-sweeps-make-bench-sweep"
+    );
+    let anchors = anchors_of("# A\n```\n# not a heading\n```\n## A\n");
+    assert_eq!(anchors, BTreeSet::from(["a".to_string(), "a-1".to_string()]));
 }
