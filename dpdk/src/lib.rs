@@ -175,7 +175,7 @@ pub use hash::{Hash, HashWriter, HASH_BULK_MAX};
 pub use launch::{ControlThread, MainLcore};
 pub use lpm::{FrozenLpm, LiveLpm, Lpm, LpmReader, LpmTable, Slot, Tbl24, Tbl8Groups, Tbl8sFull};
 pub use lpm6::{lpm6_entry, LiveLpm6, Lpm6, Lpm6Reader};
-pub use mbuf::{prefetch, Drain, Mbuf, MbufArray};
+pub use mbuf::{prefetch, Drain, Mbuf, MbufArray, ZipTake};
 pub use mempool::Mempool;
 pub use port::{
     rss_ip, rss_l4, tx_offload_fast_free, tx_offload_multi_segs, CaptureStats, EthConf, Link, LinkSpeed, Port,

@@ -397,6 +397,70 @@ impl Iterator for Drain<'_> {
     }
 }
 
+impl<'a> Drain<'a> {
+    /// The next mbufs, each with the items of `a` and `b` at its index, as
+    /// many as the shortest of the three has. One index walks all three,
+    /// where zipping this iterator with two others tests the end of each.
+    #[inline(always)]
+    pub fn zip_take<'s, A: Copy, B: Copy>(&'s mut self, a: &'s [A], b: &'s [B]) -> ZipTake<'s, A, B> {
+        let rest = self.slots.as_slice();
+        let n = rest.len().min(a.len()).min(b.len());
+        let (now, later) = rest.split_at(n);
+        // Past them at once: this drain's Drop never frees them, ZipTake's
+        // frees those it does not hand out.
+        self.slots = later.iter();
+        ZipTake {
+            slots: now,
+            a: &a[..n],
+            b: &b[..n],
+            next: 0,
+        }
+    }
+}
+
+/// The iterator of [`Drain::zip_take`]; the mbufs it does not hand out are
+/// freed when it is dropped.
+pub struct ZipTake<'s, A, B> {
+    /// Owned mbufs from `next` on; `a` and `b` as long.
+    slots: &'s [*mut sys::rte_mbuf],
+    a: &'s [A],
+    b: &'s [B],
+    next: usize,
+}
+
+impl<A: Copy, B: Copy> Iterator for ZipTake<'_, A, B> {
+    type Item = (Mbuf, A, B);
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<(Mbuf, A, B)> {
+        let i = self.next;
+        if i >= self.slots.len() {
+            return None;
+        }
+        self.next = i + 1;
+        // SAFETY: i is below slots' length, which `a` and `b` share (cut so
+        // by zip_take); slots from `next` on are owned, non-null mbufs, each
+        // handed out once (next only grows).
+        unsafe {
+            Some((
+                Mbuf(NonNull::new_unchecked(*self.slots.get_unchecked(i))),
+                *self.a.get_unchecked(i),
+                *self.b.get_unchecked(i),
+            ))
+        }
+    }
+}
+
+impl<A, B> Drop for ZipTake<'_, A, B> {
+    fn drop(&mut self) {
+        let rest = self.slots.get(self.next..).unwrap_or_default();
+        if !rest.is_empty() {
+            // SAFETY: as in Drain's Drop: owned mbufs no one else has.
+            unsafe { sys::rte_pktmbuf_free_bulk(rest.as_ptr() as *mut *mut sys::rte_mbuf, rest.len() as u32) };
+        }
+    }
+}
+
 impl Drop for Drain<'_> {
     fn drop(&mut self) {
         let rest = self.slots.as_slice();
@@ -451,6 +515,41 @@ mod tests {
         assert!(m.is_exclusive());
         assert_eq!(m.data_mut().len(), 64);
         drop(m);
+        assert_eq!(pool.in_use(), 0);
+    }
+
+    #[test]
+    fn zip_take_pairs_each_mbuf_with_its_items_and_frees_what_it_does_not_hand_out() {
+        let eal = Eal::for_tests(512, &[]).expect("EAL init");
+        let pool = Mempool::create(eal, "test_zip_take", 64, 0, 0).expect("pool");
+        let mut batch = MbufArray::<8>::new();
+        let ptrs: Vec<*mut sys::rte_mbuf> = (0..6)
+            .map(|_| {
+                let m = alloc(&pool);
+                let p = m.0.as_ptr();
+                assert!(batch.push(m).is_ok());
+                p
+            })
+            .collect();
+        let (a, b) = ([10, 11, 12, 13], ['a', 'b', 'c', 'd']);
+        let mut drain = batch.drain();
+        // The shortest of the three decides: 3 mbufs, of which 2 are taken.
+        let mut first = drain.zip_take(&a[..3], &b);
+        let taken: Vec<_> = first.by_ref().take(2).collect();
+        let seen: Vec<_> = taken.iter().map(|(m, a, b)| (m.0.as_ptr(), *a, *b)).collect();
+        assert_eq!(seen, [(ptrs[0], 10, 'a'), (ptrs[1], 11, 'b')]);
+        drop(first);
+        assert_eq!(
+            pool.in_use(),
+            5,
+            "the third mbuf, not handed out, is freed with its iterator"
+        );
+        // The drain goes on after them.
+        let rest: Vec<_> = drain.zip_take(&a, &b).map(|(m, a, _)| (m.0.as_ptr(), a)).collect();
+        assert_eq!(rest, [(ptrs[3], 10), (ptrs[4], 11), (ptrs[5], 12)]);
+        drop(drain);
+        assert_eq!(pool.in_use(), 2, "the two taken first are held");
+        drop(taken);
         assert_eq!(pool.in_use(), 0);
     }
 }

@@ -31,11 +31,33 @@ pub trait Packets: Default {
     fn push(&mut self, p: Self::Packet) -> Result<usize, Self::Packet>;
     /// The held packets, in order.
     fn as_slice(&self) -> &[Self::Packet];
-    /// Takes every packet out, in order; those the iterator is dropped
-    /// without yielding are freed.
-    fn drain(&mut self) -> impl Iterator<Item = Self::Packet> + '_;
+    /// Takes every packet out, in order; those not taken are freed when
+    /// the drain is dropped.
+    fn drain(&mut self) -> impl Drained<Self::Packet> + '_;
     /// Frees every held packet; returns how many.
     fn free_all(&mut self) -> usize;
+}
+
+/// The packets taken out of a [`Packets`], in order.
+pub trait Drained<P> {
+    /// The next packets, each with the items of `a` and `b` at its index,
+    /// as many as the shortest of the three has.
+    fn zip_take<'s, A: Copy, B: Copy>(&'s mut self, a: &'s [A], b: &'s [B]) -> impl Iterator<Item = (P, A, B)> + 's;
+}
+
+impl Drained<Mbuf> for dpdk::Drain<'_> {
+    #[inline(always)]
+    fn zip_take<'s, A: Copy, B: Copy>(&'s mut self, a: &'s [A], b: &'s [B]) -> impl Iterator<Item = (Mbuf, A, B)> + 's {
+        dpdk::Drain::zip_take(self, a, b)
+    }
+}
+
+impl<P> Drained<P> for std::vec::Drain<'_, P> {
+    #[inline(always)]
+    fn zip_take<'s, A: Copy, B: Copy>(&'s mut self, a: &'s [A], b: &'s [B]) -> impl Iterator<Item = (P, A, B)> + 's {
+        // The items first: zip stops on them without taking a packet.
+        a.iter().zip(b).zip(self).map(|((&a, &b), p)| (p, a, b))
+    }
 }
 
 /// An RX queue, polled by one lcore.
@@ -92,7 +114,7 @@ impl Packets for MbufArray<MAX_BURST> {
         MbufArray::as_slice(self)
     }
     #[inline(always)]
-    fn drain(&mut self) -> impl Iterator<Item = Mbuf> + '_ {
+    fn drain(&mut self) -> impl Drained<Mbuf> + '_ {
         MbufArray::drain(self)
     }
     #[inline(always)]
@@ -137,7 +159,7 @@ impl Packets for Vec<dpdk::Event> {
         self
     }
     #[inline(always)]
-    fn drain(&mut self) -> impl Iterator<Item = dpdk::Event> + '_ {
+    fn drain(&mut self) -> impl Drained<dpdk::Event> + '_ {
         Vec::drain(self, ..)
     }
     fn free_all(&mut self) -> usize {

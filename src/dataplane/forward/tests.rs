@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use dpdk::{Live, Qsbr};
 
-use super::io::{Packet, Packets, Receive, Transmit};
+use super::io::{Drained, Packet, Packets, Receive, Transmit};
 use super::{Lcore, LcoreQueues, TxPort, TxPorts};
 use crate::dataplane::counters::{DropReason, LcoreCounters, LcoreStats, Role, Totals};
 use crate::dataplane::lookup::{answer, Gather, Lookup, Miss, Route};
@@ -75,7 +75,7 @@ impl Packets for Batch {
     fn as_slice(&self) -> &[TestPacket] {
         &self.0
     }
-    fn drain(&mut self) -> impl Iterator<Item = TestPacket> + '_ {
+    fn drain(&mut self) -> impl Drained<TestPacket> + '_ {
         self.0.drain(..)
     }
     fn free_all(&mut self) -> usize {
