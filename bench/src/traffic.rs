@@ -284,6 +284,16 @@ pub fn generate_cell(tablegen_bin: &Path, rules_dir: &Path, work_dir: &Path, cel
     Ok(files)
 }
 
+impl CellFiles {
+    /// ACL rules for this LPM cell's traffic, written beside its files:
+    /// its routes behind the deny rules, as an ACL cell of the sweep has.
+    pub fn acl_rules(&self) -> Result<[PathBuf; 2], String> {
+        let out = [self.dir.join("acl_v4.cfg"), self.dir.join("acl_v6.cfg")];
+        acl_from_lpm(&self.files.rules[0], &out)?;
+        Ok(out)
+    }
+}
+
 /// An ACL cell's rules: the deny rules (the traffic hits none), then the
 /// LPM table's routes (`R<prefix> <port>` lines) as ACL routes. The IPv6
 /// file, for a family without traffic, holds the deny rules and a route

@@ -73,10 +73,12 @@ pub struct CallgrindArgs {
     /// configuration (implies --keep)
     #[arg(short, long, default_value_t = 0, value_name = "N")]
     top: usize,
-    /// The ACL configurations' acl_v4.cfg and acl_v6.cfg (default: a few example rules; make bench
-    /// writes its generated set to target/bench/acl)
-    #[arg(long, default_value = "configs", value_name = "DIR")]
-    acl_rules: PathBuf,
+    /// The ACL configurations' acl_v4.cfg and acl_v6.cfg (make bench writes its generated set to
+    /// target/bench/acl). Default: with --lpm-flows, the cell's routes as ACL rules behind the
+    /// sweep's deny rules (the flows' cell of the sweep's ACL mode); otherwise the few example
+    /// rules in configs/
+    #[arg(long, value_name = "DIR")]
+    acl_rules: Option<PathBuf>,
     /// EM configurations on N IPv4 UDP rules and N flows hitting each once per pass (the sweep's
     /// em/SIZE/N cell, l3fwd-tablegen) instead of the default rules and 16 flows; pools that hold the
     /// replayed frames (a C build with a larger pool)
@@ -145,7 +147,7 @@ pub fn callgrind(args: CallgrindArgs) -> Result<ExitCode, String> {
         lpm_flows: args.lpm_flows,
         em_flows: args.em_flows,
         size: args.size,
-        acl_rules: args.acl_rules.clone(),
+        acl_rules: setup::acl_rules_name(&args),
         ports: args.ports,
     };
     // Fail fast: a bad baseline should not cost minutes of runs.
@@ -328,7 +330,7 @@ mod tests {
         assert_eq!(a.valgrind_opts, ["--LL=8388608,16,64", "--D1=32768,8,64"]);
         assert_eq!(
             (a.startup_timeout, a.acl_rules),
-            (60, PathBuf::from("target/bench/acl"))
+            (60, Some(PathBuf::from("target/bench/acl")))
         );
         assert_eq!(a.configs, ["io", "c-lpm", "rs-lpm"]);
     }
@@ -345,5 +347,16 @@ mod tests {
         assert!(parse("-u -1 io").is_err());
         assert!(parse("--size 63 io").is_err());
         assert!(parse("--lpm-flows x io").is_err());
+    }
+
+    /// ACL runs on rules its traffic hits: the example rules on make
+    /// bench's, the cell's own routes on --lpm-flows traffic (the example
+    /// rules match none of it), unless --acl-rules says.
+    #[test]
+    fn acl_rules_follow_the_traffic() {
+        let name = |line: &str| setup::acl_rules_name(&parse(line).unwrap());
+        assert_eq!(name("rs-acl"), PathBuf::from("configs"));
+        assert_eq!(name("--lpm-flows 1K rs-acl"), PathBuf::from("cell"));
+        assert_eq!(name("--lpm-flows 1K --acl-rules d rs-acl"), PathBuf::from("d"));
     }
 }

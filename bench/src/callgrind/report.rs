@@ -71,6 +71,7 @@ pub struct TrafficSettings {
     pub em_flows: Option<usize>,
     /// Frame size of the flows' traffic, FCS included.
     pub size: u32,
+    /// --acl-rules, or `cell` for the --lpm-flows cell's routes as ACL rules.
     pub acl_rules: PathBuf,
     /// The ports counted through (older reports: pcap).
     #[serde(default, skip_serializing_if = "Ports::is_pcap")]

@@ -118,7 +118,14 @@ impl Plan {
             Ok(Some(kind))
         };
         let kinds = [kind(false, args.lpm_flows)?, kind(true, args.em_flows)?];
-        let acl_rules = ["v4", "v6"].map(|f| args.acl_rules.join(format!("acl_{f}.cfg")));
+        let lpm_cell = kinds[0].as_ref().and_then(|k| k.cell.as_ref());
+        let acl_rules = match (&args.acl_rules, lpm_cell) {
+            (Some(dir), _) => acl_files(dir),
+            (None, Some((_, files))) if configs.iter().any(|c| c.mode.rules() == RuleFormat::Acl) => {
+                files.acl_rules()?
+            }
+            (None, _) => acl_files(Path::new(EXAMPLE_ACL_RULES)),
+        };
         let unit = |config: Config| -> Result<Unit, String> {
             let kind = kinds[usize::from(config.is_em())]
                 .as_ref()
@@ -152,6 +159,24 @@ impl Plan {
             }
         }
         Ok(Plan { units, _kinds: kinds })
+    }
+}
+
+/// Where the ACL rules are when --acl-rules does not say.
+const EXAMPLE_ACL_RULES: &str = "configs";
+
+/// The ACL rule files of `dir`.
+fn acl_files(dir: &Path) -> [PathBuf; 2] {
+    ["v4", "v6"].map(|f| dir.join(format!("acl_{f}.cfg")))
+}
+
+/// The ACL rules the counts are for, as a report records them: the
+/// directory, or `cell` for the --lpm-flows cell's own.
+pub fn acl_rules_name(args: &CallgrindArgs) -> PathBuf {
+    match (&args.acl_rules, args.lpm_flows) {
+        (Some(dir), _) => dir.clone(),
+        (None, Some(_)) => "cell".into(),
+        (None, None) => EXAMPLE_ACL_RULES.into(),
     }
 }
 
