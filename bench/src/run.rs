@@ -13,6 +13,13 @@ const PORTS: u16 = 2;
 /// Until the first packet is sent, telemetry is read this often: the
 /// resolution of [`Sample::first_tx_secs`].
 const START_POLL: Duration = Duration::from_millis(10);
+/// ...and the packets received, this often.
+const START_RX_POLL: Duration = Duration::from_millis(500);
+/// A forwarder that has received packets for this long without sending
+/// one drops them all (rules that route none of its traffic): a failure
+/// now, not at the start timeout (minutes for large tables). Long enough
+/// for a first burst's way through valgrind or a software event device.
+const SENDS_NOTHING_AFTER: Duration = Duration::from_secs(30);
 
 #[derive(Clone, Copy)]
 pub struct Timing {
@@ -85,7 +92,13 @@ impl Forwarding {
             first_tx_secs: 0.0,
         };
         // Warm-up starts once packets flow, so slow start-up does not eat into it.
+        let (mut silence, mut rx_read) = (Silence::default(), None::<Instant>);
         while run.tx_packets().map_err(|e| run.process.why_lost(e))?.unwrap_or(0) == 0 {
+            if rx_read.is_none_or(|at| at.elapsed() >= START_RX_POLL) {
+                let rx = run.telemetry.ipackets_of_all().map_err(|e| run.process.why_lost(e))?;
+                rx_read = Some(Instant::now());
+                silence.received(rx, Instant::now())?;
+            }
             wait_until("forwarded nothing")?;
         }
         run.first_tx_secs = started.elapsed().as_secs_f64();
@@ -158,6 +171,32 @@ impl Forwarding {
     }
 }
 
+/// What a forwarder that has sent nothing yet has received.
+#[derive(Default)]
+struct Silence {
+    /// When it was first seen to have received a packet.
+    first_rx: Option<Instant>,
+}
+
+impl Silence {
+    /// `rx` packets received so far, read at `now`, and none sent: an
+    /// error once it has received for [`SENDS_NOTHING_AFTER`].
+    fn received(&mut self, rx: u64, now: Instant) -> Result<(), String> {
+        let since = match self.first_rx {
+            _ if rx == 0 => return Ok(()),
+            Some(since) => since,
+            None => *self.first_rx.insert(now),
+        };
+        if now.duration_since(since) < SENDS_NOTHING_AFTER {
+            return Ok(());
+        }
+        Err(format!(
+            "received {rx} packets and sent none in {}s: its rules route none of its traffic, or it drops it (its log counts why)",
+            SENDS_NOTHING_AFTER.as_secs()
+        ))
+    }
+}
+
 impl Drop for Forwarding {
     fn drop(&mut self) {
         // Asked before Process's drop would kill it, so that EAL cleans up.
@@ -186,6 +225,27 @@ pub fn cycles_per_packet(stats_json: &Path) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_forwarder_that_receives_and_sends_nothing_fails_after_a_grace() {
+        let t0 = Instant::now();
+        let mut silence = Silence::default();
+        assert!(silence.received(0, t0).is_ok(), "nothing received yet");
+        assert!(
+            silence.received(0, t0 + 2 * SENDS_NOTHING_AFTER).is_ok(),
+            "still starting"
+        );
+        let first = t0 + 2 * SENDS_NOTHING_AFTER;
+        assert!(silence.received(64, first + Duration::from_secs(1)).is_ok());
+        assert!(
+            silence.received(512, first + SENDS_NOTHING_AFTER).is_ok(),
+            "the grace counts from the first packet"
+        );
+        let err = silence
+            .received(1024, first + SENDS_NOTHING_AFTER + Duration::from_secs(2))
+            .unwrap_err();
+        assert!(err.starts_with("received 1024 packets and sent none in 30s"), "{err}");
+    }
 
     #[test]
     fn cycles_per_packet_come_from_the_forwarded_totals() {

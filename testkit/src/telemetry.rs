@@ -74,4 +74,16 @@ impl Telemetry {
     pub fn opackets(&self, port: u16) -> io::Result<Option<u64>> {
         Ok(self.query(&format!("/ethdev/stats,{port}"))?["/ethdev/stats"]["opackets"].as_u64())
     }
+
+    /// Packets received by all the process's ports together.
+    pub fn ipackets_of_all(&self) -> io::Result<u64> {
+        let list = self.query("/ethdev/list")?;
+        let ports = list["/ethdev/list"].as_array().cloned().unwrap_or_default();
+        let mut total = 0;
+        for port in ports.iter().filter_map(Value::as_u64) {
+            let stats = self.query(&format!("/ethdev/stats,{port}"))?;
+            total += stats["/ethdev/stats"]["ipackets"].as_u64().unwrap_or(0);
+        }
+        Ok(total)
+    }
 }
