@@ -96,8 +96,9 @@ impl Forwarding {
         while run.tx_packets().map_err(|e| run.process.why_lost(e))?.unwrap_or(0) == 0 {
             if rx_read.is_none_or(|at| at.elapsed() >= START_RX_POLL) {
                 let rx = run.telemetry.ipackets_of_all().map_err(|e| run.process.why_lost(e))?;
-                rx_read = Some(Instant::now());
-                silence.received(rx, Instant::now())?;
+                let now = Instant::now();
+                rx_read = Some(now);
+                silence.received(rx, now)?;
             }
             wait_until("forwarded nothing")?;
         }

@@ -147,7 +147,7 @@ pub fn callgrind(args: CallgrindArgs) -> Result<ExitCode, String> {
         lpm_flows: args.lpm_flows,
         em_flows: args.em_flows,
         size: args.size,
-        acl_rules: setup::acl_rules_name(&args),
+        acl_rules: setup::AclRules::of(&args, &configs).name(),
         ports: args.ports,
     };
     // Fail fast: a bad baseline should not cost minutes of runs.
@@ -351,12 +351,18 @@ mod tests {
 
     /// ACL runs on rules its traffic hits: the example rules on make
     /// bench's, the cell's own routes on --lpm-flows traffic (the example
-    /// rules match none of it), unless --acl-rules says.
+    /// rules match none of it), unless --acl-rules says; without ACL the
+    /// report records what older ones do, so their baselines compare.
     #[test]
     fn acl_rules_follow_the_traffic() {
-        let name = |line: &str| setup::acl_rules_name(&parse(line).unwrap());
+        let name = |line: &str| {
+            let args = parse(line).unwrap();
+            let configs = setup::select(&args.configs).unwrap();
+            setup::AclRules::of(&args, &configs).name()
+        };
         assert_eq!(name("rs-acl"), PathBuf::from("configs"));
         assert_eq!(name("--lpm-flows 1K rs-acl"), PathBuf::from("cell"));
+        assert_eq!(name("--lpm-flows 1K rs-lpm"), PathBuf::from("configs"));
         assert_eq!(name("--lpm-flows 1K --acl-rules d rs-acl"), PathBuf::from("d"));
     }
 }

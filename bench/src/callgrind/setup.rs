@@ -118,13 +118,12 @@ impl Plan {
             Ok(Some(kind))
         };
         let kinds = [kind(false, args.lpm_flows)?, kind(true, args.em_flows)?];
-        let lpm_cell = kinds[0].as_ref().and_then(|k| k.cell.as_ref());
-        let acl_rules = match (&args.acl_rules, lpm_cell) {
-            (Some(dir), _) => acl_files(dir),
-            (None, Some((_, files))) if configs.iter().any(|c| c.mode.rules() == RuleFormat::Acl) => {
-                files.acl_rules()?
+        let acl_rules = match AclRules::of(args, configs) {
+            AclRules::Dir(dir) => ["v4", "v6"].map(|f| dir.join(format!("acl_{f}.cfg"))),
+            AclRules::Cell => {
+                let cell = kinds[0].as_ref().and_then(|k| k.cell.as_ref());
+                cell.ok_or("no --lpm-flows cell for the ACL rules")?.1.acl_rules()?
             }
-            (None, _) => acl_files(Path::new(EXAMPLE_ACL_RULES)),
         };
         let unit = |config: Config| -> Result<Unit, String> {
             let kind = kinds[usize::from(config.is_em())]
@@ -162,21 +161,34 @@ impl Plan {
     }
 }
 
-/// Where the ACL rules are when --acl-rules does not say.
-const EXAMPLE_ACL_RULES: &str = "configs";
-
-/// The ACL rule files of `dir`.
-fn acl_files(dir: &Path) -> [PathBuf; 2] {
-    ["v4", "v6"].map(|f| dir.join(format!("acl_{f}.cfg")))
+/// Where the ACL configurations' rules come from.
+pub enum AclRules {
+    /// acl_v4.cfg and acl_v6.cfg of a directory: --acl-rules, or the
+    /// example rules in configs/.
+    Dir(PathBuf),
+    /// The --lpm-flows cell's routes as ACL rules (the example rules
+    /// route none of its flows).
+    Cell,
 }
 
-/// The ACL rules the counts are for, as a report records them: the
-/// directory, or `cell` for the --lpm-flows cell's own.
-pub fn acl_rules_name(args: &CallgrindArgs) -> PathBuf {
-    match (&args.acl_rules, args.lpm_flows) {
-        (Some(dir), _) => dir.clone(),
-        (None, Some(_)) => "cell".into(),
-        (None, None) => EXAMPLE_ACL_RULES.into(),
+impl AclRules {
+    /// Those of `configs` (no ACL configuration among them: the
+    /// directory, unread, as older reports record it).
+    pub fn of(args: &CallgrindArgs, configs: &[Config]) -> AclRules {
+        let runs_acl = configs.iter().any(|c| c.mode.rules() == RuleFormat::Acl);
+        match &args.acl_rules {
+            Some(dir) => AclRules::Dir(dir.clone()),
+            None if runs_acl && args.lpm_flows.is_some() => AclRules::Cell,
+            None => AclRules::Dir("configs".into()),
+        }
+    }
+
+    /// As a report records them: the directory, or `cell`.
+    pub fn name(&self) -> PathBuf {
+        match self {
+            AclRules::Dir(dir) => dir.clone(),
+            AclRules::Cell => "cell".into(),
+        }
     }
 }
 
