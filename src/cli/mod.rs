@@ -48,6 +48,24 @@ pub enum Model {
     Eventdev,
 }
 
+/// When LPM mode looks a batch's IPv4 destinations up (`--ipv4-lookup`):
+/// the same lookups either way, in a different order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Ipv4Lookup {
+    // (Plain comments: clap would print doc comments as each value's help,
+    // and --help in its long layout.)
+    // Each lcore times both ways on its own traffic and keeps the faster.
+    #[default]
+    Timed,
+    // As each packet is parsed: the faster while the table's reads hit the
+    // caches.
+    Parse,
+    // After the batch is parsed, in one tight loop: the faster once the
+    // reads miss the caches (traffic spread over a large table), as many
+    // are then in flight at once.
+    Batch,
+}
+
 /// One `--eth-dest`: the destination MAC written into frames sent on `port`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EthDest {
@@ -215,6 +233,12 @@ pub struct Args {
     /// l3fwd-rs: look packets up one by one instead of in bulk (exact match)
     #[arg(long)]
     pub sequential_lookup: bool,
+
+    /// l3fwd-rs: when LPM looks IPv4 destinations up: parse (as each packet is
+    /// parsed), batch (after the batch is parsed: many table reads in flight),
+    /// or timed: each lcore times both on its own traffic and keeps the faster
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = Ipv4Lookup::Timed)]
+    pub ipv4_lookup: Ipv4Lookup,
 
     /// l3fwd-rs: exact match looks keys up in bulk calls of at most N, 1-64
     /// (C's groups are 8; default: the whole burst, up to 64, per call)
@@ -625,6 +649,14 @@ mod tests {
         assert_eq!(ok("-p 1 --al=avx2").alg, Some(dpdk::ClassifyAlg::Avx2));
         assert!(err("-p 1 --alg=fast").contains("invalid ACL classify method 'fast' (accepted: scalar, sse,"));
         assert!(err("-p 1 --lookup=hash").contains("invalid lookup method 'hash'"));
+    }
+
+    #[test]
+    fn ipv4_lookup_is_timed_unless_told() {
+        assert_eq!(ok("-p 1").ipv4_lookup, Ipv4Lookup::Timed);
+        assert_eq!(ok("-p 1 --ipv4-lookup batch").ipv4_lookup, Ipv4Lookup::Batch);
+        assert_eq!(ok("-p 1 --ipv4-lookup=parse").ipv4_lookup, Ipv4Lookup::Parse);
+        assert!(err("-p 1 --ipv4-lookup later").contains("later"));
     }
 
     #[test]

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use crate::cli::portmask::PortMask;
-use crate::cli::Args;
+use crate::cli::{Args, Ipv4Lookup};
 
 /// `--rule_ipv4` and `--rule_ipv6`, as given.
 #[derive(Debug, Clone, Default)]
@@ -32,6 +32,8 @@ pub struct RouteArgs {
     pub tbl8s: Option<u32>,
     /// `--sequential-lookup`: one packet at a time (LPM).
     pub sequential: bool,
+    /// `--ipv4-lookup`: when LPM looks IPv4 destinations up.
+    pub ipv4_lookup: Ipv4Lookup,
 }
 
 impl From<&Args> for RouteArgs {
@@ -41,6 +43,7 @@ impl From<&Args> for RouteArgs {
             max_rules: args.lpm_max_rules,
             tbl8s: args.lpm_tbl8s,
             sequential: args.sequential_lookup,
+            ipv4_lookup: args.ipv4_lookup,
         }
     }
 }

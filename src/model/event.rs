@@ -511,6 +511,9 @@ trait EventPath<L: Lookup> {
         lookup: &L,
         counters: &LcoreCounters,
     );
+
+    /// What it forwarded since the last call took `cycles` ([`Batches::timed`]).
+    fn timed(&mut self, lookup: &L, cycles: u64);
 }
 
 /// The way to one ethdev port from an event lcore: events bound there go
@@ -582,6 +585,10 @@ impl<L: Lookup> EventPath<L> for PacketPath<L> {
         vectors.clear();
         self.0.send(packets, |e| e.mbuf().port(), lookup, counters);
     }
+
+    fn timed(&mut self, lookup: &L, cycles: u64) {
+        self.0.path.timed(lookup, cycles);
+    }
 }
 
 /// The way to one ethdev port for the packets of a vector: back into the
@@ -633,6 +640,10 @@ impl<L: Lookup> EventPath<L> for VectorPath<L> {
                 self.port.borrow_mut().forward_vector(v);
             }
         }
+    }
+
+    fn timed(&mut self, lookup: &L, cycles: u64) {
+        self.path.path.timed(lookup, cycles);
     }
 }
 
@@ -731,6 +742,8 @@ impl<L: Lookup> Worker<L> {
         let mut quit_at = None;
         let mut reader = lookup.online();
         let mut lookup = reader.read();
+        // Nothing forwarded yet: a lookup told which way to use sets it.
+        path.timed(&*lookup, 0);
         let mut until_quiescent = ROUNDS_PER_QUIESCENT;
         loop {
             until_quiescent -= 1;
@@ -759,7 +772,9 @@ impl<L: Lookup> Worker<L> {
             // Retried until the device takes it, or the drain runs out.
             port.borrow_mut()
                 .send_round(|| quit_at.is_some_and(|at| drain.expired(dpdk::rdtsc(), at)));
-            counters.add_busy_cycles(dpdk::rdtsc().wrapping_sub(start));
+            let cycles = dpdk::rdtsc().wrapping_sub(start);
+            counters.add_busy_cycles(cycles);
+            path.timed(&*lookup, cycles);
         }
         drop(reader); // offline: the control thread waits for it no more
         drop(path);

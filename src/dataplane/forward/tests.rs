@@ -3,7 +3,7 @@
 //! log of polls and sends shows when the lcore sent what, in which order.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 
 use dpdk::{Live, Qsbr};
@@ -188,6 +188,25 @@ impl<const DROP_MISS: bool, const IPV4_FIRST: bool> Lookup for ByLastByte<DROP_M
         for (i, &b) in last.iter().enumerate() {
             answer(from, routes, i, route_of(b));
         }
+    }
+}
+
+/// Packets and busy cycles the forwarding loop told its lookup of
+/// ([`Lookup::timed`]); only [`Timed`] adds to them.
+static TIMED: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
+
+/// Routes every packet to port 1, and adds what it is told of to [`TIMED`].
+struct Timed;
+
+impl Lookup for Timed {
+    type Scratch = ();
+    fn add(&self, _: &mut (), _: usize, _: &L3, _: &[u8]) -> Route {
+        Route::port(1)
+    }
+    fn resolve(&self, _: &mut (), _: &mut [Route; MAX_BURST]) {}
+    fn timed(&self, _: &mut (), cycles: u64, packets: u64) {
+        TIMED[0].fetch_add(packets, Relaxed);
+        TIMED[1].fetch_add(cycles, Relaxed);
     }
 }
 
@@ -379,6 +398,27 @@ fn a_rounds_bursts_are_looked_up_as_one_batch_and_sent_burst_by_burst() {
     );
     assert_eq!((out.totals.rx, out.totals.tx), (8, 8));
     assert_eq!(out.live, 0, "every packet freed");
+}
+
+#[test]
+fn the_lookup_is_told_what_the_busy_rounds_forwarded_and_took() {
+    // Two busy rounds, an empty one, a busy one; then the empty poll that
+    // ends the run.
+    let bursts = vec![
+        burst(0, vec![ipv4(1); 3]),
+        burst(3, vec![ipv4(1); 2]),
+        vec![],
+        burst(5, vec![ipv4(1)]),
+    ];
+    let out = run(Setup::new(vec![(0, bursts)]), Timed);
+    assert_eq!(out.totals.tx, 6);
+    assert_eq!(TIMED[0].load(Relaxed), 6, "every packet, once");
+    assert!(out.totals.busy_cycles > 0);
+    assert_eq!(
+        TIMED[1].load(Relaxed),
+        out.totals.busy_cycles,
+        "the busy cycles counted"
+    );
 }
 
 #[test]

@@ -5,6 +5,10 @@
 //! matched nothing is the mode's [`Lookup::MISS`], applied once, by the
 //! forwarder. The modes themselves are in [`crate::dataplane::mode`].
 
+mod faster;
+
+pub use faster::FasterOfTwo;
+
 use crate::dataplane::packet::L3;
 use crate::MAX_BURST;
 
@@ -80,6 +84,13 @@ pub trait Lookup: Send + Sync + 'static {
     /// Looks up what [`Lookup::add`] gathered for this burst and writes
     /// the routes found into `routes`.
     fn resolve(&self, scratch: &mut Self::Scratch, routes: &mut [Route; MAX_BURST]);
+
+    /// The `packets` this lcore forwarded since the last call took
+    /// `cycles` (busy ones): a mode that can look up in two ways times both
+    /// on the live traffic and keeps the faster ([`FasterOfTwo`]), unless
+    /// told which to use. Called once with no packets before the first.
+    #[inline(always)]
+    fn timed(&self, _scratch: &mut Self::Scratch, _cycles: u64, _packets: u64) {}
 }
 
 /// Keys of one address family gathered from a burst, with the index of the

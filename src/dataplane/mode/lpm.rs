@@ -1,9 +1,10 @@
 //! Longest-prefix match. IPv4 destinations are looked up with rte_lpm's
-//! inline lookup (one or two table reads, no call): on small tables as each
-//! packet is parsed, where the reads hit the caches; on large ones after the
+//! inline lookup (one or two table reads, no call): as each packet is
+//! parsed, which is the faster while the reads hit the caches, or after the
 //! batch is parsed, in one tight loop, so that many reads that miss are in
-//! flight at once (C's vector path gets four from `rte_lpm_lookupx4`). The
-//! IPv6 destinations of a burst go to rte_lpm6 in one bulk call, unless
+//! flight at once (C's vector path gets four from `rte_lpm_lookupx4`). Each
+//! lcore times both on its traffic and keeps the faster ([`FasterOfTwo`]).
+//! The IPv6 destinations of a burst go to rte_lpm6 in one bulk call, unless
 //! `sequential` asks for one lookup per packet.
 
 use std::collections::{HashMap, HashSet};
@@ -19,7 +20,8 @@ use lpm::LpmTables;
 use l3fwd_modes::{self as info, ModeInfo};
 use super::{Listing, TableCount, check_port, InPlace, LiveBuild, Mode, RuleChange};
 use crate::cli::mode_args::{RouteArgs, RuleFiles};
-use crate::dataplane::lookup::{answer, Gather, Lookup, Route};
+use crate::cli::Ipv4Lookup;
+use crate::dataplane::lookup::{answer, FasterOfTwo, Gather, Lookup, Route};
 use crate::dataplane::packet::L3;
 use crate::cli::plan::Plan;
 use crate::cli::rule_files::{self, BuiltIn};
@@ -42,7 +44,7 @@ impl Mode for Lpm {
         let enabled = |p: u8| plan.loads_routes_to(p.into());
         let (tables, report) = LpmTables::build(eal, &super::table_name(), socket as i32, &v4, &v6, route_limits(options), enabled)?;
         log_routes("LPM", &report);
-        Ok(lookup(tables, options, &report))
+        Ok(lookup(tables, options))
     }
 
     fn build_live(
@@ -64,7 +66,7 @@ impl Mode for Lpm {
             made_v4: HashMap::new(),
             made_v6: HashMap::new(),
         });
-        Ok((lookup(tables, options, &report), Some(writer as Box<dyn InPlace<Routes>>)))
+        Ok((lookup(tables, options), Some(writer as Box<dyn InPlace<Routes>>)))
     }
 
     fn route_get(lookup: &LpmLookup, dst: IpAddr) -> Result<Option<u16>, String> {
@@ -453,25 +455,15 @@ pub(super) fn log_routes(kind: &str, report: &lpm::LoadReport) {
 pub struct LpmLookup {
     pub tables: LpmTables,
     pub sequential: bool,
-    /// Look IPv4 destinations up after the batch is parsed ([`gathers_v4`]).
-    pub gather_v4: bool,
+    pub ipv4_lookup: Ipv4Lookup,
 }
 
-fn lookup(tables: LpmTables, options: &RouteArgs, report: &lpm::LoadReport) -> LpmLookup {
+fn lookup(tables: LpmTables, options: &RouteArgs) -> LpmLookup {
     LpmLookup {
         tables,
         sequential: options.sequential,
-        gather_v4: gathers_v4(report.v4_added),
+        ipv4_lookup: options.ipv4_lookup,
     }
-}
-
-/// Whether a table of `routes` IPv4 routes is looked up after the batch is
-/// parsed. Past a few tens of thousands of routes, traffic spread over them
-/// reads tbl24 lines (and their 4 KB pages) no cache holds; parsing between
-/// two such reads keeps only two or three in flight. Measured at 1M routes:
-/// see docs/BENCHMARKS.md, "Rate sweeps".
-fn gathers_v4(routes: usize) -> bool {
-    routes > 1 << 16
 }
 
 /// IPv4 (when gathered) and IPv6 destinations of one batch in LPM mode.
@@ -479,6 +471,13 @@ fn gathers_v4(routes: usize) -> bool {
 pub struct LpmScratch {
     v4: Gather<u32>,
     v6: Gather<[u8; 16]>,
+    /// Whether IPv4 destinations are gathered and looked up after the
+    /// parse (the second way) or as each packet is parsed. Traffic spread
+    /// over a large table reads tbl24 lines (and pages) no cache holds, and
+    /// parsing between two such reads keeps only two or three in flight:
+    /// there the gather wins (+11-17% at 1M routes and 64K flows); where the
+    /// reads hit the caches it costs 10-14% (docs/BENCHMARKS.md).
+    v4_after_parse: FasterOfTwo,
 }
 
 impl Lookup for LpmLookup {
@@ -487,7 +486,7 @@ impl Lookup for LpmLookup {
     #[inline(always)]
     fn add(&self, scratch: &mut LpmScratch, index: usize, l3: &L3, _frame: &[u8]) -> Route {
         match l3 {
-            L3::Ipv4(h) if self.gather_v4 => {
+            L3::Ipv4(h) if scratch.v4_after_parse.second() => {
                 scratch.v4.push(index, h.dst);
                 Route::NO_MATCH
             }
@@ -512,11 +511,21 @@ impl Lookup for LpmLookup {
         self.tables
             .lookup_v6_bulk(dsts, |i, port| answer(from, routes, i, port));
     }
+
+    #[inline(always)]
+    fn timed(&self, scratch: &mut LpmScratch, cycles: u64, packets: u64) {
+        match self.ipv4_lookup {
+            Ipv4Lookup::Timed => scratch.v4_after_parse.timed(cycles, packets),
+            Ipv4Lookup::Parse => scratch.v4_after_parse = FasterOfTwo::only(false),
+            Ipv4Lookup::Batch => scratch.v4_after_parse = FasterOfTwo::only(true),
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use std::path::Path;
+    use std::sync::OnceLock;
 
     use super::*;
     use crate::cli::rule_files::tests::args;
@@ -576,6 +585,73 @@ mod tests {
         let mut routes: Vec<(IpNet, u8)> = v4.chain(v6).collect();
         routes.sort();
         routes
+    }
+
+    /// An LPM lookup over routes nested in 10.0.0.0/14 at every depth (so
+    /// that /24s hold tbl8 groups too) and one IPv6 route, built once.
+    fn nested_routes() -> &'static LpmLookup {
+        static LOOKUP: OnceLock<LpmLookup> = OnceLock::new();
+        LOOKUP.get_or_init(|| {
+            let eal = dpdk::Eal::for_tests(512, &[]).expect("EAL");
+            let v4: String = (0u32..400)
+                .map(|i| {
+                    let addr = std::net::Ipv4Addr::from(0x0a00_0000 | (i.wrapping_mul(2_654_435_761) >> 14));
+                    format!("R{addr}/{} {}\n", 8 + i % 25, i % 4)
+                })
+                .collect();
+            let v4 = RouteFile { origin: "v4".into(), routes: lpm::rules::parse_v4(&v4, "v4").unwrap() };
+            let v6 = RouteFile { origin: "v6".into(), routes: lpm::rules::parse_v6("R2001:db8::/32 1\n", "v6").unwrap() };
+            let limits = lpm::Limits::default();
+            let (tables, _) = LpmTables::build(eal, &super::super::table_name(), 0, &v4, &v6, limits, |_| true).unwrap();
+            LpmLookup { tables, sequential: false, ipv4_lookup: Ipv4Lookup::Timed }
+        })
+    }
+
+    /// A 64-byte frame: IPv4 to `dst`, or IPv6 to 2001:db8::`dst` if `v6`.
+    fn frame(dst: u32, v6: bool) -> Vec<u8> {
+        let mut f = vec![0u8; 64];
+        if v6 {
+            f[12..14].copy_from_slice(&[0x86, 0xdd]);
+            f[38..42].copy_from_slice(&[0x20, 0x01, 0x0d, 0xb8]);
+            f[50..54].copy_from_slice(&dst.to_be_bytes());
+        } else {
+            f[12..14].copy_from_slice(&[0x08, 0x00]);
+            f[14] = 0x45;
+            f[30..34].copy_from_slice(&dst.to_be_bytes());
+        }
+        f
+    }
+
+    /// The routes of `frames`, IPv4 looked up after the parse or as each
+    /// frame is parsed.
+    fn routes_of(lookup: &LpmLookup, frames: &[Vec<u8>], after_parse: bool) -> Vec<Route> {
+        let mut scratch = LpmScratch { v4_after_parse: FasterOfTwo::only(after_parse), ..LpmScratch::default() };
+        let mut routes = [Route::NO_MATCH; MAX_BURST];
+        for (i, f) in frames.iter().enumerate() {
+            routes[i] = crate::dataplane::packet::parse_then(f, |l3| lookup.add(&mut scratch, i, &l3, f));
+        }
+        lookup.resolve(&mut scratch, &mut routes);
+        routes[..frames.len()].to_vec()
+    }
+
+    proptest! {
+        /// Both ways of looking IPv4 up, which each lcore picks between by
+        /// timing them, route every packet alike, in bursts that mix IPv4
+        /// and IPv6.
+        #[test]
+        fn ipv4_after_the_parse_routes_as_while_parsing(
+            dsts in proptest::collection::vec((0x0a00_0000u32..0x0a04_0000, proptest::bool::weighted(0.2)), 1..MAX_BURST)
+        ) {
+            let lookup = nested_routes();
+            let frames: Vec<Vec<u8>> = dsts.iter().map(|&(dst, v6)| frame(dst, v6)).collect();
+            let while_parsing = routes_of(lookup, &frames, false);
+            prop_assert_eq!(&routes_of(lookup, &frames, true), &while_parsing);
+            let v4 = frames.iter().zip(&while_parsing).filter(|(f, _)| f[12] == 0x08);
+            for (f, route) in v4 {
+                let dst = u32::from_be_bytes(f[30..34].try_into().unwrap());
+                prop_assert_eq!(*route, Route::from_table(lookup.tables.lookup_v4(dst)));
+            }
+        }
     }
 
     proptest! {
