@@ -38,7 +38,7 @@ use crate::run::Timing;
 use report::{Count, Report, TrafficSettings};
 use setup::Plan;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
+use std::process::{Command, ExitCode};
 use std::time::Duration;
 use window::Valgrind;
 
@@ -176,6 +176,7 @@ pub fn callgrind(args: CallgrindArgs) -> Result<ExitCode, String> {
         options: &args.valgrind_opts,
     };
     let keep = args.keep || args.top > 0;
+    let fixes_ipv4_lookup = !help_lacks(&args.rs_bin, "--ipv4-lookup");
     let mut report = Report {
         timestamp: machine::timestamp(),
         machine: machine::Machine::current(),
@@ -193,7 +194,7 @@ pub fn callgrind(args: CallgrindArgs) -> Result<ExitCode, String> {
         progress.start(id.clone());
         let prefix = format!("l3fwd-callgrind-{}-{i}", std::process::id());
         let (mut cmd, stop) = unit.command(&prefix)?;
-        if unit.config.is_rs() {
+        if unit.config.is_rs() && fixes_ipv4_lookup {
             // Under valgrind, an lcore timing its two ways of looking IPv4
             // up would time the emulator, not the CPU, and pick either from
             // run to run: count the way small tables take natively.
@@ -267,6 +268,13 @@ impl Drop for WorkDir {
     }
 }
 
+/// Whether `program --help` runs and does not list `option`: an older
+/// l3fwd-rs (`--rs-bin`) that lacks it and needs none.
+fn help_lacks(program: &Path, option: &str) -> bool {
+    let help = Command::new(program).arg("--help").output();
+    help.is_ok_and(|out| out.status.success() && !String::from_utf8_lossy(&out.stdout).contains(option))
+}
+
 fn which(tool: &str) -> Result<(), String> {
     let path = std::env::var_os("PATH").unwrap_or_default();
     if std::env::split_paths(&path).any(|dir| dir.join(tool).is_file()) {
@@ -305,6 +313,17 @@ mod tests {
     }
 
     /// `--help` names exactly what `all` runs, in its order.
+    #[test]
+    fn an_option_is_passed_unless_the_help_runs_without_it() {
+        // echo's "help" is its argument.
+        assert!(help_lacks(Path::new("/bin/echo"), "--ipv4-lookup"));
+        assert!(!help_lacks(Path::new("/bin/echo"), "--help"));
+        assert!(
+            !help_lacks(Path::new("/nonexistent/l3fwd-rs"), "--ipv4-lookup"),
+            "it cannot tell"
+        );
+    }
+
     #[test]
     fn the_help_lists_what_all_runs() {
         use clap::CommandFactory;

@@ -438,22 +438,11 @@ fn forward_steps<const TRACED: bool, L: Lookup, B: Packets, T: Transmit<Batch = 
     } = work;
     let pkts = batch.as_slice();
     *forwarded += pkts.len() as u64;
-    for p in pkts.iter().take(PREFETCH_AHEAD) {
-        p.prefetch_data();
-    }
-    // Two loops, so that no packet tests whether it has one to prefetch;
-    // each zips slices only, which one index walks together.
-    let ahead = pkts.get(PREFETCH_AHEAD..).unwrap_or_default();
-    let slots = rewrites.iter_mut().zip(routes.iter_mut());
-    for (i, ((p, ahead), (w, r))) in pkts.iter().zip(ahead).zip(slots).enumerate() {
-        ahead.prefetch_data();
-        (*r, *w) = look(lookup, scratch, i, p.data());
-    }
-    let last = ahead.len();
-    let tail = pkts.get(last..).unwrap_or_default();
-    let slots = rewrites.iter_mut().zip(routes.iter_mut()).skip(last);
-    for (i, (p, (w, r))) in (last..).zip(tail.iter().zip(slots)) {
-        (*r, *w) = look(lookup, scratch, i, p.data());
+    // A parse loop for each answer, so that no packet tests it.
+    if lookup.defers(scratch) {
+        parse_all::<true, L, B::Packet>(pkts, lookup, scratch, rewrites, routes);
+    } else {
+        parse_all::<false, L, B::Packet>(pkts, lookup, scratch, rewrites, routes);
     }
     lookup.resolve(scratch, routes);
 
@@ -476,14 +465,44 @@ fn forward_steps<const TRACED: bool, L: Lookup, B: Packets, T: Transmit<Batch = 
     }
 }
 
+/// Parses `pkts` and hands each to the lookup ([`Lookup::add`], which
+/// `DEFER` tells what [`Lookup::defers`] answered): its route, if known
+/// yet, and how it will be rewritten.
+#[inline(always)]
+fn parse_all<const DEFER: bool, L: Lookup, P: Packet>(
+    pkts: &[P],
+    lookup: &L,
+    scratch: &mut L::Scratch,
+    rewrites: &mut [RewriteKind; MAX_BURST],
+    routes: &mut [Route; MAX_BURST],
+) {
+    for p in pkts.iter().take(PREFETCH_AHEAD) {
+        p.prefetch_data();
+    }
+    // Two loops, so that no packet tests whether it has one to prefetch;
+    // each zips slices only, which one index walks together.
+    let ahead = pkts.get(PREFETCH_AHEAD..).unwrap_or_default();
+    let slots = rewrites.iter_mut().zip(routes.iter_mut());
+    for (i, ((p, ahead), (w, r))) in pkts.iter().zip(ahead).zip(slots).enumerate() {
+        ahead.prefetch_data();
+        (*r, *w) = look(lookup, scratch, DEFER, i, p.data());
+    }
+    let last = ahead.len();
+    let tail = pkts.get(last..).unwrap_or_default();
+    let slots = rewrites.iter_mut().zip(routes.iter_mut()).skip(last);
+    for (i, (p, (w, r))) in (last..).zip(tail.iter().zip(slots)) {
+        (*r, *w) = look(lookup, scratch, DEFER, i, p.data());
+    }
+}
+
 /// Parses packet `i` of a burst and hands it to the lookup: its route, if
 /// known yet, and how it will be rewritten.
 #[inline(always)]
-fn look<L: Lookup>(lookup: &L, scratch: &mut L::Scratch, i: usize, frame: &[u8]) -> (Route, RewriteKind) {
+fn look<L: Lookup>(lookup: &L, scratch: &mut L::Scratch, defer: bool, i: usize, frame: &[u8]) -> (Route, RewriteKind) {
     parse_then(
         frame,
         #[inline(always)]
-        |l3| (lookup.add(scratch, i, &l3, frame), l3.rewrite_kind()),
+        |l3| (lookup.add(scratch, defer, i, &l3, frame), l3.rewrite_kind()),
     )
 }
 

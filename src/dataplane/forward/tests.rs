@@ -169,7 +169,7 @@ impl<const DROP_MISS: bool, const IPV4_FIRST: bool> Lookup for ByLastByte<DROP_M
     const MISS: Miss = if DROP_MISS { Miss::Drop } else { Miss::InputPort };
     const IPV4_FIRST: bool = IPV4_FIRST;
 
-    fn add(&self, scratch: &mut Scratch, index: usize, l3: &L3, _frame: &[u8]) -> Route {
+    fn add(&self, scratch: &mut Scratch, _: bool, index: usize, l3: &L3, _frame: &[u8]) -> Route {
         scratch.seen += 1;
         match l3 {
             L3::Ipv4(h) => Route::from_table(route_of(h.dst as u8)),
@@ -200,7 +200,7 @@ struct Timed;
 
 impl Lookup for Timed {
     type Scratch = ();
-    fn add(&self, _: &mut (), _: usize, _: &L3, _: &[u8]) -> Route {
+    fn add(&self, _: &mut (), _: bool, _: usize, _: &L3, _: &[u8]) -> Route {
         Route::port(1)
     }
     fn resolve(&self, _: &mut (), _: &mut [Route; MAX_BURST]) {}

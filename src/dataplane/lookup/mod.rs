@@ -79,7 +79,17 @@ pub trait Lookup: Send + Sync + 'static {
     /// returns its route if known now, or [`Route::NO_MATCH`] until
     /// [`Lookup::resolve`] finds better. The first packet of a burst has
     /// index 0.
-    fn add(&self, scratch: &mut Self::Scratch, index: usize, l3: &L3, frame: &[u8]) -> Route;
+    /// `defer` is [`Lookup::defers`]'s answer for this batch.
+    fn add(&self, scratch: &mut Self::Scratch, defer: bool, index: usize, l3: &L3, frame: &[u8]) -> Route;
+
+    /// Whether this batch leaves to [`Lookup::resolve`] the lookups a mode
+    /// can also make as each packet is parsed. Asked once a batch and handed
+    /// to every [`Lookup::add`], so that the parse loop tests a register,
+    /// not the scratch it writes.
+    #[inline(always)]
+    fn defers(&self, _scratch: &Self::Scratch) -> bool {
+        false
+    }
 
     /// Looks up what [`Lookup::add`] gathered for this burst and writes
     /// the routes found into `routes`.

@@ -208,7 +208,7 @@ impl Lookup for AclLookup {
     const IPV4_FIRST: bool = dpdk::RELEASE < 2407;
 
     #[inline(always)]
-    fn add(&self, scratch: &mut AclScratch, index: usize, l3: &L3, frame: &[u8]) -> Route {
+    fn add(&self, scratch: &mut AclScratch, _defer: bool, index: usize, l3: &L3, frame: &[u8]) -> Route {
         match l3 {
             L3::Ipv4(_) => scratch.v4.push_with(index, |key| ipv4_from_proto(frame, key)),
             L3::Ipv6(_) => scratch.v6.push_with(index, |key| ipv6_from_next_header(frame, key)),

@@ -331,7 +331,7 @@ impl Lookup for EmLookup {
     type Scratch = EmScratch;
 
     #[inline(always)]
-    fn add(&self, scratch: &mut EmScratch, index: usize, l3: &L3, frame: &[u8]) -> Route {
+    fn add(&self, scratch: &mut EmScratch, _defer: bool, index: usize, l3: &L3, frame: &[u8]) -> Route {
         match em_key(frame, l3) {
             EmKey::V4(k) => scratch.v4.push(index, k),
             EmKey::V6(k) => scratch.v6.push(index, k),

@@ -195,7 +195,7 @@ impl Lookup for FibLookup {
     type Scratch = FibScratch;
 
     #[inline(always)]
-    fn add(&self, scratch: &mut FibScratch, index: usize, l3: &L3, frame: &[u8]) -> Route {
+    fn add(&self, scratch: &mut FibScratch, _defer: bool, index: usize, l3: &L3, frame: &[u8]) -> Route {
         let dst = match l3 {
             L3::Ipv4(h) => return Route::from_table(self.tables.lookup_v4(h.dst)),
             L3::Ipv6(h) => h.dst,

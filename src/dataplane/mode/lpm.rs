@@ -484,9 +484,9 @@ impl Lookup for LpmLookup {
     type Scratch = LpmScratch;
 
     #[inline(always)]
-    fn add(&self, scratch: &mut LpmScratch, index: usize, l3: &L3, _frame: &[u8]) -> Route {
+    fn add(&self, scratch: &mut LpmScratch, defer: bool, index: usize, l3: &L3, _frame: &[u8]) -> Route {
         match l3 {
-            L3::Ipv4(h) if scratch.v4_after_parse.second() => {
+            L3::Ipv4(h) if defer => {
                 scratch.v4.push(index, h.dst);
                 Route::NO_MATCH
             }
@@ -510,6 +510,11 @@ impl Lookup for LpmLookup {
         let (dsts, from) = scratch.v6.take();
         self.tables
             .lookup_v6_bulk(dsts, |i, port| answer(from, routes, i, port));
+    }
+
+    #[inline(always)]
+    fn defers(&self, scratch: &LpmScratch) -> bool {
+        scratch.v4_after_parse.second()
     }
 
     #[inline(always)]
@@ -628,7 +633,7 @@ mod tests {
         let mut scratch = LpmScratch { v4_after_parse: FasterOfTwo::only(after_parse), ..LpmScratch::default() };
         let mut routes = [Route::NO_MATCH; MAX_BURST];
         for (i, f) in frames.iter().enumerate() {
-            routes[i] = crate::dataplane::packet::parse_then(f, |l3| lookup.add(&mut scratch, i, &l3, f));
+            routes[i] = crate::dataplane::packet::parse_then(f, |l3| lookup.add(&mut scratch, after_parse, i, &l3, f));
         }
         lookup.resolve(&mut scratch, &mut routes);
         routes[..frames.len()].to_vec()
