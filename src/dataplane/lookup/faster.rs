@@ -17,9 +17,9 @@ const PAIRS: u32 = 8;
 const KEEP_PACKETS: u64 = 1 << 22;
 
 /// Which of two ways that give the same answers an lcore runs now. A
-/// trial times [`PAIRS`] pairs of slices, the first way then the second,
-/// [`SLICE_PACKETS`] each; the way that took fewer cycles a packet in
-/// most pairs (the first on a tie) runs for [`KEEP_PACKETS`], then the
+/// trial times `PAIRS` pairs of slices, the first way then the second,
+/// `SLICE_PACKETS` each; the way that took fewer cycles a packet in
+/// most pairs (the first on a tie) runs for `KEEP_PACKETS`, then the
 /// next trial starts.
 #[derive(Debug, Default)]
 pub struct FasterOfTwo {
