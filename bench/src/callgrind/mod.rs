@@ -312,7 +312,6 @@ mod tests {
         Cli::try_parse_from(argv).map(|c| c.args).map_err(|e| e.to_string())
     }
 
-    /// `--help` names exactly what `all` runs, in its order.
     #[test]
     fn an_option_is_passed_unless_the_help_runs_without_it() {
         // echo's "help" is its argument.
@@ -324,6 +323,7 @@ mod tests {
         );
     }
 
+    /// `--help` names exactly what `all` runs, in its order.
     #[test]
     fn the_help_lists_what_all_runs() {
         use clap::CommandFactory;

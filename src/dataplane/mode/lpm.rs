@@ -630,7 +630,7 @@ mod tests {
     /// The routes of `frames`, IPv4 looked up after the parse or as each
     /// frame is parsed.
     fn routes_of(lookup: &LpmLookup, frames: &[Vec<u8>], after_parse: bool) -> Vec<Route> {
-        let mut scratch = LpmScratch { v4_after_parse: FasterOfTwo::only(after_parse), ..LpmScratch::default() };
+        let mut scratch = LpmScratch::default();
         let mut routes = [Route::NO_MATCH; MAX_BURST];
         for (i, f) in frames.iter().enumerate() {
             routes[i] = crate::dataplane::packet::parse_then(f, |l3| lookup.add(&mut scratch, after_parse, i, &l3, f));
