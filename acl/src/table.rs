@@ -336,7 +336,7 @@ R0:0:0:0:0:0:0:0/0 2001:200:0:0:0:0:0:0/48 0 : 65535 0 : 65535 0/0 1
 
     #[test]
     fn earlier_rules_win_and_every_field_counts() {
-        let eal = Eal::for_tests(256, &[]).unwrap();
+        let eal = Eal::for_tests(&[]).unwrap();
         let t = tables(eal, "t_order", None);
         let src = [10, 0, 0, 1];
         let cases = [
@@ -388,7 +388,7 @@ R0:0:0:0:0:0:0:0/0 2001:200:0:0:0:0:0:0/48 0 : 65535 0 : 65535 0/0 1
 
     #[test]
     fn every_method_the_cpu_has_answers_alike() {
-        let eal = Eal::for_tests(256, &[]).unwrap();
+        let eal = Eal::for_tests(&[]).unwrap();
         let reference = tables(eal, "t_ref", Some(ClassifyAlg::Scalar));
         let inputs: Vec<_> = (0..300u32)
             .map(|i| {
@@ -421,7 +421,7 @@ R0:0:0:0:0:0:0:0/0 2001:200:0:0:0:0:0:0/48 0 : 65535 0 : 65535 0/0 1
 
     #[test]
     fn routes_to_disabled_ports_are_refused() {
-        let eal = Eal::for_tests(256, &[]).unwrap();
+        let eal = Eal::for_tests(&[]).unwrap();
         let (v4, v6) = (parse(V4, "v4.rules").unwrap(), parse(V6, "v6").unwrap());
         let err = AclTables::build(eal, "t_port", 0, &v4, &v6, None, |p| p == 0)
             .err()

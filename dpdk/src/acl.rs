@@ -146,7 +146,7 @@ static CREATE: Mutex<()> = Mutex::new(());
 /// ```
 /// use dpdk::{Acl, AclRule, FieldDef, FieldKind, FieldValue};
 /// use std::num::NonZeroU32;
-/// let eal = dpdk::Eal::for_tests(256, &[])?;
+/// let eal = dpdk::Eal::for_tests(&[])?;
 /// // Input: 1 byte of protocol, then a 4-byte address (as in an IPv4 header).
 /// let defs = [
 ///     FieldDef { kind: FieldKind::Bitmask, size: 1, input_index: 0, offset: 0 },

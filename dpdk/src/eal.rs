@@ -149,6 +149,11 @@ impl Eal {
         })))
     }
 
+    /// The `--no-huge` memory of [`Eal::for_tests`]: enough for the largest
+    /// tables the tests and benchmarks build (4M exact-match rules). It is
+    /// reserved address space; pages are touched only as tables use them.
+    pub const TEST_MEMORY_MB: u32 = 4096;
+
     /// Initialises EAL once per process and shares it: for tests and
     /// benchmarks that need DPDK objects (tables, pools) but not ports. Later
     /// calls return the first result; the EAL is never cleaned up, but its
@@ -159,23 +164,27 @@ impl Eal {
     }
 
     /// [`Eal::init_shared`] as tests and examples want it: no hugepages or
-    /// PCI devices, `memory_mb` of memory, quiet logs, lcore 0 (unless
-    /// `extra` names lcores), a file prefix of this process's own, then
-    /// `extra` (e.g. `--vdev=net_null0`).
+    /// PCI devices, [`TEST_MEMORY_MB`](Self::TEST_MEMORY_MB) of memory, quiet
+    /// logs, lcore 0 (unless `extra` names lcores), a file prefix of this
+    /// process's own, then `extra` (e.g. `--vdev=net_null0`).
+    ///
+    /// The memory is not the caller's to choose: the first call in a process
+    /// starts the EAL for all, so a size per test would give every test the
+    /// size of whichever ran first.
     ///
     /// ```
-    /// let eal = dpdk::Eal::for_tests(256, &[])?;
+    /// let eal = dpdk::Eal::for_tests(&[])?;
     /// assert_eq!(eal.lcores(), [0]);
     /// # Ok::<(), dpdk::DpdkError>(())
     /// ```
-    pub fn for_tests(memory_mb: u32, extra: &[&str]) -> Result<&'static Eal> {
+    pub fn for_tests(extra: &[&str]) -> Result<&'static Eal> {
         let exe = std::env::current_exe().ok();
         let name = exe
             .as_deref()
             .and_then(|p| p.file_stem())
             .map_or("dpdk-test".into(), |s| s.to_string_lossy().into_owned());
         let prefix = format!("{name}-{}", std::process::id());
-        let memory = memory_mb.to_string();
+        let memory = Self::TEST_MEMORY_MB.to_string();
         let mut args = vec![name.as_str(), "--no-huge", "-m", &memory, "--no-pci"];
         args.extend(["--log-level", "error", "--file-prefix", &prefix]);
         if !extra.iter().any(|a| *a == "-l" || a.starts_with("--lcores")) {
@@ -238,7 +247,7 @@ impl Eal {
     /// EAL's lcore table with the id unchecked).
     ///
     /// ```
-    /// let eal = dpdk::Eal::for_tests(256, &[])?;
+    /// let eal = dpdk::Eal::for_tests(&[])?;
     /// assert_eq!(eal.lcore_socket(0), Some(0));
     /// assert_eq!(eal.lcore_socket(dpdk::MAX_LCORES), None);
     /// assert_eq!(eal.lcore_socket(u32::MAX), None);
@@ -328,7 +337,7 @@ impl Eal {
     /// an instance by its prefix.
     ///
     /// ```
-    /// let eal = dpdk::Eal::for_tests(256, &[])?;
+    /// let eal = dpdk::Eal::for_tests(&[])?;
     /// assert!(eal.runtime_dir().is_dir());
     /// # Ok::<(), dpdk::DpdkError>(())
     /// ```

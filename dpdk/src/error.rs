@@ -20,7 +20,7 @@ use crate::sys;
 /// error, with the reason this crate found.
 ///
 /// ```
-/// let eal = dpdk::Eal::for_tests(256, &[])?;
+/// let eal = dpdk::Eal::for_tests(&[])?;
 /// // Rejected before DPDK is called.
 /// let err = dpdk::Lpm::new(eal, "bad\0name", 0, 16, 16).err().unwrap();
 /// assert_eq!(err.to_string(), "table name: contains a NUL byte");

@@ -23,7 +23,7 @@
 //!   go where the lcores read (a [`crate::Live`] value must be `Sync`):
 //!
 //! ```compile_fail
-//! # let eal = dpdk::Eal::for_tests(256, &[]).unwrap();
+//! # let eal = dpdk::Eal::for_tests(&[]).unwrap();
 //! let qsbr = std::sync::Arc::new(dpdk::Qsbr::new(1).unwrap());
 //! let mut table = dpdk::Hash::<16>::new(eal, "doc_lf_sync", 64, 0).unwrap();
 //! let writer = table.writer(&qsbr).unwrap();
@@ -33,7 +33,7 @@
 //! - nor can it be cloned into a second writer:
 //!
 //! ```compile_fail
-//! # let eal = dpdk::Eal::for_tests(256, &[]).unwrap();
+//! # let eal = dpdk::Eal::for_tests(&[]).unwrap();
 //! let qsbr = std::sync::Arc::new(dpdk::Qsbr::new(1).unwrap());
 //! let mut table = dpdk::Hash::<16>::new(eal, "doc_lf_clone", 64, 0).unwrap();
 //! let writer = table.writer(&qsbr).unwrap();
@@ -66,7 +66,7 @@ pub const HASH_BULK_MAX: usize = sys::RTE_HASH_LOOKUP_BULK_MAX as usize;
 /// changes the table while it is read.
 ///
 /// ```
-/// let eal = dpdk::Eal::for_tests(256, &[])?;
+/// let eal = dpdk::Eal::for_tests(&[])?;
 /// let mut table = dpdk::Hash::<16>::new(eal, "doc_hash", 1024, 0)?;
 ///
 /// let key = [7u8; 16];
@@ -203,7 +203,7 @@ impl<const N: usize> Hash<N> {
     /// through two calls per key; the answers are those of [`Hash::lookup`].
     ///
     /// ```
-    /// # let eal = dpdk::Eal::for_tests(256, &[])?;
+    /// # let eal = dpdk::Eal::for_tests(&[])?;
     /// // A key type exposes its bytes with AsRef, as em::Ipv4Key does.
     /// struct Key([u8; 16]);
     /// impl AsRef<[u8; 16]> for Key {

@@ -26,7 +26,7 @@
 //!
 //! ```compile_fail
 //! // The token stays on the main lcore's thread: not Send.
-//! let eal = dpdk::Eal::for_tests(256, &[]).unwrap();
+//! let eal = dpdk::Eal::for_tests(&[]).unwrap();
 //! let main = eal.main_lcore_token().unwrap();
 //! std::thread::spawn(move || main.wait(1));
 //! ```
@@ -56,7 +56,7 @@ impl Eal {
     /// lcore (the thread that initialised EAL).
     ///
     /// ```
-    /// let eal = dpdk::Eal::for_tests(256, &[])?;
+    /// let eal = dpdk::Eal::for_tests(&[])?;
     /// assert!(eal.main_lcore_token().is_ok()); // this thread started EAL
     /// let other = eal.clone();
     /// let off_main = std::thread::spawn(move || other.main_lcore_token().is_err());
@@ -122,7 +122,7 @@ impl MainLcore {
     /// ```
     /// // Two lcores on CPU 0 (runs on a one-CPU machine too): 0 is the main
     /// // lcore, 1 a worker.
-    /// let eal = dpdk::Eal::for_tests(256, &["--lcores", "0@0,1@0"])?;
+    /// let eal = dpdk::Eal::for_tests(&["--lcores", "0@0,1@0"])?;
     /// let main = eal.main_lcore_token()?;
     /// assert_eq!(main.lcore(), 0);
     ///
@@ -141,7 +141,7 @@ impl MainLcore {
     /// index its lcore table with it unchecked):
     ///
     /// ```
-    /// let eal = dpdk::Eal::for_tests(256, &["--lcores", "0@0,1@0"])?;
+    /// let eal = dpdk::Eal::for_tests(&["--lcores", "0@0,1@0"])?;
     /// let main = eal.main_lcore_token()?;
     /// for (bad, why) in [
     ///     (2, "not an enabled lcore"),
@@ -239,7 +239,7 @@ impl Eal {
     /// and `--duration` timer this way.
     ///
     /// ```
-    /// let eal = dpdk::Eal::for_tests(256, &[])?;
+    /// let eal = dpdk::Eal::for_tests(&[])?;
     /// let (tx, rx) = std::sync::mpsc::channel();
     /// let thread = eal.spawn_control_thread("doc-ctrl", move || {
     ///     // Not an lcore: EAL reports no lcore id here.

@@ -70,7 +70,7 @@
 //! it is polled), rewritten and sent back out:
 //!
 //! ```
-//! let eal = dpdk::Eal::for_tests(256, &["--vdev=net_null0"])?;
+//! let eal = dpdk::Eal::for_tests(&["--vdev=net_null0"])?;
 //! let mut port = eal.take_ports()?.remove(0);
 //! let pool = dpdk::Mempool::create(eal, "doc_mbufs", 1024, 32, 0)?;
 //! let slots = port.configure(1, 1, &dpdk::EthConf::default())?;

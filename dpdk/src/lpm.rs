@@ -194,7 +194,7 @@ impl LpmTable {
     /// l3fwd-rs passes a whole burst's IPv4 destinations here.
     ///
     /// ```
-    /// # let eal = dpdk::Eal::for_tests(256, &[])?;
+    /// # let eal = dpdk::Eal::for_tests(&[])?;
     /// # let mut lpm = dpdk::Lpm::new(eal, "doc_bulk", 0, 16, 4)?;
     /// # lpm.add(u32::from_be_bytes([198, 18, 1, 0]), 24, 1)?;
     /// # lpm.add(u32::from_be_bytes([198, 18, 2, 0]), 24, 2)?;
@@ -244,7 +244,7 @@ impl Drop for LpmTable {
 /// read (it dereferences to [`LpmTable`] for lookups).
 ///
 /// ```
-/// let eal = dpdk::Eal::for_tests(256, &[])?;
+/// let eal = dpdk::Eal::for_tests(&[])?;
 /// let mut lpm = dpdk::Lpm::new(eal, "doc_v4", 0, 16, 4)?;
 /// lpm.add(u32::from_be_bytes([198, 18, 0, 0]), 16, 1)?;
 /// lpm.add(u32::from_be_bytes([198, 18, 7, 0]), 24, 7)?;
@@ -261,7 +261,7 @@ pub struct Lpm(LpmTable);
 /// `add`:
 ///
 /// ```compile_fail
-/// # let eal = dpdk::Eal::for_tests(256, &[]).unwrap();
+/// # let eal = dpdk::Eal::for_tests(&[]).unwrap();
 /// let mut lpm = dpdk::Lpm::filled(eal, "frozen", 0, 1, |_, _| {}).unwrap();
 /// lpm.add(0x0a00_0000, 8, 1); // no such method
 /// ```
@@ -309,7 +309,7 @@ impl Lpm {
     /// entry referring to a group past `tbl8s`.
     ///
     /// ```
-    /// let eal = dpdk::Eal::for_tests(256, &[])?;
+    /// let eal = dpdk::Eal::for_tests(&[])?;
     /// const VALID: u32 = 1 << 24;
     /// const GROUP: u32 = 1 << 25;
     /// let depth = |d: u32| d << 26;
@@ -434,7 +434,7 @@ pub struct Tbl8sFull(pub u32);
 /// A reader has no writes:
 ///
 /// ```compile_fail
-/// # let eal = dpdk::Eal::for_tests(256, &[]).unwrap();
+/// # let eal = dpdk::Eal::for_tests(&[]).unwrap();
 /// # let qsbr = std::sync::Arc::new(dpdk::Qsbr::new(1).unwrap());
 /// let lpm = dpdk::LiveLpm::filled(eal, "doc_reader", 0, 4, &qsbr, |_, _| {}).unwrap();
 /// lpm.reader().set_slot(0, 0); // no such method
@@ -446,7 +446,7 @@ pub struct Tbl8sFull(pub u32);
 /// use std::sync::atomic::{AtomicBool, Ordering};
 /// use std::sync::{mpsc, Arc};
 /// use dpdk::{LiveLpm, Slot, Tbl8Groups};
-/// let eal = dpdk::Eal::for_tests(256, &[])?;
+/// let eal = dpdk::Eal::for_tests(&[])?;
 /// let qsbr = Arc::new(dpdk::Qsbr::new(1)?);
 /// let mut lpm = LiveLpm::filled(eal, "doc_live", 0, 1, &qsbr, |_, _| {})?; // one group
 /// let reader = lpm.reader(); // what an lcore holds

@@ -23,7 +23,7 @@ use crate::{sys, Tbl8Groups};
 /// An IPv6 LPM table. Built on one thread, then only read.
 ///
 /// ```
-/// let eal = dpdk::Eal::for_tests(256, &[])?;
+/// let eal = dpdk::Eal::for_tests(&[])?;
 /// let mut lpm = dpdk::Lpm6::new(eal, "doc_v6", 0, 16, 64)?;
 /// let net: std::net::Ipv6Addr = "2001:200:0:3::".parse().unwrap();
 /// lpm.add(&net.octets(), 64, 3)?;
@@ -196,7 +196,7 @@ const CACHE_LINE: usize = sys::RTE_CACHE_LINE_SIZE as usize;
 /// writes). Keeps the table alive.
 ///
 /// ```compile_fail
-/// # let eal = dpdk::Eal::for_tests(256, &[]).unwrap();
+/// # let eal = dpdk::Eal::for_tests(&[]).unwrap();
 /// # let qsbr = std::sync::Arc::new(dpdk::Qsbr::new(1).unwrap());
 /// let live = dpdk::LiveLpm6::new(eal, "doc_reader6", 0, 1, &qsbr).unwrap();
 /// live.reader().add(&[0x20; 16], 8, 1); // no such method
@@ -245,7 +245,7 @@ impl From<Lpm6> for Lpm6Reader {
 ///
 /// ```
 /// use std::sync::Arc;
-/// let eal = dpdk::Eal::for_tests(256, &[])?;
+/// let eal = dpdk::Eal::for_tests(&[])?;
 /// let qsbr = Arc::new(dpdk::Qsbr::new(1)?);
 /// let mut live = dpdk::LiveLpm6::new(eal, "doc_live6", 0, 2, &qsbr)?;
 /// let reader = live.reader();
@@ -436,7 +436,7 @@ mod tests {
     /// table of no group is refused (rte_lpm6_create cannot make one).
     #[test]
     fn a_live_table_starts_empty() {
-        let eal = Eal::for_tests(256, &[]).unwrap();
+        let eal = Eal::for_tests(&[]).unwrap();
         let qsbr = Arc::new(Qsbr::new(1).unwrap());
         let live = LiveLpm6::new(eal, "empty", 0, 1, &qsbr).unwrap();
         assert_eq!(live.tbl24_entry(0x01_0203), 0);

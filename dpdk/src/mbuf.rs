@@ -492,7 +492,7 @@ mod tests {
 
     #[test]
     fn shared_bytes_are_not_writable() {
-        let eal = Eal::for_tests(512, &[]).expect("EAL init");
+        let eal = Eal::for_tests(&[]).expect("EAL init");
         let pool = Mempool::create(eal, "test_shared_mbufs", 64, 0, 0).expect("pool");
         let mut m = alloc(&pool);
         // SAFETY: appends 64 bytes to a fresh mbuf with room for 2048.
@@ -520,7 +520,7 @@ mod tests {
 
     #[test]
     fn zip_take_pairs_each_mbuf_with_its_items_and_frees_what_it_does_not_hand_out() {
-        let eal = Eal::for_tests(512, &[]).expect("EAL init");
+        let eal = Eal::for_tests(&[]).expect("EAL init");
         let pool = Mempool::create(eal, "test_zip_take", 64, 0, 0).expect("pool");
         let mut batch = MbufArray::<8>::new();
         let ptrs: Vec<*mut sys::rte_mbuf> = (0..6)

@@ -28,7 +28,7 @@ use crate::sys;
 /// at EAL cleanup, after `rte_eal_mp_wait_lcore`.
 ///
 /// ```
-/// let eal = dpdk::Eal::for_tests(256, &["--lcores", "0@0,1@0"])?;
+/// let eal = dpdk::Eal::for_tests(&["--lcores", "0@0,1@0"])?;
 /// let main = eal.main_lcore_token()?;
 /// let (go, wait_for_go) = std::sync::mpsc::channel::<()>();
 /// main.launch(1, move || wait_for_go.recv().map_or(1, |()| 0))?;
@@ -72,7 +72,7 @@ impl Mempool {
     /// corrupt its ring.
     ///
     /// ```
-    /// let eal = dpdk::Eal::for_tests(256, &["--mbuf-pool-ops-name=ring_sp_sc"])?;
+    /// let eal = dpdk::Eal::for_tests(&["--mbuf-pool-ops-name=ring_sp_sc"])?;
     /// let pool = dpdk::Mempool::create(eal, "doc_pool", 1024, 32, 0)?;
     /// assert_eq!(pool.in_use(), 0);
     /// assert_eq!(pool.ops_name(), "ring_mp_mc"); // not the single-thread ring asked for
@@ -80,7 +80,7 @@ impl Mempool {
     /// ```
     ///
     /// ```
-    /// let eal = dpdk::Eal::for_tests(256, &["--mbuf-pool-ops-name=stack"])?;
+    /// let eal = dpdk::Eal::for_tests(&["--mbuf-pool-ops-name=stack"])?;
     /// let pool = dpdk::Mempool::create(eal, "doc_stack", 1024, 32, 0)?;
     /// assert_eq!(pool.ops_name(), "stack"); // multi-thread safe: as asked
     /// # Ok::<(), dpdk::DpdkError>(())

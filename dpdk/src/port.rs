@@ -141,7 +141,7 @@ pub fn rss_l4() -> u64 {
 /// queues.
 ///
 /// ```
-/// let eal = dpdk::Eal::for_tests(256, &["--vdev=net_null0", "--vdev=net_null1"])?;
+/// let eal = dpdk::Eal::for_tests(&["--vdev=net_null0", "--vdev=net_null1"])?;
 /// let mut ports = eal.take_ports()?;
 /// let fast_free = dpdk::EthConf { tx_offloads: dpdk::tx_offload_fast_free(), ..Default::default() };
 /// // Without the proof, the offload is refused...
@@ -168,7 +168,7 @@ pub fn rss_l4() -> u64 {
 /// Once granted, the proof holds: no RX queue may fill from a second pool.
 ///
 /// ```
-/// let eal = dpdk::Eal::for_tests(256, &["--vdev=net_null0", "--vdev=net_null1"])?;
+/// let eal = dpdk::Eal::for_tests(&["--vdev=net_null0", "--vdev=net_null1"])?;
 /// let mut ports = eal.take_ports()?;
 /// let offered = ports[0].info()?.tx_offloads & dpdk::tx_offload_fast_free();
 /// let conf = dpdk::EthConf {
@@ -407,7 +407,7 @@ fn raw_info(id: u16) -> Result<sys::rte_eth_dev_info> {
 /// An ethdev port, owned: handed out once by [`Eal::take_ports`].
 ///
 /// ```
-/// let eal = dpdk::Eal::for_tests(256, &["--vdev=net_null0"])?;
+/// let eal = dpdk::Eal::for_tests(&["--vdev=net_null0"])?;
 /// let mut port = eal.take_ports()?.remove(0);
 /// let pool = dpdk::Mempool::create(eal, "doc_port_pool", 1024, 32, 0)?;
 /// let slots = port.configure(1, 1, &dpdk::EthConf::default())?;
@@ -425,7 +425,7 @@ fn raw_info(id: u16) -> Result<sys::rte_eth_dev_info> {
 /// A queue's slot is consumed by its setup, so no queue gets two handles:
 ///
 /// ```compile_fail
-/// # let eal = dpdk::Eal::for_tests(256, &["--vdev=net_null0"]).unwrap();
+/// # let eal = dpdk::Eal::for_tests(&["--vdev=net_null0"]).unwrap();
 /// # let mut port = eal.take_ports().unwrap().remove(0);
 /// # let pool = dpdk::Mempool::create(eal, "p", 1024, 32, 0).unwrap();
 /// let mut slots = port.configure(1, 1, &dpdk::EthConf::default()).unwrap();
@@ -519,7 +519,7 @@ impl Eal {
     /// `dpdk-dumpcap`) and the event eth adapters would not find them.
     ///
     /// ```
-    /// let eal = dpdk::Eal::for_tests(256, &["--vdev=net_null0"])?;
+    /// let eal = dpdk::Eal::for_tests(&["--vdev=net_null0"])?;
     /// let ports = eal.take_ports()?;
     /// assert_eq!(ports.len(), 1);
     /// assert!(eal.take_ports().is_err()); // never twice
@@ -531,7 +531,7 @@ impl Eal {
     /// sub-device `net_null1` (2) and `net_null2` (3).
     ///
     /// ```
-    /// let eal = dpdk::Eal::for_tests(256, &[
+    /// let eal = dpdk::Eal::for_tests(&[
     ///     "--vdev=net_null0",
     ///     "--vdev=net_failsafe0,dev(net_null1)",
     ///     "--vdev=net_null2",
@@ -549,7 +549,7 @@ impl Eal {
     /// A port is not `Clone`, so a second handle cannot be made:
     ///
     /// ```compile_fail
-    /// # let eal = dpdk::Eal::for_tests(256, &["--vdev=net_null0"]).unwrap();
+    /// # let eal = dpdk::Eal::for_tests(&["--vdev=net_null0"]).unwrap();
     /// let ports = eal.take_ports().unwrap();
     /// let again = ports[0].clone();
     /// ```

@@ -33,7 +33,7 @@ impl Eal {
     /// `--no-telemetry` there is no socket, so nothing asks.
     ///
     /// ```
-    /// let eal = dpdk::Eal::for_tests(256, &[])?;
+    /// let eal = dpdk::Eal::for_tests(&[])?;
     /// use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
     /// use std::sync::Arc;
     ///

@@ -68,7 +68,7 @@ fn bench_case(
 }
 
 fn lookups(c: &mut Criterion) {
-    let eal = dpdk::Eal::for_tests(4096, &[]).expect("EAL init");
+    let eal = dpdk::Eal::for_tests(&[]).expect("EAL init");
     let mut rng = ChaCha8Rng::seed_from_u64(1);
     for (label, n) in SIZES {
         let rules: Vec<Rule<Ipv4Addr>> = (0..n)

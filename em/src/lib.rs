@@ -18,7 +18,7 @@
 //! # Example
 //!
 //! ```
-//! let eal = dpdk::Eal::for_tests(256, &[])?;
+//! let eal = dpdk::Eal::for_tests(&[])?;
 //! // One rule: UDP (0x11) 198.18.1.1:9 -> 198.18.1.0:9 goes out of port 1.
 //! let v4 = em::rules::parse_v4("R198.18.1.0 198.18.1.1 9 9 0x11 1\n", "example")?;
 //! let tables = em::EmTables::new(eal, 1024, 0, &v4, &[], |_port| true)?;

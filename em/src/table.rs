@@ -347,7 +347,7 @@ mod tests {
     use std::path::Path;
 
     fn eal() -> &'static dpdk::Eal {
-        dpdk::Eal::for_tests(2048, &[]).expect("EAL init")
+        dpdk::Eal::for_tests(&[]).expect("EAL init")
     }
 
     fn all_ports(_: u8) -> bool {

@@ -214,7 +214,7 @@ impl FibTables {
     /// `{name}_fib6`).
     ///
     /// ```
-    /// let eal = dpdk::Eal::for_tests(256, &[])?;
+    /// let eal = dpdk::Eal::for_tests(&[])?;
     /// use lpm::rules::{parse_v4, parse_v6, RouteFile};
     /// let v4 = RouteFile { origin: "v4".into(), routes: parse_v4("R198.18.0.0/16 1\nR198.18.7.0/25 2\n", "v4")? };
     /// let v6 = RouteFile { origin: "v6".into(), routes: parse_v6("R2001:db8::/32 3\n", "v6")? };
@@ -340,7 +340,7 @@ mod tests {
 
     #[test]
     fn errors_name_the_fib_and_the_route_that_does_not_fit() {
-        let eal = dpdk::Eal::for_tests(512, &[]).expect("EAL init");
+        let eal = dpdk::Eal::for_tests(&[]).expect("EAL init");
         let v4 = RouteFile {
             origin: "v4.cfg".into(),
             routes: parse_v4("R10.0.0.0/8 0\nR11.0.0.0/8 0\n", "v4.cfg").unwrap(),

@@ -160,7 +160,7 @@ impl LpmTables {
     /// unique in the process.
     ///
     /// ```
-    /// let eal = dpdk::Eal::for_tests(256, &[])?;
+    /// let eal = dpdk::Eal::for_tests(&[])?;
     /// use lpm::rules::{parse_v4, parse_v6, RouteFile};
     ///
     /// let v4_text = "R198.18.0.0/16 1\nR198.18.7.128/25 2\nR198.18.9.0/24 5\n";
@@ -420,7 +420,7 @@ mod tests {
     use std::sync::atomic::{AtomicU32, Ordering};
 
     fn eal() -> &'static dpdk::Eal {
-        dpdk::Eal::for_tests(1024, &[]).expect("EAL init")
+        dpdk::Eal::for_tests(&[]).expect("EAL init")
     }
 
     /// Table names are unique in a process.

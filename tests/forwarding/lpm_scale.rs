@@ -83,7 +83,7 @@ struct Table<'a, A> {
 /// at each route's first and last address and the ones just outside: 4M
 /// IPv4 and 0.9M IPv6 lookups, through tbl24 and tbl8 entries and misses.
 fn fibs_look_up_as_the_model(v4: Table<u32>, v6: Table<u128>) {
-    let eal = dpdk::Eal::for_tests(2048, &[]).expect("EAL init");
+    let eal = dpdk::Eal::for_tests(&[]).expect("EAL init");
     let (v4_file, v6_file) = (
         lpm::rules::load_v4(v4.file).unwrap(),
         lpm::rules::load_v6(v6.file).unwrap(),

@@ -155,7 +155,7 @@ static TAKEN: AtomicBool = AtomicBool::new(false);
 /// Without one (no `--vdev=event_sw0`) there is nothing to take:
 ///
 /// ```
-/// let eal = dpdk::Eal::for_tests(256, &[])?;
+/// let eal = dpdk::Eal::for_tests(&[])?;
 /// let error = dpdk::EventDev::take(eal).err().unwrap().to_string();
 /// assert!(error.contains("no event device"), "{error}");
 /// # Ok::<(), dpdk::DpdkError>(())
@@ -165,7 +165,7 @@ static TAKEN: AtomicBool = AtomicBool::new(false);
 /// handles:
 ///
 /// ```compile_fail
-/// # let eal = dpdk::Eal::for_tests(256, &["--vdev=event_sw0"]).unwrap();
+/// # let eal = dpdk::Eal::for_tests(&["--vdev=event_sw0"]).unwrap();
 /// # let mut dev = dpdk::EventDev::take(eal).unwrap();
 /// # let conf = dpdk::EventDevConfig { queues: 1, ports: 1, events_limit: 1024, queue_flows: 64,
 /// #     dequeue_depth: 16, enqueue_depth: 16 };
@@ -179,7 +179,7 @@ static TAKEN: AtomicBool = AtomicBool::new(false);
 /// Without the second setup, the same code compiles and runs:
 ///
 /// ```
-/// # let eal = dpdk::Eal::for_tests(256, &["--vdev=event_sw0"]).unwrap();
+/// # let eal = dpdk::Eal::for_tests(&["--vdev=event_sw0"]).unwrap();
 /// # let mut dev = dpdk::EventDev::take(eal).unwrap();
 /// # let conf = dpdk::EventDevConfig { queues: 1, ports: 1, events_limit: 1024, queue_flows: 64,
 /// #     dequeue_depth: 16, enqueue_depth: 16 };

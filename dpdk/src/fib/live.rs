@@ -264,7 +264,7 @@ struct Shared<T> {
 ///
 /// ```
 /// use std::sync::Arc;
-/// let eal = dpdk::Eal::for_tests(256, &[])?;
+/// let eal = dpdk::Eal::for_tests(&[])?;
 /// let qsbr = Arc::new(dpdk::Qsbr::new(1)?);
 /// let fib = dpdk::Fib::new(eal, "doc_live_fib", 0, 16, 64)?;
 /// if dpdk::LiveFib::<dpdk::Fib>::SUPPORTED {
@@ -414,7 +414,7 @@ mod tests {
         if !LiveFib::<Fib>::SUPPORTED {
             return;
         }
-        let eal = Eal::for_tests(512, &[]).expect("EAL init");
+        let eal = Eal::for_tests(&[]).expect("EAL init");
         let qsbr = Arc::new(Qsbr::new(1).unwrap());
         let fib = Fib::new(eal, "live_fib_test", 0, 64, 64).unwrap();
         let mut live = LiveFib::new(fib, &qsbr).unwrap();
@@ -472,7 +472,7 @@ mod tests {
 
     #[test]
     fn a_release_without_rcu_says_so() {
-        let eal = Eal::for_tests(512, &[]).expect("EAL init");
+        let eal = Eal::for_tests(&[]).expect("EAL init");
         let qsbr = Arc::new(Qsbr::new(1).unwrap());
         let fib6 = Fib6::new(eal, "live_fib6_test", 0, 16, 64).unwrap();
         match (LiveFib::<Fib6>::SUPPORTED, LiveFib::new(fib6, &qsbr)) {

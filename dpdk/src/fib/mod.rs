@@ -198,7 +198,7 @@ impl Dir24_8 {
 /// An IPv4 FIB (`RTE_FIB_DIR24_8`, 4-byte next hops).
 ///
 /// ```
-/// let eal = dpdk::Eal::for_tests(256, &[])?;
+/// let eal = dpdk::Eal::for_tests(&[])?;
 /// let mut fib = dpdk::Fib::new(eal, "doc_fib", 0, 16, 16)?;
 /// fib.add(u32::from_be_bytes([198, 18, 0, 0]), 16, 1)?;
 /// fib.add(u32::from_be_bytes([198, 18, 7, 128]), 25, 2)?;
@@ -437,7 +437,7 @@ impl Trie {
 /// An IPv6 FIB (`RTE_FIB6_TRIE`, 4-byte next hops).
 ///
 /// ```
-/// let eal = dpdk::Eal::for_tests(256, &[])?;
+/// let eal = dpdk::Eal::for_tests(&[])?;
 /// let mut fib = dpdk::Fib6::new(eal, "doc_fib6", 0, 16, 64)?;
 /// let net: std::net::Ipv6Addr = "2001:db8::".parse().unwrap();
 /// fib.add(&net.octets(), 32, 3)?;
@@ -634,7 +634,7 @@ mod tests {
 
     #[test]
     fn the_probe_refuses_an_inline_lookup_that_answers_otherwise() {
-        let eal = Eal::for_tests(512, &[]).expect("EAL init");
+        let eal = Eal::for_tests(&[]).expect("EAL init");
         let mut fib = Fib::new(eal, "fib_probe", 0, 16, 64).unwrap();
         assert!(fib.tables.is_some(), "DIR-24-8 layout not recognised");
         assert!(fib.probe_agrees(Fib::lookup));
@@ -654,7 +654,7 @@ mod tests {
 
     #[test]
     fn inline_lookup_answers_as_rte_fib_lookup_bulk() {
-        let eal = Eal::for_tests(512, &[]).expect("EAL init");
+        let eal = Eal::for_tests(&[]).expect("EAL init");
         let mut fib = Fib::new(eal, "fib_inline", 0, 1024, 100).unwrap();
         assert!(fib.tables.is_some(), "DIR-24-8 layout not recognised");
         assert!(Dir24_8::of(fib.raw, 164).is_none(), "another configuration recognised");
@@ -714,7 +714,7 @@ mod tests {
 
     #[test]
     fn inline_lookup6_answers_as_rte_fib6_lookup_bulk() {
-        let eal = Eal::for_tests(512, &[]).expect("EAL init");
+        let eal = Eal::for_tests(&[]).expect("EAL init");
         let mut fib = Fib6::new(eal, "fib6_inline", 0, 1024, 100).unwrap();
         assert!(fib.tables.is_some(), "trie layout not recognised");
         assert!(Trie::of(fib.raw, 101).is_none(), "another configuration recognised");

@@ -597,7 +597,7 @@ mod tests {
     fn nested_routes() -> &'static LpmLookup {
         static LOOKUP: OnceLock<LpmLookup> = OnceLock::new();
         LOOKUP.get_or_init(|| {
-            let eal = dpdk::Eal::for_tests(512, &[]).expect("EAL");
+            let eal = dpdk::Eal::for_tests(&[]).expect("EAL");
             let v4: String = (0u32..400)
                 .map(|i| {
                     let addr = std::net::Ipv4Addr::from(0x0a00_0000 | (i.wrapping_mul(2_654_435_761) >> 14));
