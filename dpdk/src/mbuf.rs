@@ -64,10 +64,13 @@ impl Mbuf {
         }
         // SAFETY: as in `data`; &mut self and is_exclusive (reference count
         // 1, the buffer its own or an external one no other mbuf shares)
-        // make the access exclusive.
+        // make the access exclusive. The address is inside the mbuf's
+        // buffer, so never null: told so, a caller matching on the Option
+        // makes no null test per packet (2 instructions of LPM's 124).
         Some(unsafe {
             let m = self.0.as_ref();
             let p = (m.buf_addr as *mut u8).add(fields::data_off(m) as usize);
+            std::hint::assert_unchecked(!p.is_null());
             std::slice::from_raw_parts_mut(p, fields::data_len(m) as usize)
         })
     }

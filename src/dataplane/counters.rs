@@ -157,6 +157,10 @@ counters! {
     /// Packets no rule matched in a mode that drops them (ACL; its
     /// non-IP frames too).
     NoRule: dropped_no_rule = "no-rule",
+    /// Packets whose bytes another holder can see (a shared or cloned
+    /// mbuf, which no PMD we know hands out): rewriting them in place, as
+    /// C does, would change that holder's packet.
+    Shared: dropped_shared = "shared",
     /// Packets the eventdev RX adapter freed on arrival after a stop, while
     /// the workers drained what was in flight.
     AtStop: dropped_at_stop = "at-stop",
@@ -322,6 +326,7 @@ mod tests {
         a.add_drop(DropReason::Denied, 4);
         b.add_drop(DropReason::NoRule, 5);
         a.add_drop(DropReason::AtStop, 6);
+        b.add_drop(DropReason::Shared, 7);
         b.add_busy_cycles(70);
         b.add_polls(4, 1);
         b.add_events(6);
@@ -341,11 +346,12 @@ mod tests {
                 dropped_unroutable: 3,
                 dropped_denied: 4,
                 dropped_no_rule: 5,
+                dropped_shared: 7,
                 dropped_at_stop: 6,
             }
         );
         let dropped: Vec<u64> = DropReason::ALL.iter().map(|&d| t.dropped(d)).collect();
-        assert_eq!(dropped, [1, 1, 2, 3, 4, 5, 6]);
+        assert_eq!(dropped, [1, 1, 2, 3, 4, 5, 7, 6]);
         let named = LcoreCounters::named(&t);
         assert!(named.contains(&("dropped_no_rule".to_owned(), 5)), "{named:?}");
         assert_eq!(named.len(), 6 + DropReason::ALL.len());

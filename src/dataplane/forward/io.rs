@@ -12,8 +12,9 @@ use crate::MAX_BURST;
 pub trait Packet {
     /// The frame's bytes.
     fn data(&self) -> &[u8];
-    /// The frame's bytes, writable.
-    fn data_mut(&mut self) -> &mut [u8];
+    /// The frame's bytes, writable; None if another holder can see them
+    /// (a shared or cloned mbuf), which the forwarder then drops.
+    fn try_data_mut(&mut self) -> Option<&mut [u8]>;
     /// Starts loading the frame's first cache line.
     fn prefetch_data(&self);
 }
@@ -90,8 +91,8 @@ impl Packet for Mbuf {
         Mbuf::data(self)
     }
     #[inline(always)]
-    fn data_mut(&mut self) -> &mut [u8] {
-        Mbuf::data_mut(self)
+    fn try_data_mut(&mut self) -> Option<&mut [u8]> {
+        Mbuf::try_data_mut(self)
     }
     #[inline(always)]
     fn prefetch_data(&self) {
@@ -129,8 +130,8 @@ impl Packet for dpdk::Event {
         self.mbuf().data()
     }
     #[inline(always)]
-    fn data_mut(&mut self) -> &mut [u8] {
-        self.mbuf_mut().data_mut()
+    fn try_data_mut(&mut self) -> Option<&mut [u8]> {
+        self.mbuf_mut().try_data_mut()
     }
     #[inline(always)]
     fn prefetch_data(&self) {

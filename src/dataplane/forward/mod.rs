@@ -592,7 +592,12 @@ fn send<L: Lookup, T: Transmit>(
     let Some(out) = tx.get_mut(port) else {
         return drop(DropReason::Unroutable);
     };
-    if !rewrite(m.data_mut(), kind, &out.eth) {
+    // C rewrites a frame in place whoever else holds it; here another
+    // holder's bytes are never changed under it, so the frame is dropped.
+    let Some(frame) = m.try_data_mut() else {
+        return drop(DropReason::Shared);
+    };
+    if !rewrite(frame, kind, &out.eth) {
         return drop(DropReason::Invalid);
     }
     watch.sent(port, &m);

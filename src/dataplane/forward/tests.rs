@@ -33,6 +33,10 @@ type Burst = Vec<(u32, Vec<u8>)>;
 /// One RX queue: its port and its bursts, one per poll.
 type Script = (u16, Vec<Burst>);
 
+/// Set in a scripted packet's id: another holder shares its bytes (as a
+/// cloned or shared mbuf), so they are not writable.
+const SHARED: u32 = 1 << 31;
+
 /// A frame with an id; counts itself in `live` until dropped (freed).
 struct TestPacket {
     id: u32,
@@ -50,8 +54,8 @@ impl Packet for TestPacket {
     fn data(&self) -> &[u8] {
         &self.bytes
     }
-    fn data_mut(&mut self) -> &mut [u8] {
-        &mut self.bytes
+    fn try_data_mut(&mut self) -> Option<&mut [u8]> {
+        (self.id & SHARED == 0).then_some(&mut self.bytes)
     }
     fn prefetch_data(&self) {}
 }
@@ -469,6 +473,18 @@ fn drops_are_counted_by_reason_and_freed() {
     assert_eq!(out.sent(1), [4]);
     let counts = [DropReason::Runt, DropReason::Invalid, DropReason::Unroutable].map(|d| t.dropped(d));
     assert_eq!(counts, [1, 1, 2]);
+    assert_eq!(out.live, 0);
+}
+
+#[test]
+fn a_frame_another_holder_shares_is_dropped_unchanged() {
+    let frames = [ipv4(1), vec![0xee; 60], ipv4(1)];
+    let ids = [SHARED, SHARED | 1, 2];
+    let script = vec![(0, vec![ids.into_iter().zip(frames).collect()])];
+    let out = run(Setup::new(script), InputPortMiss::default());
+    assert_eq!((out.sent(0), out.sent(1)), (vec![], vec![2]));
+    assert_eq!(out.totals.dropped(DropReason::Shared), 2);
+    assert_eq!(out.totals.dropped(DropReason::Invalid), 0);
     assert_eq!(out.live, 0);
 }
 
