@@ -401,13 +401,13 @@ impl Iterator for Drain<'_> {
 }
 
 impl<'a> Drain<'a> {
-    /// The next mbufs, each with the items of `a` and `b` at its index, as
-    /// many as the shortest of the three has. One index walks all three,
-    /// where zipping this iterator with two others tests the end of each.
+    /// The next mbufs, each with the item of `a` at its index, as many as
+    /// the shorter of the two has. One index walks both, where zipping this
+    /// iterator with another tests the end of each.
     #[inline(always)]
-    pub fn zip_take<'s, A: Copy, B: Copy>(&'s mut self, a: &'s [A], b: &'s [B]) -> ZipTake<'s, A, B> {
+    pub fn zip_take<'s, A: Copy>(&'s mut self, a: &'s [A]) -> ZipTake<'s, A> {
         let rest = self.slots.as_slice();
-        let n = rest.len().min(a.len()).min(b.len());
+        let n = rest.len().min(a.len());
         let (now, later) = rest.split_at(n);
         // Past them at once: this drain's Drop never frees them, ZipTake's
         // frees those it does not hand out.
@@ -415,7 +415,6 @@ impl<'a> Drain<'a> {
         ZipTake {
             slots: now,
             a: &a[..n],
-            b: &b[..n],
             next: 0,
         }
     }
@@ -423,38 +422,36 @@ impl<'a> Drain<'a> {
 
 /// The iterator of [`Drain::zip_take`]; the mbufs it does not hand out are
 /// freed when it is dropped.
-pub struct ZipTake<'s, A, B> {
-    /// Owned mbufs from `next` on; `a` and `b` as long.
+pub struct ZipTake<'s, A> {
+    /// Owned mbufs from `next` on; `a` as long.
     slots: &'s [*mut sys::rte_mbuf],
     a: &'s [A],
-    b: &'s [B],
     next: usize,
 }
 
-impl<A: Copy, B: Copy> Iterator for ZipTake<'_, A, B> {
-    type Item = (Mbuf, A, B);
+impl<A: Copy> Iterator for ZipTake<'_, A> {
+    type Item = (Mbuf, A);
 
     #[inline(always)]
-    fn next(&mut self) -> Option<(Mbuf, A, B)> {
+    fn next(&mut self) -> Option<(Mbuf, A)> {
         let i = self.next;
         if i >= self.slots.len() {
             return None;
         }
         self.next = i + 1;
-        // SAFETY: i is below slots' length, which `a` and `b` share (cut so
-        // by zip_take); slots from `next` on are owned, non-null mbufs, each
+        // SAFETY: i is below slots' length, which `a` shares (cut so by
+        // zip_take); slots from `next` on are owned, non-null mbufs, each
         // handed out once (next only grows).
         unsafe {
             Some((
                 Mbuf(NonNull::new_unchecked(*self.slots.get_unchecked(i))),
                 *self.a.get_unchecked(i),
-                *self.b.get_unchecked(i),
             ))
         }
     }
 }
 
-impl<A, B> Drop for ZipTake<'_, A, B> {
+impl<A> Drop for ZipTake<'_, A> {
     fn drop(&mut self) {
         let rest = self.slots.get(self.next..).unwrap_or_default();
         if !rest.is_empty() {
@@ -534,13 +531,13 @@ mod tests {
                 p
             })
             .collect();
-        let (a, b) = ([10, 11, 12, 13], ['a', 'b', 'c', 'd']);
+        let a = [10, 11, 12, 13];
         let mut drain = batch.drain();
-        // The shortest of the three decides: 3 mbufs, of which 2 are taken.
-        let mut first = drain.zip_take(&a[..3], &b);
+        // The shorter of the two decides: 3 mbufs, of which 2 are taken.
+        let mut first = drain.zip_take(&a[..3]);
         let taken: Vec<_> = first.by_ref().take(2).collect();
-        let seen: Vec<_> = taken.iter().map(|(m, a, b)| (m.0.as_ptr(), *a, *b)).collect();
-        assert_eq!(seen, [(ptrs[0], 10, 'a'), (ptrs[1], 11, 'b')]);
+        let seen: Vec<_> = taken.iter().map(|(m, a)| (m.0.as_ptr(), *a)).collect();
+        assert_eq!(seen, [(ptrs[0], 10), (ptrs[1], 11)]);
         drop(first);
         assert_eq!(
             pool.in_use(),
@@ -548,7 +545,7 @@ mod tests {
             "the third mbuf, not handed out, is freed with its iterator"
         );
         // The drain goes on after them.
-        let rest: Vec<_> = drain.zip_take(&a, &b).map(|(m, a, _)| (m.0.as_ptr(), a)).collect();
+        let rest: Vec<_> = drain.zip_take(&a).map(|(m, a)| (m.0.as_ptr(), a)).collect();
         assert_eq!(rest, [(ptrs[3], 10), (ptrs[4], 11), (ptrs[5], 12)]);
         drop(drain);
         assert_eq!(pool.in_use(), 2, "the two taken first are held");

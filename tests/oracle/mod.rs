@@ -79,7 +79,7 @@ pub fn check(frame: &[u8], mode: &ModeInfo) -> Decision {
         Decision::DropRunt
     } else {
         let mut out = frame.to_vec();
-        let valid = rewrite(&mut out, l3.rewrite_kind(), &ETH);
+        let valid = rewrite(&mut out, &ETH);
         assert_rewrite(frame, &out, &l3);
         assert_eq!(valid, expected_valid(frame, &l3), "rewrite verdict {frame:02x?}");
         if valid {
@@ -185,7 +185,7 @@ fn assert_bytes_after_do_not_matter(frame: &[u8], mode: &ModeInfo, decision: Dec
         let l3 = parse(inside);
         let key = em_key(inside, &l3);
         let runt = runt_in(mode, inside, &l3, &key);
-        let verdict = (!runt).then(|| rewrite(inside, l3.rewrite_kind(), &ETH));
+        let verdict = (!runt).then(|| rewrite(inside, &ETH));
         assert!(after.iter().all(|&b| b == tail), "wrote past the frame");
         results.push((l3, key, verdict, inside.to_vec()));
     }

@@ -11,7 +11,7 @@ use std::process::{Command, Output, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use l3fwd_rs::dataplane::packet::{eth_rewrite, parse, rewrite};
+use l3fwd_rs::dataplane::packet::{eth_rewrite, rewrite};
 use pcap_file::pcapng::blocks::ENHANCED_PACKET_BLOCK;
 use pcap_file::pcapng::PcapNgReader;
 use testkit::{l3fwd_rs, Process, Run, Scratch, Stop, TWO_PORTS};
@@ -30,10 +30,8 @@ fn input_frames() -> Vec<Vec<u8>> {
 /// the pcap port's own), TTL and checksum rewritten.
 fn forwarded(frame: &[u8]) -> Vec<u8> {
     let mut out = frame.to_vec();
-    let kind = parse(frame).rewrite_kind();
     assert!(rewrite(
         &mut out,
-        kind,
         &eth_rewrite(testkit::frames::next_hop_mac(1), testkit::frames::port_mac(1))
     ));
     out

@@ -41,23 +41,23 @@ pub trait Packets: Default {
 
 /// The packets taken out of a [`Packets`], in order.
 pub trait Drained<P> {
-    /// The next packets, each with the items of `a` and `b` at its index,
-    /// as many as the shortest of the three has.
-    fn zip_take<'s, A: Copy, B: Copy>(&'s mut self, a: &'s [A], b: &'s [B]) -> impl Iterator<Item = (P, A, B)> + 's;
+    /// The next packets, each with the item of `a` at its index, as many
+    /// as the shorter of the two has.
+    fn zip_take<'s, A: Copy>(&'s mut self, a: &'s [A]) -> impl Iterator<Item = (P, A)> + 's;
 }
 
 impl Drained<Mbuf> for dpdk::Drain<'_> {
     #[inline(always)]
-    fn zip_take<'s, A: Copy, B: Copy>(&'s mut self, a: &'s [A], b: &'s [B]) -> impl Iterator<Item = (Mbuf, A, B)> + 's {
-        dpdk::Drain::zip_take(self, a, b)
+    fn zip_take<'s, A: Copy>(&'s mut self, a: &'s [A]) -> impl Iterator<Item = (Mbuf, A)> + 's {
+        dpdk::Drain::zip_take(self, a)
     }
 }
 
 impl<P> Drained<P> for std::vec::Drain<'_, P> {
     #[inline(always)]
-    fn zip_take<'s, A: Copy, B: Copy>(&'s mut self, a: &'s [A], b: &'s [B]) -> impl Iterator<Item = (P, A, B)> + 's {
+    fn zip_take<'s, A: Copy>(&'s mut self, a: &'s [A]) -> impl Iterator<Item = (P, A)> + 's {
         // The items first: zip stops on them without taking a packet.
-        a.iter().zip(b).zip(self).map(|((&a, &b), p)| (p, a, b))
+        a.iter().zip(self).map(|(&a, p)| (p, a))
     }
 }
 

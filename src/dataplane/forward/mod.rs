@@ -16,7 +16,7 @@ use dpdk::Reader;
 
 use crate::dataplane::counters::{DropReason, LcoreCounters, LcoreStats};
 use crate::dataplane::lookup::{Lookup, Miss, Route};
-use crate::dataplane::packet::{parse_then, rewrite, EthRewrite, RewriteKind};
+use crate::dataplane::packet::{is_ipv4, parse_then, rewrite, EthRewrite};
 use crate::dataplane::trace::{Fate, Input, Record, Trace};
 use crate::MAX_BURST;
 use io::{Drained, Packet, Packets, Receive, Transmit};
@@ -285,20 +285,19 @@ impl<L: Lookup, R: Receive, T: Transmit<Batch = R::Batch>> Lcore<L, R, T> {
 }
 
 /// Per-batch records, kept for the life of the lcore so no batch pays for
-/// initialising them: of each packet's parse, only how to rewrite it
-/// outlives the lookups.
+/// initialising them: nothing of a packet's parse outlives the lookups
+/// (its rewrite tells IPv4 from the frame again).
 struct BurstWork<L: Lookup, P> {
     /// The bursts of the batch, in the order received (room for one per
     /// RX queue, never grown).
     bursts: Vec<Burst>,
-    rewrites: [RewriteKind; MAX_BURST],
     routes: [Route; MAX_BURST],
     lookup: L::Scratch,
     /// Packets forwarded since [`BurstWork::timed`] last ran.
     forwarded: u64,
     /// Packets held back until their burst's IPv4 ones are sent
     /// ([`Lookup::IPV4_FIRST`]); room for a whole batch, never grown.
-    later: Vec<(P, Route, RewriteKind)>,
+    later: Vec<(P, Route)>,
     tap: Tap,
 }
 
@@ -330,7 +329,6 @@ impl<L: Lookup, P> BurstWork<L, P> {
     fn new(rx_queues: usize, tap: Tap) -> Self {
         Self {
             bursts: Vec::with_capacity(rx_queues),
-            rewrites: [RewriteKind::MacsOnly; MAX_BURST],
             routes: [Route::NO_MATCH; MAX_BURST],
             lookup: L::Scratch::default(),
             forwarded: 0,
@@ -429,7 +427,6 @@ fn forward_steps<const TRACED: bool, L: Lookup, B: Packets, T: Transmit<Batch = 
 ) {
     let BurstWork {
         bursts,
-        rewrites,
         routes,
         lookup: scratch,
         forwarded,
@@ -440,9 +437,9 @@ fn forward_steps<const TRACED: bool, L: Lookup, B: Packets, T: Transmit<Batch = 
     *forwarded += pkts.len() as u64;
     // A parse loop for each answer, so that no packet tests it.
     if lookup.defers(scratch) {
-        parse_all::<true, L, B::Packet>(pkts, lookup, scratch, rewrites, routes);
+        parse_all::<true, L, B::Packet>(pkts, lookup, scratch, routes);
     } else {
-        parse_all::<false, L, B::Packet>(pkts, lookup, scratch, rewrites, routes);
+        parse_all::<false, L, B::Packet>(pkts, lookup, scratch, routes);
     }
     lookup.resolve(scratch, routes);
 
@@ -451,15 +448,15 @@ fn forward_steps<const TRACED: bool, L: Lookup, B: Packets, T: Transmit<Batch = 
     for burst in bursts.drain(..) {
         // start is an earlier end, so never above MAX_BURST.
         let end = burst.end.clamp(start, MAX_BURST);
-        for (m, route, kind) in sent.zip_take(&routes[start..end], &rewrites[start..end]) {
-            if L::IPV4_FIRST && kind != RewriteKind::Ipv4 && later.len() < later.capacity() {
-                later.push((m, route, kind));
+        for (m, route) in sent.zip_take(&routes[start..end]) {
+            if L::IPV4_FIRST && !is_ipv4(m.data()) && later.len() < later.capacity() {
+                later.push((m, route));
             } else {
-                send_maybe_traced::<TRACED, L, T>(m, route, kind, &burst, tap, tx, counters);
+                send_maybe_traced::<TRACED, L, T>(m, route, &burst, tap, tx, counters);
             }
         }
-        for (m, route, kind) in later.drain(..) {
-            send_maybe_traced::<TRACED, L, T>(m, route, kind, &burst, tap, tx, counters);
+        for (m, route) in later.drain(..) {
+            send_maybe_traced::<TRACED, L, T>(m, route, &burst, tap, tx, counters);
         }
         start = end;
     }
@@ -467,13 +464,12 @@ fn forward_steps<const TRACED: bool, L: Lookup, B: Packets, T: Transmit<Batch = 
 
 /// Parses `pkts` and hands each to the lookup ([`Lookup::add`], which
 /// `DEFER` tells what [`Lookup::defers`] answered): its route, if known
-/// yet, and how it will be rewritten.
+/// yet.
 #[inline(always)]
 fn parse_all<const DEFER: bool, L: Lookup, P: Packet>(
     pkts: &[P],
     lookup: &L,
     scratch: &mut L::Scratch,
-    rewrites: &mut [RewriteKind; MAX_BURST],
     routes: &mut [Route; MAX_BURST],
 ) {
     for p in pkts.iter().take(PREFETCH_AHEAD) {
@@ -482,27 +478,25 @@ fn parse_all<const DEFER: bool, L: Lookup, P: Packet>(
     // Two loops, so that no packet tests whether it has one to prefetch;
     // each zips slices only, which one index walks together.
     let ahead = pkts.get(PREFETCH_AHEAD..).unwrap_or_default();
-    let slots = rewrites.iter_mut().zip(routes.iter_mut());
-    for (i, ((p, ahead), (w, r))) in pkts.iter().zip(ahead).zip(slots).enumerate() {
+    for (i, ((p, ahead), r)) in pkts.iter().zip(ahead).zip(routes.iter_mut()).enumerate() {
         ahead.prefetch_data();
-        (*r, *w) = look(lookup, scratch, DEFER, i, p.data());
+        *r = look(lookup, scratch, DEFER, i, p.data());
     }
     let last = ahead.len();
     let tail = pkts.get(last..).unwrap_or_default();
-    let slots = rewrites.iter_mut().zip(routes.iter_mut()).skip(last);
-    for (i, (p, (w, r))) in (last..).zip(tail.iter().zip(slots)) {
-        (*r, *w) = look(lookup, scratch, DEFER, i, p.data());
+    for (i, (p, r)) in (last..).zip(tail.iter().zip(routes.iter_mut().skip(last))) {
+        *r = look(lookup, scratch, DEFER, i, p.data());
     }
 }
 
 /// Parses packet `i` of a burst and hands it to the lookup: its route, if
-/// known yet, and how it will be rewritten.
+/// known yet.
 #[inline(always)]
-fn look<L: Lookup>(lookup: &L, scratch: &mut L::Scratch, defer: bool, i: usize, frame: &[u8]) -> (Route, RewriteKind) {
+fn look<L: Lookup>(lookup: &L, scratch: &mut L::Scratch, defer: bool, i: usize, frame: &[u8]) -> Route {
     parse_then(
         frame,
         #[inline(always)]
-        |l3| (lookup.add(scratch, defer, i, &l3, frame), l3.rewrite_kind()),
+        |l3| lookup.add(scratch, defer, i, &l3, frame),
     )
 }
 
@@ -512,16 +506,15 @@ fn look<L: Lookup>(lookup: &L, scratch: &mut L::Scratch, defer: bool, i: usize, 
 fn send_maybe_traced<const TRACED: bool, L: Lookup, T: Transmit>(
     m: <T::Batch as Packets>::Packet,
     route: Route,
-    kind: RewriteKind,
     burst: &Burst,
     tap: &Tap,
     tx: &mut TxPorts<T>,
     counters: &LcoreCounters,
 ) {
     if TRACED && tap.trace.claim() {
-        send_traced::<L, T>(m, route, kind, burst, tap, tx, counters);
+        send_traced::<L, T>(m, route, burst, tap, tx, counters);
     } else {
-        send::<L, T>(m, route, kind, burst.port, tx, counters, &mut ());
+        send::<L, T>(m, route, burst.port, tx, counters, &mut ());
     }
 }
 
@@ -529,14 +522,13 @@ fn send_maybe_traced<const TRACED: bool, L: Lookup, T: Transmit>(
 fn send_traced<L: Lookup, T: Transmit>(
     m: <T::Batch as Packets>::Packet,
     route: Route,
-    kind: RewriteKind,
     burst: &Burst,
     tap: &Tap,
     tx: &mut TxPorts<T>,
     counters: &LcoreCounters,
 ) {
     let mut record = Record::new(tap.lcore, burst.input(), m.data(), route);
-    send::<L, T>(m, route, kind, burst.port, tx, counters, &mut record);
+    send::<L, T>(m, route, burst.port, tx, counters, &mut record);
     tap.trace.keep(record);
 }
 
@@ -566,7 +558,6 @@ impl SendWatch for Record {
 fn send<L: Lookup, T: Transmit>(
     mut m: <T::Batch as Packets>::Packet,
     route: Route,
-    kind: RewriteKind,
     in_port: u16,
     tx: &mut TxPorts<T>,
     counters: &LcoreCounters,
@@ -597,7 +588,7 @@ fn send<L: Lookup, T: Transmit>(
     let Some(frame) = m.try_data_mut() else {
         return drop(DropReason::Shared);
     };
-    if !rewrite(frame, kind, &out.eth) {
+    if !rewrite(frame, &out.eth) {
         return drop(DropReason::Invalid);
     }
     watch.sent(port, &m);
