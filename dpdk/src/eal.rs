@@ -156,11 +156,18 @@ impl Eal {
 
     /// Initialises EAL once per process and shares it: for tests and
     /// benchmarks that need DPDK objects (tables, pools) but not ports. Later
-    /// calls return the first result; the EAL is never cleaned up, but its
-    /// runtime folder goes when the process exits.
+    /// calls with the same `args` return the first result; a call with
+    /// other ones is refused, since it would silently get an EAL it did not
+    /// ask for. The EAL is never cleaned up, but its runtime folder goes
+    /// when the process exits.
     pub fn init_shared(args: &[String]) -> Result<&'static Eal> {
-        static SHARED: OnceLock<Result<Eal>> = OnceLock::new();
-        SHARED.get_or_init(|| Eal::init(args)).as_ref().map_err(Clone::clone)
+        static SHARED: OnceLock<(Vec<String>, Result<Eal>)> = OnceLock::new();
+        let (first, eal) = SHARED.get_or_init(|| (args.to_vec(), Eal::init(args)));
+        if first != args {
+            let why = format!("this process's EAL was started with {first:?}, not {args:?}");
+            return Err(DpdkError::invalid("shared EAL arguments", why));
+        }
+        eal.as_ref().map_err(Clone::clone)
     }
 
     /// [`Eal::init_shared`] as tests and examples want it: no hugepages or
@@ -433,5 +440,20 @@ pub fn rdtsc() -> u64 {
     // SAFETY: the shim reads the cycle counter; no memory effects.
     unsafe {
         sys::shim_rdtsc()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shared_eal_refuses_a_caller_asking_for_other_arguments() {
+        Eal::for_tests(&[]).expect("EAL init");
+        let refused = Eal::for_tests(&["--vdev=net_null0"])
+            .err()
+            .expect("other arguments refused");
+        assert!(refused.to_string().contains("started with"), "{refused}");
+        assert!(Eal::for_tests(&[]).is_ok(), "the same arguments get the same EAL");
     }
 }
