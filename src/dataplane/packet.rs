@@ -77,19 +77,17 @@ pub fn parse(frame: &[u8]) -> L3 {
 /// header it has, and the per-packet path never builds the enum in memory.
 #[inline(always)]
 pub fn parse_then<R>(frame: &[u8], then: impl FnOnce(L3) -> R) -> R {
-    // One length test covers the common case, an IPv4 frame, and the
-    // Ethernet type is compared as it is on the wire (no byte swap).
+    // One length test covers the common case, an IPv4 frame.
     let Some(h) = frame.first_chunk::<IPV4_END>() else {
         return then(parse_short(frame));
     };
-    let ethertype = [h[ETHERTYPE], h[ETHERTYPE + 1]];
-    if ethertype == ETHERTYPE_IPV4.to_be_bytes() {
+    if carries(h, ETHERTYPE_IPV4) {
         then(L3::Ipv4(Ipv4Header {
             dst: u32::from_be_bytes([h[IPV4_DST], h[IPV4_DST + 1], h[IPV4_DST + 2], h[IPV4_DST + 3]]),
             ihl: h[IPV4_VER_IHL] & 0x0f,
             proto: h[IPV4_PROTO],
         }))
-    } else if ethertype == ETHERTYPE_IPV6.to_be_bytes() {
+    } else if carries(h, ETHERTYPE_IPV6) {
         match frame.first_chunk::<IPV6_END>() {
             Some(h) => then(L3::Ipv6(Ipv6Header {
                 // A fixed range of a fixed-size array: cannot fail.
@@ -101,6 +99,13 @@ pub fn parse_then<R>(frame: &[u8], then: impl FnOnce(L3) -> R) -> R {
     } else {
         then(L3::Other)
     }
+}
+
+/// Whether the Ethernet header that starts `h` announces `ethertype`,
+/// compared as it is on the wire (no byte swap).
+#[inline(always)]
+fn carries(h: &[u8; IPV4_END], ethertype: u16) -> bool {
+    h[ETHERTYPE..ETHERTYPE + 2] == ethertype.to_be_bytes()
 }
 
 /// [`parse`] for a frame too short for an IPv4 header: a runt if it
@@ -199,7 +204,7 @@ pub fn default_dest_mac(port: u16) -> [u8; 6] {
 #[inline(always)]
 pub fn rewrite(frame: &mut [u8], eth: &EthRewrite) -> bool {
     match frame.first_chunk_mut::<IPV4_END>() {
-        Some(h) if h[ETHERTYPE..ETHERTYPE + 2] == ETHERTYPE_IPV4.to_be_bytes() => {
+        Some(h) if carries(h, ETHERTYPE_IPV4) => {
             h[..ETHERTYPE].copy_from_slice(eth);
             rfc1812_process(h)
         }
@@ -216,7 +221,9 @@ pub fn rewrite(frame: &mut [u8], eth: &EthRewrite) -> bool {
 /// takes through the RFC 1812 step.
 #[inline(always)]
 pub fn is_ipv4(frame: &[u8]) -> bool {
-    matches!(frame.first_chunk::<IPV4_END>(), Some(h) if h[ETHERTYPE..ETHERTYPE + 2] == ETHERTYPE_IPV4.to_be_bytes())
+    frame
+        .first_chunk::<IPV4_END>()
+        .is_some_and(|h| carries(h, ETHERTYPE_IPV4))
 }
 
 /// C l3fwd's `rfc1812_process`, byte for byte: the version/IHL byte must be
