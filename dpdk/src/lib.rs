@@ -85,7 +85,8 @@
 //! assert!(n > 0 && burst.len() == n);
 //! for m in burst.as_mut_slice() {
 //!     assert_eq!(m.data().len(), 64);
-//!     m.data_mut()[..6].copy_from_slice(&[0x02, 0, 0, 0, 0, 1]); // destination MAC
+//!     let frame = m.try_data_mut().expect("an RX mbuf is its own");
+//!     frame[..6].copy_from_slice(&[0x02, 0, 0, 0, 0, 1]); // destination MAC
 //!     assert!(m.data().get(60..68).is_none()); // no byte past the end
 //! }
 //! let sent = tx.send(&mut burst);          // what the driver took left the array

@@ -47,14 +47,6 @@ impl Mbuf {
         }
     }
 
-    /// The packet bytes in the first segment, writable (for the MAC and
-    /// TTL rewrite); empty if the bytes are shared ([`Mbuf::is_exclusive`]
-    /// is false), so that no other holder of them sees them change.
-    #[inline(always)]
-    pub fn data_mut(&mut self) -> &mut [u8] {
-        self.try_data_mut().unwrap_or_default()
-    }
-
     /// The packet bytes in the first segment, writable, if no one else can
     /// see them ([`Mbuf::is_exclusive`]).
     #[inline(always)]
@@ -498,7 +490,7 @@ mod tests {
         // SAFETY: appends 64 bytes to a fresh mbuf with room for 2048.
         assert!(!unsafe { sys::shim_pktmbuf_append(m.0.as_ptr(), 64) }.is_null());
         assert!(m.is_exclusive());
-        assert_eq!(m.data_mut().len(), 64);
+        assert_eq!(m.try_data_mut().map(|d| d.len()), Some(64));
 
         // A clone shares the bytes: an indirect mbuf, and the original's
         // count is 2. Neither may write them.
@@ -508,12 +500,11 @@ mod tests {
         for shared in [&mut m, &mut clone] {
             assert!(!shared.is_exclusive());
             assert!(shared.try_data_mut().is_none());
-            assert!(shared.data_mut().is_empty());
         }
         drop(clone);
         // The original alone again.
         assert!(m.is_exclusive());
-        assert_eq!(m.data_mut().len(), 64);
+        assert_eq!(m.try_data_mut().map(|d| d.len()), Some(64));
         drop(m);
         assert_eq!(pool.in_use(), 0);
     }
