@@ -118,6 +118,7 @@ mod mempool;
 mod port;
 mod rcu;
 mod runtime_files;
+mod simd;
 mod telemetry;
 #[cfg(test)]
 #[path = "../build/version.rs"]
@@ -184,3 +185,4 @@ pub use port::{
 };
 pub use rcu::{Guard, Live, Online, Qsbr, Reader, Retired};
 pub use runtime_files::{runtime_dir_of, DEFAULT_FILE_PREFIX};
+pub use simd::{Avx512, TaggedWord};

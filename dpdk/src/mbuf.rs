@@ -67,6 +67,25 @@ impl Mbuf {
         })
     }
 
+    /// A fresh mbuf of `pool` holding a copy of `frame` in its first
+    /// segment, as a driver would hand it out; None if the pool has no free
+    /// mbuf or the frame is longer than an mbuf's room.
+    pub fn from_frame(pool: &crate::Mempool, frame: &[u8]) -> Option<Mbuf> {
+        let len = u16::try_from(frame.len()).ok()?;
+        // SAFETY: the pool is alive; a fresh mbuf is ours alone (and freed
+        // by the Mbuf if the append fails).
+        let m = Mbuf(NonNull::new(unsafe { sys::shim_pktmbuf_alloc(pool.as_ptr()) })?);
+        // SAFETY: appends to the empty data of an mbuf we own.
+        let room = unsafe { sys::shim_pktmbuf_append(m.0.as_ptr(), len) };
+        if room.is_null() {
+            return None;
+        }
+        // SAFETY: the append made `len` bytes at `room` part of the frame,
+        // inside the mbuf's buffer, which `frame` cannot overlap.
+        unsafe { std::ptr::copy_nonoverlapping(frame.as_ptr(), room.cast::<u8>(), frame.len()) };
+        Some(m)
+    }
+
     /// Whether this handle alone reaches the packet bytes: the mbuf's
     /// reference count is 1, and its buffer is its own (a direct mbuf) or an
     /// external buffer attached to it alone. Not so for a clone
@@ -142,8 +161,20 @@ impl Mbuf {
 /// went), which bindgen names `__bindgen_anon_N`. Both layouts are the
 /// public `struct rte_mbuf` as bindgen read it from the installed headers,
 /// so the offsets are DPDK's own.
-mod fields {
+pub(crate) mod fields {
     use crate::sys::rte_mbuf;
+
+    /// Byte offsets of `buf_addr`, `data_off` and `data_len` in an mbuf,
+    /// for the AVX-512 gathers of [`crate::simd`].
+    pub const BUF_ADDR: usize = std::mem::offset_of!(rte_mbuf, buf_addr);
+    #[cfg(not(dpdk_ge_2407))]
+    pub const DATA_OFF: usize = std::mem::offset_of!(rte_mbuf, data_off);
+    #[cfg(dpdk_ge_2407)]
+    pub const DATA_OFF: usize = std::mem::offset_of!(rte_mbuf, __bindgen_anon_1.__bindgen_anon_1.data_off);
+    #[cfg(not(dpdk_ge_2407))]
+    pub const DATA_LEN: usize = std::mem::offset_of!(rte_mbuf, data_len);
+    #[cfg(dpdk_ge_2407)]
+    pub const DATA_LEN: usize = std::mem::offset_of!(rte_mbuf, __bindgen_anon_2.__bindgen_anon_1.data_len);
 
     /// Where the packet starts in the buffer.
     #[inline(always)]

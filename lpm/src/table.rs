@@ -283,6 +283,14 @@ impl LpmTables {
         self.v4.lookup(dst).map(port_of)
     }
 
+    /// [`LpmTables::lookup_v4`] of each of `dsts`, eight at a time with
+    /// AVX-512: each port found, or `miss`, into `out` (as many as the
+    /// shorter of the two has).
+    #[inline(always)]
+    pub fn lookup_v4_avx512(&self, simd: dpdk::Avx512, dsts: &[u32], miss: u16, out: &mut [u16]) {
+        self.v4.lookup_avx512(simd, dsts, miss, out)
+    }
+
     /// Output port of one IPv6 destination.
     #[inline(always)]
     pub fn lookup_v6(&self, dst: &[u8; 16]) -> Option<u16> {
@@ -488,12 +496,40 @@ mod tests {
         let random = (0..100_000).map(|_| 0x0a00_0000 ^ rng.gen_range(0..1 << 20));
         // The inline lookup of both tables against DPDK's own bulk lookup
         // of the table rte_lpm_add built.
-        for addr in edges.chain(random) {
+        let addrs: Vec<u32> = edges.chain(random).collect();
+        for &addr in &addrs {
             let mut by_dpdk = None;
             added.lookup_bulk(&[addr], |_, hop| by_dpdk = hop);
             assert_eq!(added.lookup(addr), by_dpdk, "{}", Ipv4Addr::from(addr));
             let by_dpdk = by_dpdk.map(|hop| hop as u16);
             assert_eq!(tables.lookup_v4(addr), by_dpdk, "{}", Ipv4Addr::from(addr));
+        }
+        assert_avx512_looks_up_as_inline(
+            &addrs,
+            |a| tables.lookup_v4(a),
+            |simd, dsts, out| tables.lookup_v4_avx512(simd, dsts, u16::MAX, out),
+        );
+    }
+
+    /// The AVX-512 lookup of `addrs` (`vector`, misses as u16::MAX) gives
+    /// what the inline one (`scalar`) gives each, in every position of a
+    /// group of eight and in the tail after the last group.
+    fn assert_avx512_looks_up_as_inline(
+        addrs: &[u32],
+        scalar: impl Fn(u32) -> Option<u16>,
+        vector: impl Fn(dpdk::Avx512, &[u32], &mut [u16]),
+    ) {
+        let Some(simd) = dpdk::Avx512::detect() else {
+            eprintln!("this CPU has no AVX-512: its lookup is not tested here");
+            return;
+        };
+        for skip in [0, 3] {
+            let addrs = &addrs[skip..];
+            let mut ports = vec![0; addrs.len()];
+            vector(simd, addrs, &mut ports);
+            for (&addr, &port) in addrs.iter().zip(&ports) {
+                assert_eq!(scalar(addr).unwrap_or(u16::MAX), port, "{}", Ipv4Addr::from(addr));
+            }
         }
     }
 
@@ -673,9 +709,13 @@ mod tests {
                 let (first, last) = (u32::from(prefix.network()), u32::from(prefix.broadcast()));
                 let around = [first - 1, first, (first + last) / 2, last, last + 1];
                 let random = (0..32).map(|_| 0x0a00_0000 - 256 + rng.gen_range(0..(1 << 10) + 512));
-                for a in around.into_iter().chain(random) {
+                let addrs: Vec<u32> = around.into_iter().chain(random).collect();
+                for &a in &addrs {
                     proptest::prop_assert_eq!(reader.lookup(a), longest(&left, a), "{} after {}", Ipv4Addr::from(a), prefix);
                 }
+                assert_avx512_looks_up_as_inline(&addrs, |a| reader.lookup(a).map(|hop| hop as u16), |simd, dsts, out| {
+                    reader.lookup_avx512(simd, dsts, u16::MAX, out)
+                });
             }
             let mut fresh = dpdk::Lpm::new(eal, &name(), 0, 1024, 64).unwrap();
             for (&(net, depth), &port) in &left {

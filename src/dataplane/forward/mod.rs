@@ -299,6 +299,11 @@ struct BurstWork<L: Lookup, P> {
     /// ([`Lookup::IPV4_FIRST`]); room for a whole batch, never grown.
     later: Vec<(P, Route)>,
     tap: Tap,
+    /// The AVX-512 parse, where the CPU has it ([`parse_avx512`]): the
+    /// proof, and the destinations and IPv4 lanes it reads.
+    simd: Option<dpdk::Avx512>,
+    dsts: [u32; MAX_BURST],
+    ipv4: [u8; MAX_BURST / 8],
 }
 
 /// One RX burst of a batch: its port and queue (none: from an event
@@ -334,6 +339,9 @@ impl<L: Lookup, P> BurstWork<L, P> {
             forwarded: 0,
             later: Vec::with_capacity(if L::IPV4_FIRST { MAX_BURST } else { 0 }),
             tap,
+            simd: dpdk::Avx512::detect(),
+            dsts: [0; MAX_BURST],
+            ipv4: [0; MAX_BURST / 8],
         }
     }
 
@@ -432,14 +440,19 @@ fn forward_steps<const TRACED: bool, L: Lookup, B: Packets, T: Transmit<Batch = 
         forwarded,
         later,
         tap,
+        simd,
+        dsts,
+        ipv4,
     } = work;
     let pkts = batch.as_slice();
     *forwarded += pkts.len() as u64;
     // A parse loop for each answer, so that no packet tests it.
     if lookup.defers(scratch) {
-        parse_all::<true, L, B::Packet>(pkts, lookup, scratch, routes);
+        parse_all::<true, L, B::Packet>(pkts, 0, lookup, scratch, routes);
+    } else if let Some(simd) = simd.filter(|_| L::VECTOR_IPV4) {
+        parse_avx512(simd, pkts, lookup, scratch, routes, dsts, ipv4);
     } else {
-        parse_all::<false, L, B::Packet>(pkts, lookup, scratch, routes);
+        parse_all::<false, L, B::Packet>(pkts, 0, lookup, scratch, routes);
     }
     lookup.resolve(scratch, routes);
 
@@ -462,12 +475,13 @@ fn forward_steps<const TRACED: bool, L: Lookup, B: Packets, T: Transmit<Batch = 
     }
 }
 
-/// Parses `pkts` and hands each to the lookup ([`Lookup::add`], which
-/// `DEFER` tells what [`Lookup::defers`] answered): its route, if known
-/// yet.
+/// Parses `pkts`, packets `first..` of the batch, and hands each to the
+/// lookup ([`Lookup::add`], which `DEFER` tells what [`Lookup::defers`]
+/// answered): its route, if known yet.
 #[inline(always)]
-fn parse_all<const DEFER: bool, L: Lookup, P: Packet>(
+pub(crate) fn parse_all<const DEFER: bool, L: Lookup, P: Packet>(
     pkts: &[P],
+    first: usize,
     lookup: &L,
     scratch: &mut L::Scratch,
     routes: &mut [Route; MAX_BURST],
@@ -475,18 +489,52 @@ fn parse_all<const DEFER: bool, L: Lookup, P: Packet>(
     for p in pkts.iter().take(PREFETCH_AHEAD) {
         p.prefetch_data();
     }
+    let routes = routes.get_mut(first..).unwrap_or_default();
     // Two loops, so that no packet tests whether it has one to prefetch;
     // each zips slices only, which one index walks together.
     let ahead = pkts.get(PREFETCH_AHEAD..).unwrap_or_default();
     for (i, ((p, ahead), r)) in pkts.iter().zip(ahead).zip(routes.iter_mut()).enumerate() {
         ahead.prefetch_data();
-        *r = look(lookup, scratch, DEFER, i, p.data());
+        *r = look(lookup, scratch, DEFER, first + i, p.data());
     }
     let last = ahead.len();
     let tail = pkts.get(last..).unwrap_or_default();
     for (i, (p, r)) in (last..).zip(tail.iter().zip(routes.iter_mut().skip(last))) {
-        *r = look(lookup, scratch, DEFER, i, p.data());
+        *r = look(lookup, scratch, DEFER, first + i, p.data());
     }
+}
+
+/// [`parse_all`] for a batch not deferred, with AVX-512: the IPv4 frames
+/// of each whole group of eight are read ([`Packet::ipv4_dsts`]) and
+/// routed ([`Lookup::route_ipv4s`]) eight at a time; the other frames of
+/// those groups, and the packets after the last group, take the scalar
+/// parse. Every packet gets the route the scalar parse gives it (tested
+/// in `mode::lpm`).
+#[inline(always)]
+pub(crate) fn parse_avx512<L: Lookup, P: Packet>(
+    simd: dpdk::Avx512,
+    pkts: &[P],
+    lookup: &L,
+    scratch: &mut L::Scratch,
+    routes: &mut [Route; MAX_BURST],
+    dsts: &mut [u32; MAX_BURST],
+    ipv4: &mut [u8; MAX_BURST / 8],
+) {
+    let read = P::ipv4_dsts(simd, pkts, dsts, ipv4);
+    if read > 0 {
+        lookup.route_ipv4s(simd, scratch, &dsts[..read], &mut routes[..read]);
+    }
+    for (group, &lanes) in ipv4.iter().take(read / 8).enumerate() {
+        let mut others = !lanes;
+        while others != 0 {
+            let i = 8 * group + others.trailing_zeros() as usize;
+            others &= others - 1;
+            if let (Some(p), Some(r)) = (pkts.get(i), routes.get_mut(i)) {
+                *r = look(lookup, scratch, false, i, p.data());
+            }
+        }
+    }
+    parse_all::<false, L, P>(pkts.get(read..).unwrap_or_default(), read, lookup, scratch, routes);
 }
 
 /// Parses packet `i` of a burst and hands it to the lookup: its route, if

@@ -82,6 +82,17 @@ pub trait Lookup: Send + Sync + 'static {
     /// `defer` is [`Lookup::defers`]'s answer for this batch.
     fn add(&self, scratch: &mut Self::Scratch, defer: bool, index: usize, l3: &L3, frame: &[u8]) -> Route;
 
+    /// Whether [`Lookup::route_ipv4s`] routes IPv4 destinations, eight at
+    /// a time, where the batch is not deferred.
+    const VECTOR_IPV4: bool = false;
+
+    /// Routes `dsts`, IPv4 destinations read from packets `0..` of the
+    /// batch, eight at a time with AVX-512, as [`Lookup::add`] routes an
+    /// IPv4 packet when the batch is not deferred: writes their `routes`.
+    /// Only called where [`Lookup::VECTOR_IPV4`] says so.
+    #[inline(always)]
+    fn route_ipv4s(&self, _simd: dpdk::Avx512, _scratch: &mut Self::Scratch, _dsts: &[u32], _routes: &mut [Route]) {}
+
     /// Whether this batch leaves to [`Lookup::resolve`] the lookups a mode
     /// can also make as each packet is parsed. Asked once a batch and handed
     /// to every [`Lookup::add`], so that the parse loop tests a register,
@@ -101,6 +112,31 @@ pub trait Lookup: Send + Sync + 'static {
     /// told which to use. Called once with no packets before the first.
     #[inline(always)]
     fn timed(&self, _scratch: &mut Self::Scratch, _cycles: u64, _packets: u64) {}
+}
+
+/// The ports an AVX-512 lookup finds for a batch's IPv4 destinations
+/// ([`Lookup::route_ipv4s`]), before they become routes: kept per lcore,
+/// never initialised per batch.
+pub(crate) struct VectorPorts([u16; MAX_BURST]);
+
+impl Default for VectorPorts {
+    fn default() -> Self {
+        VectorPorts([0; MAX_BURST])
+    }
+}
+
+impl VectorPorts {
+    /// The routes of `dsts`, which `lookup` writes the ports of (or the
+    /// miss it is given) into the slice it is handed.
+    #[inline(always)]
+    pub(crate) fn route(&mut self, dsts: &[u32], routes: &mut [Route], lookup: impl FnOnce(&[u32], u16, &mut [u16])) {
+        let ports = &mut self.0[..dsts.len().min(MAX_BURST)];
+        lookup(dsts, Route::NO_MATCH.bits(), ports);
+        for (route, &port) in routes.iter_mut().zip(ports.iter()) {
+            // A port, or NO_MATCH's own bits.
+            *route = Route(port);
+        }
+    }
 }
 
 /// Keys of one address family gathered from a burst, with the index of the

@@ -26,7 +26,7 @@ use super::lpm::{change_routes, route_depths, explain_route, list_routes, log_ro
 use l3fwd_modes::{self as info, ModeInfo};
 use super::{Family, Listing, TableCount, InPlace, LiveBuild, Mode, RuleChange};
 use crate::cli::mode_args::RouteArgs;
-use crate::dataplane::lookup::{answer, Gather, Lookup, Route};
+use crate::dataplane::lookup::{answer, Gather, Lookup, Route, VectorPorts};
 use crate::dataplane::packet::{ipv6_dst_bytes, L3};
 use crate::cli::plan::Plan;
 use crate::MAX_BURST;
@@ -185,10 +185,12 @@ pub struct FibLookup {
     pub tables: FibTables,
 }
 
-/// IPv6 destinations of one batch.
+/// IPv6 destinations of one batch, and the ports of its IPv4 ones when
+/// looked up eight at a time.
 #[derive(Default)]
 pub struct FibScratch {
     v6: Gather<[u8; 16]>,
+    ports: VectorPorts,
 }
 
 impl Lookup for FibLookup {
@@ -207,6 +209,13 @@ impl Lookup for FibLookup {
         };
         scratch.v6.push(index, dst);
         Route::NO_MATCH
+    }
+
+    const VECTOR_IPV4: bool = true;
+
+    #[inline(always)]
+    fn route_ipv4s(&self, simd: dpdk::Avx512, scratch: &mut FibScratch, dsts: &[u32], routes: &mut [Route]) {
+        (scratch.ports).route(dsts, routes, |dsts, miss, ports| self.tables.lookup_v4_avx512(simd, dsts, miss, ports));
     }
 
     #[inline(always)]
