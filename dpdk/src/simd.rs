@@ -137,6 +137,19 @@ pub(crate) mod x86 {
         }
     }
 
+    /// The 4 bytes at `at` of each frame (starting at `starts`) of `lanes`,
+    /// as loaded; 0 in the other lanes.
+    ///
+    /// # Safety
+    /// Each frame of `lanes` holds `at + 4` bytes.
+    #[target_feature(enable = "avx512f,avx512vl,avx2")]
+    unsafe fn word_at(starts: __m512i, lanes: __mmask8, at: u16) -> __m256i {
+        let at = std::ptr::null::<i32>().wrapping_byte_add(usize::from(at));
+        // SAFETY: the lanes read are within their frames (the caller's
+        // word); the others are not read.
+        unsafe { _mm512_mask_i64gather_epi32::<1>(_mm256_setzero_si256(), lanes, starts, at) }
+    }
+
     /// [`super::Avx512::tagged_words`] over `groups` groups.
     ///
     /// # Safety
@@ -150,7 +163,6 @@ pub(crate) mod x86 {
         words: &mut [u32],
         tagged: &mut [u8],
     ) {
-        let zero = std::ptr::null::<i32>();
         let min_len = _mm512_set1_epi64(i64::from(what.min_len));
         let tag = _mm256_set1_epi32(i32::from(u16::from_ne_bytes(what.tag.to_be_bytes())));
         let low16 = _mm256_set1_epi32(0xffff);
@@ -168,25 +180,10 @@ pub(crate) mod x86 {
             // SAFETY: only lanes whose frame holds `min_len` bytes are
             // read, and 4 bytes at `tag_at` end within them (the caller's
             // word).
-            let at_tag = unsafe {
-                _mm512_mask_i64gather_epi32::<1>(
-                    _mm256_setzero_si256(),
-                    long,
-                    start,
-                    zero.wrapping_byte_add(usize::from(what.tag_at)),
-                )
-            };
+            let at_tag = unsafe { word_at(start, long, what.tag_at) };
             let is_tagged = _mm256_mask_cmpeq_epi32_mask(long, _mm256_and_si256(at_tag, low16), tag);
-            // SAFETY: as above, tagged lanes being long ones, for 4 bytes
-            // at `word_at`.
-            let word = unsafe {
-                _mm512_mask_i64gather_epi32::<1>(
-                    _mm256_setzero_si256(),
-                    is_tagged,
-                    start,
-                    zero.wrapping_byte_add(usize::from(what.word_at)),
-                )
-            };
+            // SAFETY: as above (tagged lanes are long ones), for `word_at`.
+            let word = unsafe { word_at(start, is_tagged, what.word_at) };
             // SAFETY: `words` holds 8 * groups words and `tagged` groups
             // bytes (the caller's word), so group g's are within them.
             unsafe {
