@@ -479,7 +479,7 @@ fn forward_steps<const TRACED: bool, L: Lookup, B: Packets, T: Transmit<Batch = 
 /// lookup ([`Lookup::add`], which `DEFER` tells what [`Lookup::defers`]
 /// answered): its route, if known yet.
 #[inline(always)]
-pub(crate) fn parse_all<const DEFER: bool, L: Lookup, P: Packet>(
+fn parse_all<const DEFER: bool, L: Lookup, P: Packet>(
     pkts: &[P],
     first: usize,
     lookup: &L,
