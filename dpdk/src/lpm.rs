@@ -82,6 +82,18 @@ unsafe impl Send for LpmTable {}
 // SAFETY: as above: &LpmTable only allows lookups.
 unsafe impl Sync for LpmTable {}
 
+/// How rte_lpm's entries keep a group, a hop and whether they hold one,
+/// for the vector lookups.
+#[cfg(target_arch = "x86_64")]
+const LPM_ENTRY: crate::simd::Dir24_8Entry = crate::simd::Dir24_8Entry {
+    group_bits: LPM_VALID_GROUP,
+    group_shift: 0,
+    group_mask: LPM_NEXT_HOP_MASK,
+    found_bits: LPM_LOOKUP_SUCCESS,
+    absent: 0,
+    hop_shift: 0,
+};
+
 /// rte_lpm_lookup, which C inlines from `rte_lpm.h`, written here: one read
 /// of the /24's entry and, for a /24 holding longer prefixes, one of its
 /// tbl8 group, with no call. Each read is one atomic load (a plain `mov`
@@ -126,8 +138,17 @@ unsafe fn lookup_entries(lpm: *const sys::rte_lpm, simd: crate::Avx512, dsts: &[
     let n = dsts.len().min(out.len());
     #[cfg(target_arch = "x86_64")]
     // SAFETY: an Avx512 exists only where the CPU has the features; the
-    // table is alive (the caller's word).
-    let done = unsafe { lookup_entries_x86(lpm, simd, &dsts[..n], miss, &mut out[..n]) };
+    // table is alive (the caller's word), its tbl24 2^24 entries long and
+    // an entry with both the valid and the group bit names a group inside
+    // tbl8 (as in lookup_entry); both slices hold n.
+    let done = unsafe {
+        let _ = simd;
+        let (tbl24, tbl8) = (
+            std::ptr::addr_of!((*lpm).tbl24).cast::<i32>(),
+            (*lpm).tbl8.cast::<i32>(),
+        );
+        crate::simd::x86::dir24_8_lookup(tbl24, tbl8, LPM_ENTRY, &dsts[..n], miss, &mut out[..n])
+    };
     #[cfg(not(target_arch = "x86_64"))]
     let done = {
         let _ = simd;
@@ -137,65 +158,6 @@ unsafe fn lookup_entries(lpm: *const sys::rte_lpm, simd: crate::Avx512, dsts: &[
         // SAFETY: as above.
         *o = unsafe { lookup_entry(lpm, dst) }.map_or(miss, |hop| hop as u16);
     }
-}
-
-/// [`lookup_entries`]'s groups of eight; returns how many it looked up.
-/// A [`LiveLpm`] writes entries with atomic 4-byte stores while they are
-/// read; each element of a gather is one aligned 4-byte load, read whole,
-/// as DPDK's own vector lookups (rte_fib's AVX-512 one) rely on. The tbl24
-/// gather acquires as [`lookup_entry`]'s load does: x86 keeps loads in
-/// order, so the tbl8 gather (whose addresses come from it) sees a group
-/// linked in full.
-///
-/// # Safety
-/// As [`lookup_entry`]; the CPU has the features; `dsts` and `out` are
-/// as long.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512vl,avx2")]
-unsafe fn lookup_entries_x86(
-    lpm: *const sys::rte_lpm,
-    _simd: crate::Avx512,
-    dsts: &[u32],
-    miss: u16,
-    out: &mut [u16],
-) -> usize {
-    use std::arch::x86_64::*;
-    let groups = dsts.len() / 8;
-    // SAFETY: the table is alive; these are addresses, not reads.
-    let (tbl24, tbl8) = unsafe {
-        (
-            std::ptr::addr_of!((*lpm).tbl24).cast::<i32>(),
-            (*lpm).tbl8.cast::<i32>(),
-        )
-    };
-    let group_bits = _mm256_set1_epi32(LPM_VALID_GROUP as i32);
-    let hop_mask = _mm256_set1_epi32(LPM_NEXT_HOP_MASK as i32);
-    let found = _mm256_set1_epi32(LPM_LOOKUP_SUCCESS as i32);
-    let port_bits = _mm256_set1_epi32(0xffff);
-    let missed = _mm256_set1_epi32(i32::from(miss));
-    for g in 0..groups {
-        // SAFETY: group g is within both slices. tbl24 holds 2^24 entries
-        // and `dst >> 8` is below that; a group entry's tbl8 index is in
-        // the table as in lookup_entry (64-bit indices: group * 256 may
-        // not fit an i32).
-        unsafe {
-            let dst = _mm256_loadu_si256(dsts.as_ptr().add(8 * g).cast());
-            let mut entry = _mm256_i32gather_epi32::<4>(tbl24, _mm256_srli_epi32::<8>(dst));
-            let in_group = _mm256_cmpeq_epi32_mask(_mm256_and_si256(entry, group_bits), group_bits);
-            if in_group != 0 {
-                let index = _mm256_add_epi32(
-                    _mm256_slli_epi32::<8>(_mm256_and_si256(entry, hop_mask)),
-                    _mm256_and_si256(dst, _mm256_set1_epi32(TBL8_GROUP_ENTRIES as i32 - 1)),
-                );
-                let index = _mm512_cvtepu32_epi64(index);
-                entry = _mm512_mask_i64gather_epi32::<4>(entry, in_group, index, tbl8);
-            }
-            let hit = _mm256_test_epi32_mask(entry, found);
-            let route = _mm256_mask_blend_epi32(hit, missed, _mm256_and_si256(entry, port_bits));
-            _mm_storeu_si128(out.as_mut_ptr().add(8 * g).cast(), _mm256_cvtepi32_epi16(route));
-        }
-    }
-    groups * 8
 }
 
 /// EAL memory of a first level of 2^24 4-byte entries and `tbl8s` groups

@@ -137,6 +137,17 @@ const _: () = assert!(std::mem::offset_of!(Dir24_8, tbl24) == tbl24_offset::<Dir
 
 /// The ext bit of a DIR-24-8 or trie entry.
 const EXT_ENT: u32 = 1;
+/// How rte_fib's DIR-24-8 entries keep a group (above the ext bit), a hop
+/// (likewise; NO_ROUTE where none), for the vector lookups.
+#[cfg(target_arch = "x86_64")]
+const FIB_ENTRY: crate::simd::Dir24_8Entry = crate::simd::Dir24_8Entry {
+    group_bits: EXT_ENT,
+    group_shift: 1,
+    group_mask: u32::MAX >> 1,
+    found_bits: !EXT_ENT,
+    absent: (NO_ROUTE as u32) << 1,
+    hop_shift: 1,
+};
 /// Entries of a tbl8 group.
 const TBL8_GROUP_ENTRIES: usize = 256;
 
@@ -368,8 +379,16 @@ impl Fib {
         let done = match self.tables {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: an Avx512 exists only where the CPU has the features;
-            // the tables are alive (we borrow the FIB); both slices hold n.
-            Some(dp) => unsafe { lookup_x86(dp.as_ptr(), simd, &dsts[..n], miss, &mut out[..n]) },
+            // the tables are alive (we borrow the FIB) and laid out as
+            // Dir24_8::of checked: tbl24 holds 2^24 entries and an entry
+            // with the ext bit names a group inside tbl8 (as in
+            // Fib::lookup); both slices hold n.
+            Some(dp) => unsafe {
+                let _ = simd;
+                let dp = dp.as_ptr();
+                let (tbl24, tbl8) = (addr_of!((*dp).tbl24).cast::<i32>(), (*dp).tbl8.cast::<i32>());
+                crate::simd::x86::dir24_8_lookup(tbl24, tbl8, FIB_ENTRY, &dsts[..n], miss, &mut out[..n])
+            },
             _ => 0,
         };
         for (o, &dst) in out[done..n].iter_mut().zip(&dsts[done..n]) {
@@ -384,49 +403,6 @@ impl Fib {
         self.lookup_bulk(&[ip], |_, h| found = h);
         found
     }
-}
-
-/// [`Fib::lookup_avx512`]'s groups of eight; returns how many it looked
-/// up. Reads the tables as [`Fib::lookup`] does (see
-/// `lookup_entries_x86` in `lpm.rs` on gathers from tables written
-/// meanwhile).
-///
-/// # Safety
-/// `dp` is the head [`Dir24_8::of`] recognised, of a live FIB; the CPU
-/// has the features; `dsts` and `out` are as long.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512vl,avx2")]
-unsafe fn lookup_x86(dp: *const Dir24_8, _simd: crate::Avx512, dsts: &[u32], miss: u16, out: &mut [u16]) -> usize {
-    use std::arch::x86_64::*;
-    let groups = dsts.len() / 8;
-    // SAFETY: the head is alive; these are addresses, not reads.
-    let (tbl24, tbl8) = unsafe { (addr_of!((*dp).tbl24).cast::<i32>(), (*dp).tbl8.cast::<i32>()) };
-    let ext = _mm256_set1_epi32(EXT_ENT as i32);
-    let no_route = _mm256_set1_epi32(NO_ROUTE as i32);
-    let missed = _mm256_set1_epi32(i32::from(miss));
-    for g in 0..groups {
-        // SAFETY: group g is within both slices; tbl24 holds 2^24 4-byte
-        // entries and `dst >> 8` is below that; an entry with the ext bit
-        // names a group inside tbl8 (as in Fib::lookup; 64-bit indices, as
-        // group * 256 may not fit an i32).
-        unsafe {
-            let dst = _mm256_loadu_si256(dsts.as_ptr().add(8 * g).cast());
-            let mut entry = _mm256_i32gather_epi32::<4>(tbl24, _mm256_srli_epi32::<8>(dst));
-            let in_group = _mm256_test_epi32_mask(entry, ext);
-            if in_group != 0 {
-                let index = _mm256_add_epi32(
-                    _mm256_slli_epi32::<8>(_mm256_srli_epi32::<1>(entry)),
-                    _mm256_and_si256(dst, _mm256_set1_epi32(TBL8_GROUP_ENTRIES as i32 - 1)),
-                );
-                entry = _mm512_mask_i64gather_epi32::<4>(entry, in_group, _mm512_cvtepu32_epi64(index), tbl8);
-            }
-            let hop = _mm256_srli_epi32::<1>(entry);
-            let found = _mm256_cmpneq_epi32_mask(hop, no_route);
-            let port = _mm256_mask_blend_epi32(found, missed, hop);
-            _mm_storeu_si128(out.as_mut_ptr().add(8 * g).cast(), _mm256_cvtepi32_epi16(port));
-        }
-    }
-    groups * 8
 }
 
 impl Drop for Fib {
