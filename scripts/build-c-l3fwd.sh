@@ -15,7 +15,9 @@
 #   C_L3FWD_LPM_RULES=N   the IPv4 LPM table holds N rules instead of 1024...
 #   C_L3FWD_LPM_TBL8S=N   ...and N tbl8 groups instead of 256 (one per /24
 #                         holding a longer prefix); like --lpm-max-rules and
-#                         --lpm-tbl8s, for large route tables
+#                         --lpm-tbl8s, for large route tables. FIB mode's IPv4
+#                         table (65536 routes, 32768 tbl8 groups) gets these
+#                         sizes too where they are larger
 set -euo pipefail
 
 EXAMPLES=${DPDK_EXAMPLES:-/usr/share/dpdk/examples}
@@ -84,6 +86,18 @@ if [[ "$LPM_RULES" != 1024 || "$LPM_TBL8S" != 256 ]]; then
         "#define IPV4_L3FWD_LPM_MAX_RULES $LPM_RULES /* l3fwd-rs: C_L3FWD_LPM_RULES */"
     patch "$LPM" '#define IPV4_L3FWD_LPM_NUMBER_TBL8S (1 << 8)$' \
         "#define IPV4_L3FWD_LPM_NUMBER_TBL8S $LPM_TBL8S /* l3fwd-rs: C_L3FWD_LPM_TBL8S */"
+fi
+# FIB mode sizes its IPv4 table apart from the LPM (setup_fib): 65536 routes
+# and 32768 tbl8 groups. Larger LPM sizes raise it too, so that a build takes
+# the same routes in both modes (stock, a 1M-route table stops at entry 66596).
+FIB="$SRC/l3fwd/l3fwd_fib.c"
+if ((LPM_RULES > 65536)); then
+    patch "$FIB" 'config_ipv4\.max_routes = (1 << 16);$' \
+        "config_ipv4.max_routes = $LPM_RULES; /* l3fwd-rs: C_L3FWD_LPM_RULES */"
+fi
+if ((LPM_TBL8S > 32768)); then
+    patch "$FIB" 'config_ipv4\.dir24_8\.num_tbl8 = (1 << 15);$' \
+        "config_ipv4.dir24_8.num_tbl8 = $LPM_TBL8S; /* l3fwd-rs: C_L3FWD_LPM_TBL8S */"
 fi
 if [[ "$SEQUENTIAL" == 1 ]]; then
     patch "$SRC/l3fwd/l3fwd.h" '^#define __L3_FWD_H__$' \

@@ -19,7 +19,9 @@ const C_LPM_TBL8S: usize = 256;
 pub struct Build {
     /// mbufs per pool (the stock 8192 at least).
     pub mbufs: usize,
-    /// Routes its IPv4 LPM table must hold (the stock table holds 1024).
+    /// Routes its IPv4 LPM table must hold (the stock table holds 1024),
+    /// and its IPv4 FIB (the script raises it from 65536 routes to the
+    /// LPM's size).
     pub lpm_routes: usize,
     /// Exact match one packet at a time (NO_HASH_MULTI_LOOKUP).
     pub sequential: bool,
@@ -83,8 +85,9 @@ impl Build {
         if recorded.trim() == self.variant() {
             return Ok(());
         }
+        let (rules, tbl8s) = self.lpm_size();
         Err(format!(
-            "{} was built as '{}', not '{}': build it with C_L3FWD_MIN_MBUFS={}{} scripts/build-c-l3fwd.sh {}",
+            "{} was built as '{}', not '{}': build it with C_L3FWD_MIN_MBUFS={}{} C_L3FWD_LPM_RULES={rules} C_L3FWD_LPM_TBL8S={tbl8s} scripts/build-c-l3fwd.sh {}",
             bin.display(),
             recorded.trim(),
             self.variant(),

@@ -41,7 +41,7 @@ pub struct SweepArgs {
     #[arg(long, value_delimiter = ',', value_parser = grid::parse_count, default_value = "16,1K,64K,1M")]
     flows: Vec<usize>,
     /// Lookup modes: lpm, em (an EM table holds one rule per flow), fib (on the
-    /// LPM tables; C's FIB holds 65536 IPv4 routes, so its 1M cells are C n/a and fail the sweep),
+    /// LPM tables; the C build's IPv4 FIB is raised with its LPM to hold them),
     /// acl (the LPM tables of up to 64K routes as ACL routes, behind 256 deny rules)
     #[arg(long, value_delimiter = ',', value_parser = Mode::parse, default_value = "lpm,em")]
     modes: Vec<Mode>,
@@ -93,9 +93,9 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
     for cell in &cells {
         args.common.ports.check_frames(cell.frames_per_port())?;
     }
-    // C's LPM table is sized at build time. Its FIB tables have fixed sizes
-    // (65536 IPv4 routes), but ModeInfo does not say which modes C sizes so:
-    // FIB tables size the build as well, which costs a build, not a result.
+    // C's IPv4 LPM table is sized at build time, and the script raises its
+    // IPv4 FIB (65536 routes) to the same size: every table of routes, LPM
+    // or FIB, sizes the build.
     let lpm_routes = grid
         .tables
         .iter()
