@@ -85,14 +85,17 @@ unsafe impl Sync for LpmTable {}
 /// How rte_lpm's entries keep a group, a hop and whether they hold one,
 /// for the vector lookups.
 #[cfg(target_arch = "x86_64")]
-const LPM_ENTRY: crate::simd::Dir24_8Entry = crate::simd::Dir24_8Entry {
-    group_bits: LPM_VALID_GROUP,
-    group_shift: 0,
-    group_mask: LPM_NEXT_HOP_MASK,
-    found_bits: LPM_LOOKUP_SUCCESS,
-    absent: 0,
-    hop_shift: 0,
-};
+struct LpmEntry;
+
+#[cfg(target_arch = "x86_64")]
+impl crate::simd::Dir24_8Entry for LpmEntry {
+    const GROUP_BITS: u32 = LPM_VALID_GROUP;
+    const GROUP_SHIFT: u32 = 0;
+    const GROUP_MASK: u32 = LPM_NEXT_HOP_MASK;
+    const FOUND_BITS: u32 = LPM_LOOKUP_SUCCESS;
+    const ABSENT: u32 = 0;
+    const HOP_SHIFT: u32 = 0;
+}
 
 /// rte_lpm_lookup, which C inlines from `rte_lpm.h`, written here: one read
 /// of the /24's entry and, for a /24 holding longer prefixes, one of its
@@ -147,7 +150,7 @@ unsafe fn lookup_entries(lpm: *const sys::rte_lpm, simd: crate::Avx512, dsts: &[
             std::ptr::addr_of!((*lpm).tbl24).cast::<i32>(),
             (*lpm).tbl8.cast::<i32>(),
         );
-        crate::simd::x86::dir24_8_lookup(tbl24, tbl8, LPM_ENTRY, &dsts[..n], miss, &mut out[..n])
+        crate::simd::x86::dir24_8_lookup::<LpmEntry>(tbl24, tbl8, &dsts[..n], miss, &mut out[..n])
     };
     #[cfg(not(target_arch = "x86_64"))]
     let done = {

@@ -95,20 +95,20 @@ impl TaggedWord {
 
 /// How a DIR-24-8 table (rte_lpm's, rte_fib's) encodes its 4-byte entries,
 /// for the lookups of eight addresses at once: the two libraries differ
-/// only in where an entry keeps its bits.
+/// only in where an entry keeps its bits. Constants of a type, so that
+/// each library's lookup is compiled with them (shifts by an immediate).
 #[cfg(target_arch = "x86_64")]
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Dir24_8Entry {
+pub(crate) trait Dir24_8Entry {
     /// An entry names a tbl8 group when it has all these bits...
-    pub group_bits: u32,
-    /// ...the group `(entry >> group_shift) & group_mask`.
-    pub group_shift: u32,
-    pub group_mask: u32,
-    /// An entry holds a next hop when `entry & found_bits != absent`...
-    pub found_bits: u32,
-    pub absent: u32,
-    /// ...the hop `entry >> hop_shift` (its low 16 bits are kept).
-    pub hop_shift: u32,
+    const GROUP_BITS: u32;
+    /// ...the group `(entry >> GROUP_SHIFT) & GROUP_MASK`.
+    const GROUP_SHIFT: u32;
+    const GROUP_MASK: u32;
+    /// An entry holds a next hop when `entry & FOUND_BITS != ABSENT`...
+    const FOUND_BITS: u32;
+    const ABSENT: u32;
+    /// ...the hop `entry >> HOP_SHIFT` (its low 16 bits are kept).
+    const HOP_SHIFT: u32;
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -121,7 +121,7 @@ pub(crate) mod x86 {
     const TBL8_GROUP_ENTRIES: i32 = 256;
 
     /// Looks up each of `dsts` in the DIR-24-8 table of `tbl24` and `tbl8`,
-    /// whose entries `entry` decodes, eight at a time: the low 16 bits of
+    /// whose entries `E` decodes, eight at a time: the low 16 bits of
     /// each next hop found, or `miss`, into `out`. Returns how many it
     /// looked up (the whole groups of eight); the caller looks up the rest.
     ///
@@ -134,25 +134,24 @@ pub(crate) mod x86 {
     ///
     /// # Safety
     /// The CPU has the features; `tbl24` holds 2^24 entries and `tbl8`
-    /// every group an entry of either names (as `entry` decodes them), and
+    /// every group an entry of either names (as `E` decodes them), and
     /// both stay alive during the call; `out` is at least as long as
     /// `dsts`.
     #[target_feature(enable = "avx512f,avx512vl,avx2")]
     #[inline]
-    pub(crate) unsafe fn dir24_8_lookup(
+    pub(crate) unsafe fn dir24_8_lookup<E: Dir24_8Entry>(
         tbl24: *const i32,
         tbl8: *const i32,
-        entry: Dir24_8Entry,
         dsts: &[u32],
         miss: u16,
         out: &mut [u16],
     ) -> usize {
         let groups = dsts.len() / 8;
         let shift = |by: u32| _mm_cvtsi32_si128(by as i32);
-        let group_bits = _mm256_set1_epi32(entry.group_bits as i32);
-        let group_mask = _mm256_set1_epi32(entry.group_mask as i32);
-        let found_bits = _mm256_set1_epi32(entry.found_bits as i32);
-        let absent = _mm256_set1_epi32(entry.absent as i32);
+        let group_bits = _mm256_set1_epi32(E::GROUP_BITS as i32);
+        let group_mask = _mm256_set1_epi32(E::GROUP_MASK as i32);
+        let found_bits = _mm256_set1_epi32(E::FOUND_BITS as i32);
+        let absent = _mm256_set1_epi32(E::ABSENT as i32);
         let missed = _mm256_set1_epi32(i32::from(miss));
         let in_group_entry = _mm256_set1_epi32(TBL8_GROUP_ENTRIES - 1);
         for g in 0..groups {
@@ -165,12 +164,12 @@ pub(crate) mod x86 {
                 let mut e = _mm256_i32gather_epi32::<4>(tbl24, _mm256_srli_epi32::<8>(dst));
                 let in_group = _mm256_cmpeq_epi32_mask(_mm256_and_si256(e, group_bits), group_bits);
                 if in_group != 0 {
-                    let group = _mm256_and_si256(_mm256_srl_epi32(e, shift(entry.group_shift)), group_mask);
+                    let group = _mm256_and_si256(_mm256_srl_epi32(e, shift(E::GROUP_SHIFT)), group_mask);
                     let index = _mm256_add_epi32(_mm256_slli_epi32::<8>(group), _mm256_and_si256(dst, in_group_entry));
                     e = _mm512_mask_i64gather_epi32::<4>(e, in_group, _mm512_cvtepu32_epi64(index), tbl8);
                 }
                 let found = _mm256_cmpneq_epi32_mask(_mm256_and_si256(e, found_bits), absent);
-                let hop = _mm256_mask_blend_epi32(found, missed, _mm256_srl_epi32(e, shift(entry.hop_shift)));
+                let hop = _mm256_mask_blend_epi32(found, missed, _mm256_srl_epi32(e, shift(E::HOP_SHIFT)));
                 _mm_storeu_si128(out.as_mut_ptr().add(8 * g).cast(), _mm256_cvtepi32_epi16(hop));
             }
         }

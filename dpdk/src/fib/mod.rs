@@ -140,14 +140,18 @@ const EXT_ENT: u32 = 1;
 /// How rte_fib's DIR-24-8 entries keep a group (above the ext bit), a hop
 /// (likewise; NO_ROUTE where none), for the vector lookups.
 #[cfg(target_arch = "x86_64")]
-const FIB_ENTRY: crate::simd::Dir24_8Entry = crate::simd::Dir24_8Entry {
-    group_bits: EXT_ENT,
-    group_shift: 1,
-    group_mask: u32::MAX >> 1,
-    found_bits: !EXT_ENT,
-    absent: (NO_ROUTE as u32) << 1,
-    hop_shift: 1,
-};
+struct FibEntry;
+
+#[cfg(target_arch = "x86_64")]
+impl crate::simd::Dir24_8Entry for FibEntry {
+    const GROUP_BITS: u32 = EXT_ENT;
+    const GROUP_SHIFT: u32 = 1;
+    const GROUP_MASK: u32 = u32::MAX >> 1;
+    const FOUND_BITS: u32 = !EXT_ENT;
+    const ABSENT: u32 = (NO_ROUTE as u32) << 1;
+    const HOP_SHIFT: u32 = 1;
+}
+
 /// Entries of a tbl8 group.
 const TBL8_GROUP_ENTRIES: usize = 256;
 
@@ -387,7 +391,7 @@ impl Fib {
                 let _ = simd;
                 let dp = dp.as_ptr();
                 let (tbl24, tbl8) = (addr_of!((*dp).tbl24).cast::<i32>(), (*dp).tbl8.cast::<i32>());
-                crate::simd::x86::dir24_8_lookup(tbl24, tbl8, FIB_ENTRY, &dsts[..n], miss, &mut out[..n])
+                crate::simd::x86::dir24_8_lookup::<FibEntry>(tbl24, tbl8, &dsts[..n], miss, &mut out[..n])
             },
             _ => 0,
         };
