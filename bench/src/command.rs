@@ -254,22 +254,23 @@ pub fn testpmd_io(program: &Path, memory_mb: u32, prefix: &str, vdevs: &[String]
     cmd
 }
 
-/// EAL's memory arguments for every run of this process: `--no-huge`
-/// unless [`use_memory`] set others (hugepages) first.
-static MEMORY_ARGS: OnceLock<Vec<String>> = OnceLock::new();
+/// EAL's memory arguments, and any others, for every run of this process:
+/// `--no-huge` unless [`use_eal_args`] set others (hugepages) first.
+static EAL_ARGS: OnceLock<Vec<String>> = OnceLock::new();
 
-/// Sets the memory arguments of every run to come (once, before the first).
-pub fn use_memory(args: Vec<String>) {
-    let _ = MEMORY_ARGS.set(args);
+/// Sets the EAL arguments of every run to come (once, before the first):
+/// the memory's, then `others`.
+pub fn use_eal_args(memory: Vec<String>, others: Vec<String>) {
+    let _ = EAL_ARGS.set([memory, others].concat());
 }
 
 /// `program` with the EAL arguments every run shares (lcores `lcores`, the
-/// memory arguments, `memory_mb` of memory) and the ports `vdevs`, up to
+/// memory arguments and others [`use_eal_args`] set, `memory_mb` of memory) and the ports `vdevs`, up to
 /// the `--` before the application's own arguments.
 fn eal(program: &Path, lcores: &str, memory_mb: u32, prefix: &str, vdevs: &[String]) -> Command {
     let mut cmd = Command::new(program);
     cmd.args(["-l", lcores]);
-    cmd.args(MEMORY_ARGS.get_or_init(|| vec!["--no-huge".into()]));
+    cmd.args(EAL_ARGS.get_or_init(|| vec!["--no-huge".into()]));
     cmd.args(["-m", &memory_mb.to_string(), "--no-pci", "--file-prefix", prefix]);
     cmd.args(vdevs);
     cmd.arg("--");

@@ -35,6 +35,12 @@ pub struct Common {
     /// compare the two, or on a machine whose memory is short
     #[arg(long)]
     pub no_huge: bool,
+    /// EAL's maximum SIMD bitwidth for every run, C's and testpmd's as
+    /// l3fwd-rs's (`--force-max-simd-bitwidth`): 512 lets the AVX-512 paths
+    /// run (rte_fib's lookup in C, l3fwd-rs's parse and lookups), 64 none;
+    /// unset, EAL's default (256 on x86: AVX2)
+    #[arg(long, value_parser = simd_bitwidth)]
+    pub simd_bitwidth: Option<u16>,
     /// The ports forwarded between: pcap (replaying its files, what any user
     /// can reproduce) or ring (the lab port: net_ring ports looping the same
     /// mbufs, primed by the pcap files, with a floor far below pcap's)
@@ -62,12 +68,28 @@ impl Common {
         }
     }
 
+    /// The EAL arguments of `--simd-bitwidth`.
+    pub fn simd_eal_args(&self) -> Vec<String> {
+        self.simd_bitwidth
+            .map(|bits| format!("--force-max-simd-bitwidth={bits}"))
+            .into_iter()
+            .collect()
+    }
+
     pub fn timing(&self, start_timeout: Duration) -> run::Timing {
         run::Timing {
             start_timeout,
             warmup: Duration::from_secs_f64(self.warmup),
             window: Duration::from_secs_f64(self.window),
         }
+    }
+}
+
+/// A clap parser: a bitwidth EAL takes (64, 128, 256 or 512).
+fn simd_bitwidth(s: &str) -> Result<u16, String> {
+    match s.parse::<u16>() {
+        Ok(bits @ (64 | 128 | 256 | 512)) => Ok(bits),
+        _ => Err(format!("'{s}' is not a SIMD bitwidth EAL takes: 64, 128, 256 or 512")),
     }
 }
 

@@ -178,7 +178,7 @@ pub fn measure(args: &Args, rs_bin: &Path, selected: &[Config]) -> Result<(Repor
     interrupt::catch_signals()?;
     let mut engine = Engine::new(total, args.common.rounds, &logs)?;
     let memory = hugepages::Memory::for_runs(largest, Path::new(hugepages::DIR), args.common.no_huge);
-    command::use_memory(memory.eal_args());
+    command::use_eal_args(memory.eal_args(), args.common.simd_eal_args());
     command::use_ports(args.common.ports);
     let units: Vec<Unit> = selected
         .iter()
@@ -203,6 +203,7 @@ pub fn measure(args: &Args, rs_bin: &Path, selected: &[Config]) -> Result<(Repor
         selected: selected.iter().map(|c| c.id()).collect(),
         memory: memory.describe(),
         ports: args.common.ports,
+        simd_bitwidth: args.common.simd_bitwidth,
         scale: any_scale.then_some(sizes),
         ..Settings::default()
     };

@@ -243,6 +243,10 @@ pub struct Settings {
     /// EAL's memory: `hugepages 2MB x N` or `no-huge (why)` (older reports: none).
     #[serde(default)]
     pub memory: String,
+    /// EAL's maximum SIMD bitwidth, if `--simd-bitwidth` set one (else
+    /// EAL's default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub simd_bitwidth: Option<u16>,
     /// The ports forwarded between (older reports: pcap).
     #[serde(default, skip_serializing_if = "Ports::is_pcap")]
     pub ports: Ports,
@@ -272,7 +276,11 @@ pub struct Settings {
 impl Settings {
     /// The memory and ports the runs had, the line above or below a table.
     fn setup_line(&self) -> String {
-        format!("\nmemory: {}; ports: {}", self.memory, self.ports.id())
+        let simd = self
+            .simd_bitwidth
+            .map(|bits| format!("; max SIMD bitwidth: {bits}"))
+            .unwrap_or_default();
+        format!("\nmemory: {}; ports: {}{simd}", self.memory, self.ports.id())
     }
 }
 

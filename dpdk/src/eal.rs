@@ -357,6 +357,13 @@ impl Eal {
         // SAFETY: reads a value EAL computed at init.
         unsafe { sys::rte_get_tsc_hz() }
     }
+
+    /// The widest SIMD registers, in bits, that vector paths may use:
+    /// EAL's default (256 on x86) or `--force-max-simd-bitwidth`'s.
+    pub fn max_simd_bitwidth(&self) -> u16 {
+        // SAFETY: reads a value EAL set at init.
+        unsafe { sys::rte_vect_get_max_simd_bitwidth() }
+    }
 }
 
 impl Drop for EalState {

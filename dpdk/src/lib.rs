@@ -185,4 +185,4 @@ pub use port::{
 };
 pub use rcu::{Guard, Live, Online, Qsbr, Reader, Retired};
 pub use runtime_files::{runtime_dir_of, DEFAULT_FILE_PREFIX};
-pub use simd::{Avx512, TaggedWord};
+pub use simd::{Simd, TaggedWord};

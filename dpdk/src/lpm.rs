@@ -129,28 +129,26 @@ unsafe fn lookup_entry(lpm: *const sys::rte_lpm, ip: u32) -> Option<u32> {
     (entry & LPM_LOOKUP_SUCCESS != 0).then_some(entry & LPM_NEXT_HOP_MASK)
 }
 
-/// [`lookup_entry`] of each of `dsts`, eight at a time with AVX-512 where
-/// `simd` says the CPU has it: the low 16 bits of each next hop found (the
+/// [`lookup_entry`] of each of `dsts`, eight at a time with the vector
+/// path `simd` names: the low 16 bits of each next hop found (the
 /// port, as the tables hold ports), or `miss`, into `out`, for as many as
 /// the shorter of the two has.
 ///
 /// # Safety
 /// As [`lookup_entry`].
 #[inline(always)]
-unsafe fn lookup_entries(lpm: *const sys::rte_lpm, simd: crate::Avx512, dsts: &[u32], miss: u16, out: &mut [u16]) {
+unsafe fn lookup_entries(lpm: *const sys::rte_lpm, simd: crate::Simd, dsts: &[u32], miss: u16, out: &mut [u16]) {
     let n = dsts.len().min(out.len());
     #[cfg(target_arch = "x86_64")]
-    // SAFETY: an Avx512 exists only where the CPU has the features; the
-    // table is alive (the caller's word), its tbl24 2^24 entries long and
+    // SAFETY: the table is alive (the caller's word), its tbl24 2^24 entries long and
     // an entry with both the valid and the group bit names a group inside
     // tbl8 (as in lookup_entry); both slices hold n.
     let done = unsafe {
-        let _ = simd;
         let (tbl24, tbl8) = (
             std::ptr::addr_of!((*lpm).tbl24).cast::<i32>(),
             (*lpm).tbl8.cast::<i32>(),
         );
-        crate::simd::x86::dir24_8_lookup::<LpmEntry>(tbl24, tbl8, &dsts[..n], miss, &mut out[..n])
+        simd.dir24_8_lookup::<LpmEntry>(tbl24, tbl8, &dsts[..n], miss, &mut out[..n])
     };
     #[cfg(not(target_arch = "x86_64"))]
     let done = {
@@ -281,11 +279,11 @@ impl LpmTable {
         unsafe { lookup_entry(self.raw.as_ptr(), ip) }
     }
 
-    /// [`LpmTable::lookup`] of each of `dsts`, eight at a time with
-    /// AVX-512: the low 16 bits of each next hop found, or `miss`, into
+    /// [`LpmTable::lookup`] of each of `dsts`, eight at a time with the
+    /// vector path `simd` names: the low 16 bits of each next hop found, or `miss`, into
     /// `out`, for as many as the shorter of the two has.
     #[inline(always)]
-    pub fn lookup_avx512(&self, simd: crate::Avx512, dsts: &[u32], miss: u16, out: &mut [u16]) {
+    pub fn lookup_simd(&self, simd: crate::Simd, dsts: &[u32], miss: u16, out: &mut [u16]) {
         // SAFETY: the table is alive (we borrow it).
         unsafe { lookup_entries(self.raw.as_ptr(), simd, dsts, miss, out) }
     }
@@ -640,9 +638,9 @@ impl LpmReader {
         unsafe { lookup_entry(self.raw.as_ptr(), ip) }
     }
 
-    /// As [`LpmTable::lookup_avx512`].
+    /// As [`LpmTable::lookup_simd`].
     #[inline(always)]
-    pub fn lookup_avx512(&self, simd: crate::Avx512, dsts: &[u32], miss: u16, out: &mut [u16]) {
+    pub fn lookup_simd(&self, simd: crate::Simd, dsts: &[u32], miss: u16, out: &mut [u16]) {
         // SAFETY: `table` keeps the table alive.
         unsafe { lookup_entries(self.raw.as_ptr(), simd, dsts, miss, out) }
     }

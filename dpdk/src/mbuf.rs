@@ -165,7 +165,7 @@ pub(crate) mod fields {
     use crate::sys::rte_mbuf;
 
     /// Byte offsets of `buf_addr`, `data_off` and `data_len` in an mbuf,
-    /// for the AVX-512 gathers of [`crate::simd`].
+    /// for the gathers of [`crate::simd`].
     pub const BUF_ADDR: usize = std::mem::offset_of!(rte_mbuf, buf_addr);
     #[cfg(not(dpdk_ge_2407))]
     pub const DATA_OFF: usize = std::mem::offset_of!(rte_mbuf, data_off);

@@ -325,12 +325,12 @@ impl FibTables {
         self.v4.lookup(dst).map(port_of)
     }
 
-    /// [`FibTables::lookup_v4`] of each of `dsts`, eight at a time with
-    /// AVX-512: each port found, or `miss`, into `out` (as many as the
+    /// [`FibTables::lookup_v4`] of each of `dsts`, eight at a time with the
+    /// vector path `simd` names: each port found, or `miss`, into `out` (as many as the
     /// shorter of the two has).
     #[inline(always)]
-    pub fn lookup_v4_avx512(&self, simd: dpdk::Avx512, dsts: &[u32], miss: u16, out: &mut [u16]) {
-        self.v4.lookup_avx512(simd, dsts, miss, out)
+    pub fn lookup_v4_simd(&self, simd: dpdk::Simd, dsts: &[u32], miss: u16, out: &mut [u16]) {
+        self.v4.lookup_simd(simd, dsts, miss, out)
     }
 
     /// Output port of one IPv6 destination, or None when no route

@@ -283,12 +283,12 @@ impl LpmTables {
         self.v4.lookup(dst).map(port_of)
     }
 
-    /// [`LpmTables::lookup_v4`] of each of `dsts`, eight at a time with
-    /// AVX-512: each port found, or `miss`, into `out` (as many as the
+    /// [`LpmTables::lookup_v4`] of each of `dsts`, eight at a time with the
+    /// vector path `simd` names: each port found, or `miss`, into `out` (as many as the
     /// shorter of the two has).
     #[inline(always)]
-    pub fn lookup_v4_avx512(&self, simd: dpdk::Avx512, dsts: &[u32], miss: u16, out: &mut [u16]) {
-        self.v4.lookup_avx512(simd, dsts, miss, out)
+    pub fn lookup_v4_simd(&self, simd: dpdk::Simd, dsts: &[u32], miss: u16, out: &mut [u16]) {
+        self.v4.lookup_simd(simd, dsts, miss, out)
     }
 
     /// Output port of one IPv6 destination.
@@ -504,31 +504,38 @@ mod tests {
             let by_dpdk = by_dpdk.map(|hop| hop as u16);
             assert_eq!(tables.lookup_v4(addr), by_dpdk, "{}", Ipv4Addr::from(addr));
         }
-        assert_avx512_looks_up_as_inline(
+        assert_vector_looks_up_as_inline(
             &addrs,
             |a| tables.lookup_v4(a),
-            |simd, dsts, out| tables.lookup_v4_avx512(simd, dsts, u16::MAX, out),
+            |simd, dsts, out| tables.lookup_v4_simd(simd, dsts, u16::MAX, out),
         );
     }
 
-    /// The AVX-512 lookup of `addrs` (`vector`, misses as u16::MAX) gives
-    /// what the inline one (`scalar`) gives each, in every position of a
-    /// group of eight and in the tail after the last group.
-    fn assert_avx512_looks_up_as_inline(
+    /// Each vector lookup this CPU runs (`vector`, misses as u16::MAX)
+    /// gives for `addrs` what the inline one (`scalar`) gives each, in
+    /// every position of a group of eight and in the tail after the last
+    /// group.
+    fn assert_vector_looks_up_as_inline(
         addrs: &[u32],
         scalar: impl Fn(u32) -> Option<u16>,
-        vector: impl Fn(dpdk::Avx512, &[u32], &mut [u16]),
+        vector: impl Fn(dpdk::Simd, &[u32], &mut [u16]),
     ) {
-        let Some(simd) = dpdk::Avx512::detect() else {
-            eprintln!("this CPU has no AVX-512: its lookup is not tested here");
-            return;
-        };
-        for skip in [0, 3] {
+        let available = dpdk::Simd::available();
+        if available.is_empty() {
+            eprintln!("this CPU has no vector path: no vector lookup is tested here");
+        }
+        for (simd, skip) in available.into_iter().flat_map(|simd| [(simd, 0), (simd, 3)]) {
             let addrs = &addrs[skip..];
             let mut ports = vec![0; addrs.len()];
             vector(simd, addrs, &mut ports);
             for (&addr, &port) in addrs.iter().zip(&ports) {
-                assert_eq!(scalar(addr).unwrap_or(u16::MAX), port, "{}", Ipv4Addr::from(addr));
+                assert_eq!(
+                    scalar(addr).unwrap_or(u16::MAX),
+                    port,
+                    "{}: {}",
+                    simd.name(),
+                    Ipv4Addr::from(addr)
+                );
             }
         }
     }
@@ -713,8 +720,8 @@ mod tests {
                 for &a in &addrs {
                     proptest::prop_assert_eq!(reader.lookup(a), longest(&left, a), "{} after {}", Ipv4Addr::from(a), prefix);
                 }
-                assert_avx512_looks_up_as_inline(&addrs, |a| reader.lookup(a).map(|hop| hop as u16), |simd, dsts, out| {
-                    reader.lookup_avx512(simd, dsts, u16::MAX, out)
+                assert_vector_looks_up_as_inline(&addrs, |a| reader.lookup(a).map(|hop| hop as u16), |simd, dsts, out| {
+                    reader.lookup_simd(simd, dsts, u16::MAX, out)
                 });
             }
             let mut fresh = dpdk::Lpm::new(eal, &name(), 0, 1024, 64).unwrap();

@@ -66,8 +66,8 @@ pub struct Ipv6Header {
     pub next_header: u8,
 }
 
-/// What the AVX-512 parse reads of eight frames at once
-/// ([`dpdk::Avx512::tagged_words`]): which are IPv4 as [`parse`] tells
+/// What the vector parse reads of eight frames at once
+/// ([`dpdk::Simd::tagged_words`]): which are IPv4 as [`parse`] tells
 /// (a whole 20-byte header, Ethernet type 0x0800), and their destinations.
 pub const IPV4_DESTINATION: dpdk::TaggedWord = dpdk::TaggedWord {
     min_len: IPV4_END as u16,

@@ -203,6 +203,7 @@ pub fn serve<L: Lookup>(
         settle_ticks,
         max_ticks: eal.tsc_hz() * DRAIN_MAX_SECS + settle_ticks,
     });
+    let simd = runner::vector_path(eal);
     let tasks = stats
         .iter()
         .zip(std::mem::take(&mut scheduler.ports))
@@ -217,6 +218,7 @@ pub fn serve<L: Lookup>(
                 vectors: scheduler.vectors.is_some(),
                 drain: Arc::clone(&drain),
                 trace: lookup.trace(),
+                simd,
             })
         })
         .collect::<dpdk::Result<Vec<_>>>()?;
@@ -465,6 +467,7 @@ struct EventLcore<L: Lookup> {
     vectors: bool,
     drain: Arc<Drain>,
     trace: Arc<Trace>,
+    simd: Option<dpdk::Simd>,
 }
 
 /// When the workers are done after `quit`: once the RX adapter has
@@ -547,9 +550,9 @@ struct SendPath<L: Lookup, T: Transmit> {
 }
 
 impl<L: Lookup, T: Transmit> SendPath<L, T> {
-    fn new(tx: TxPorts<T>, tap: Tap) -> Self {
+    fn new(tx: TxPorts<T>, tap: Tap, simd: Option<dpdk::Simd>) -> Self {
         SendPath {
-            path: Batches::new(tap),
+            path: Batches::new(tap, simd),
             tx,
         }
     }
@@ -664,6 +667,7 @@ impl<L: Lookup> LcoreJob for EventLcore<L> {
             vectors,
             drain,
             trace,
+            simd,
         } = self;
         let tap = Tap {
             trace,
@@ -684,7 +688,7 @@ impl<L: Lookup> LcoreJob for EventLcore<L> {
                 open: Rc::clone(&open),
             });
             let path = VectorPath {
-                path: SendPath::new(tx, tap),
+                path: SendPath::new(tx, tap, simd),
                 open,
                 batch: MbufArray::new(),
                 port: Rc::clone(&port),
@@ -695,7 +699,7 @@ impl<L: Lookup> LcoreJob for EventLcore<L> {
                 port: p,
                 events: Rc::clone(&port),
             });
-            let path = PacketPath(SendPath::new(tx, tap));
+            let path = PacketPath(SendPath::new(tx, tap, simd));
             worker.run(port, path)
         }
     }

@@ -61,6 +61,7 @@ fn lcore_tasks<L: Lookup>(
 ) -> dpdk::Result<Tasks<L>> {
     let ticks_per_us = eal.tsc_hz().div_ceil(1_000_000);
     let drain_ticks = ticks_per_us * args.drain_us;
+    let simd = runner::vector_path(eal);
     lcores
         .into_iter()
         .filter(|q| {
@@ -86,6 +87,7 @@ fn lcore_tasks<L: Lookup>(
                 idle_flush: (!args.c_drain).then_some(args.idle_flush_gap * ticks_per_us),
                 rx_burst: args.rx_burst,
                 trace: lookup.trace(),
+                simd,
             };
             Ok((task, stats))
         })

@@ -53,6 +53,19 @@ pub struct Changes {
     pub trace: TraceReader,
 }
 
+/// The vector parse and lookup the lcores take, as EAL's maximum SIMD
+/// bitwidth and the CPU allow ([`dpdk::Simd::detect`]); logged, as it
+/// decides the rate.
+pub fn vector_path(eal: &Eal) -> Option<dpdk::Simd> {
+    let simd = dpdk::Simd::detect(eal);
+    let bits = eal.max_simd_bitwidth();
+    match simd {
+        Some(simd) => log::info!("vector path: {} (EAL max SIMD bitwidth {bits})", simd.name()),
+        None => log::info!("vector path: none, scalar (EAL max SIMD bitwidth {bits})"),
+    }
+    simd
+}
+
 /// What one lcore runs until `quit`: a dataplane model's loop.
 pub trait LcoreJob: Send + 'static {
     /// The lcore it runs on.

@@ -13,9 +13,21 @@ const EM_MEMORY_MB: u32 = 2048;
 /// and `args`, and asserts identical per-port outputs; returns how many
 /// frames were sent.
 fn assert_same_as_c(inputs: &[Vec<Vec<u8>>; 2], args: &[&str], memory_mb: u32) -> usize {
+    assert_same_as_c_with_eal(inputs, &[], args, memory_mb).0
+}
+
+/// [`assert_same_as_c`] with EAL arguments `eal` for both; also returns
+/// what l3fwd-rs logged.
+fn assert_same_as_c_with_eal(
+    inputs: &[Vec<Vec<u8>>; 2],
+    eal: &[&str],
+    args: &[&str],
+    memory_mb: u32,
+) -> (usize, String) {
     let run = |bin| {
         let out = Run::new(bin)
             .memory_mb(memory_mb)
+            .eal_args(eal)
             .port(inputs[0].clone())
             .port(inputs[1].clone())
             .two_ports()
@@ -23,16 +35,16 @@ fn assert_same_as_c(inputs: &[Vec<Vec<u8>>; 2], args: &[&str], memory_mb: u32) -
             .args(args)
             .run();
         out.assert_success();
-        out.per_port()
+        (out.per_port(), out.stderr)
     };
-    let (c, rs) = (run(c_l3fwd()), run(l3fwd_rs()));
+    let ((c, _), (rs, log)) = (run(c_l3fwd()), run(l3fwd_rs()));
     for (port, (c, rs)) in c.iter().zip(&rs).enumerate() {
-        assert_eq!(c.len(), rs.len(), "port {port}: frame count, args {args:?}");
+        assert_eq!(c.len(), rs.len(), "port {port}: frame count, eal {eal:?} args {args:?}");
         for (i, (a, b)) in c.iter().zip(rs).enumerate() {
-            assert_eq!(a, b, "port {port} frame {i} differs, args {args:?}");
+            assert_eq!(a, b, "port {port} frame {i} differs, eal {eal:?} args {args:?}");
         }
     }
-    rs.iter().map(Vec::len).sum()
+    (rs.iter().map(Vec::len).sum(), log)
 }
 
 #[test]
@@ -61,6 +73,47 @@ fn fib_output_is_identical_to_the_c_sample() {
         }
         let sent = assert_same_as_c(&inputs, &rules, 512);
         assert!(sent > 1000, "seed {seed}: only {sent} frames forwarded");
+    }
+}
+
+/// Each vector path forwards as C does, in LPM and FIB mode: EAL's
+/// maximum SIMD bitwidth chooses it, for l3fwd-rs as for DPDK's libraries
+/// in C (rte_fib's AVX-512 lookup): none at 64, AVX2 at 256 (EAL's
+/// default), AVX-512 at 512, each where the CPU has it; the log names it.
+#[test]
+fn each_vector_path_forwards_as_the_c_sample() {
+    #[cfg(target_arch = "x86_64")]
+    let (avx2, avx512) = (
+        std::arch::is_x86_feature_detected!("avx2"),
+        std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("avx512vl"),
+    );
+    #[cfg(not(target_arch = "x86_64"))]
+    let (avx2, avx512) = (false, false);
+    let none = "none, scalar";
+    let expected = [
+        (64, none),
+        (256, if avx2 { "AVX2" } else { none }),
+        (
+            512,
+            if avx512 {
+                "AVX-512"
+            } else if avx2 {
+                "AVX2"
+            } else {
+                none
+            },
+        ),
+    ];
+    let inputs = traffic(SEEDS[0], false);
+    for (bits, path) in expected {
+        let width = format!("--force-max-simd-bitwidth={bits}");
+        for mode in ["--lookup=lpm", "--lookup=fib"] {
+            let args = [mode, "--rule_ipv4=configs/lpm_v4.cfg", "--rule_ipv6=configs/lpm_v6.cfg"];
+            let (sent, log) = assert_same_as_c_with_eal(&inputs, &[&width], &args, 512);
+            assert!(sent > 1000, "{width} {mode}: only {sent} frames forwarded");
+            let named = format!("vector path: {path} (EAL max SIMD bitwidth {bits})");
+            assert!(log.contains(&named), "{width} {mode}: no '{named}' in\n{log}");
+        }
     }
 }
 

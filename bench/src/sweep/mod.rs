@@ -123,7 +123,7 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
     interrupt::catch_signals()?;
     let rounds = args.common.rounds;
     let (memory, keep_slow) = memory_for(&cells, rounds, args.common.no_huge);
-    command::use_memory(memory.eal_args());
+    command::use_eal_args(memory.eal_args(), args.common.simd_eal_args());
     command::use_ports(args.common.ports);
     let mut forwarders = Forwarder::BOTH.to_vec();
     if !args.no_io {
@@ -138,6 +138,7 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
         tables: grid.tables.iter().map(|t| t.id()).collect(),
         memory: memory.describe(),
         ports: args.common.ports,
+        simd_bitwidth: args.common.simd_bitwidth,
         ..Settings::default()
     };
     let mut carried: Vec<Option<Vec<Run>>> = cells.iter().map(|_| None).collect();

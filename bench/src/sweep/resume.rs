@@ -23,6 +23,7 @@ pub fn check(earlier: Report, settings: &Settings, machine: &Machine) -> Result<
             "memory (hugepages or not)",
         ),
         (old.ports != new.ports, "ports"),
+        (old.simd_bitwidth != new.simd_bitwidth, "SIMD bitwidth"),
         (earlier.machine.cpu_model != machine.cpu_model, "CPU"),
     ];
     match differs.iter().find(|(differs, _)| *differs) {

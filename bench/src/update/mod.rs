@@ -187,7 +187,7 @@ pub fn update(mut args: UpdateArgs) -> Result<ExitCode, String> {
         false => args.memory,
     };
     let memory = hugepages::Memory::for_runs(largest, Path::new(hugepages::DIR), args.common.no_huge);
-    command::use_memory(memory.eal_args());
+    command::use_eal_args(memory.eal_args(), args.common.simd_eal_args());
     let pool = Pool {
         mbufs: Some(args.mbufs),
         memory_mb: args.memory,

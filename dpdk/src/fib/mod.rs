@@ -373,25 +373,23 @@ impl Fib {
         hop(u64::from(entry >> 1))
     }
 
-    /// [`Fib::lookup`] of each of `dsts`, eight at a time with AVX-512
-    /// (one at a time where the tables were not recognised): the low 16
+    /// [`Fib::lookup`] of each of `dsts`, eight at a time with the vector
+    /// path `simd` names (one at a time where the tables were not recognised): the low 16
     /// bits of each next hop found (the port, as the tables hold ports),
     /// or `miss`, into `out`, for as many as the shorter of the two has.
     #[inline(always)]
-    pub fn lookup_avx512(&self, simd: crate::Avx512, dsts: &[u32], miss: u16, out: &mut [u16]) {
+    pub fn lookup_simd(&self, simd: crate::Simd, dsts: &[u32], miss: u16, out: &mut [u16]) {
         let n = dsts.len().min(out.len());
         let done = match self.tables {
             #[cfg(target_arch = "x86_64")]
-            // SAFETY: an Avx512 exists only where the CPU has the features;
-            // the tables are alive (we borrow the FIB) and laid out as
+            // SAFETY: the tables are alive (we borrow the FIB) and laid out as
             // Dir24_8::of checked: tbl24 holds 2^24 entries and an entry
             // with the ext bit names a group inside tbl8 (as in
             // Fib::lookup); both slices hold n.
             Some(dp) => unsafe {
-                let _ = simd;
                 let dp = dp.as_ptr();
                 let (tbl24, tbl8) = (addr_of!((*dp).tbl24).cast::<i32>(), (*dp).tbl8.cast::<i32>());
-                crate::simd::x86::dir24_8_lookup::<FibEntry>(tbl24, tbl8, &dsts[..n], miss, &mut out[..n])
+                simd.dir24_8_lookup::<FibEntry>(tbl24, tbl8, &dsts[..n], miss, &mut out[..n])
             },
             _ => 0,
         };
@@ -671,20 +669,21 @@ mod tests {
             assert_eq!(fib.lookup(ips[i]), by_dpdk, "{}", std::net::Ipv4Addr::from(ips[i]));
             misses += usize::from(by_dpdk.is_none());
         });
-        // The AVX-512 lookup, in every position of a group and in the
+        // Each vector lookup, in every position of a group and in the
         // tail after the last.
-        match crate::Avx512::detect() {
-            Some(simd) => {
-                for ips in [ips, &ips[3..]] {
-                    let mut ports = vec![0; ips.len()];
-                    fib.lookup_avx512(simd, ips, u16::MAX, &mut ports);
-                    for (&ip, &port) in ips.iter().zip(&ports) {
-                        let inline = fib.lookup(ip).map_or(u16::MAX, |hop| hop as u16);
-                        assert_eq!(port, inline, "{}", std::net::Ipv4Addr::from(ip));
-                    }
+        let available = crate::Simd::available();
+        if available.is_empty() {
+            eprintln!("this CPU has no vector path: no vector lookup is tested here");
+        }
+        for simd in available {
+            for ips in [ips, &ips[3..]] {
+                let mut ports = vec![0; ips.len()];
+                fib.lookup_simd(simd, ips, u16::MAX, &mut ports);
+                for (&ip, &port) in ips.iter().zip(&ports) {
+                    let inline = fib.lookup(ip).map_or(u16::MAX, |hop| hop as u16);
+                    assert_eq!(port, inline, "{}: {}", simd.name(), std::net::Ipv4Addr::from(ip));
                 }
             }
-            None => eprintln!("this CPU has no AVX-512: its lookup is not tested here"),
         }
         misses
     }

@@ -3,7 +3,7 @@
 //! of the unit tests another. The forwarder is generic over them, so the
 //! DPDK instance compiles to the same code as if it named the DPDK types.
 
-use dpdk::{Avx512, Mbuf, MbufArray};
+use dpdk::{Mbuf, MbufArray, Simd};
 
 use crate::dataplane::packet::IPV4_DESTINATION;
 
@@ -19,12 +19,12 @@ pub trait Packet {
     fn try_data_mut(&mut self) -> Option<&mut [u8]>;
     /// Starts loading the frame's first cache line.
     fn prefetch_data(&self);
-    /// Of each whole group of eight of `pkts`, read with AVX-512: which
+    /// Of each whole group of eight of `pkts`, read with `simd`: which
     /// are IPv4 frames (bit `i` of `ipv4[g]` for packet `8g + i`) and their
     /// destinations, as [`parse`](crate::dataplane::packet::parse) reads
     /// them (`dsts[8g + i]`). Returns how many packets it read, a multiple
     /// of 8; none for packets without this path (the default).
-    fn ipv4_dsts(_simd: Avx512, _pkts: &[Self], _dsts: &mut [u32], _ipv4: &mut [u8]) -> usize
+    fn ipv4_dsts(_simd: Simd, _pkts: &[Self], _dsts: &mut [u32], _ipv4: &mut [u8]) -> usize
     where
         Self: Sized,
     {
@@ -112,7 +112,7 @@ impl Packet for Mbuf {
         Mbuf::prefetch_data(self)
     }
     #[inline(always)]
-    fn ipv4_dsts(simd: Avx512, pkts: &[Mbuf], dsts: &mut [u32], ipv4: &mut [u8]) -> usize {
+    fn ipv4_dsts(simd: Simd, pkts: &[Mbuf], dsts: &mut [u32], ipv4: &mut [u8]) -> usize {
         simd.tagged_words(pkts, &IPV4_DESTINATION, dsts, ipv4)
     }
 }

@@ -181,6 +181,9 @@ pub struct Lcore<L: Lookup, R = dpdk::RxQueue, T: Transmit = dpdk::TxQueue> {
     pub rx_burst: usize,
     /// `l3fwd-ctl trace`'s: whether to record the next packets.
     pub trace: Arc<Trace>,
+    /// The vector parse and lookup to take ([`parse_simd`]); None: the
+    /// scalar ones.
+    pub simd: Option<dpdk::Simd>,
 }
 
 impl<L: Lookup, R: Receive, T: Transmit<Batch = R::Batch>> Lcore<L, R, T> {
@@ -197,6 +200,7 @@ impl<L: Lookup, R: Receive, T: Transmit<Batch = R::Batch>> Lcore<L, R, T> {
             idle_flush,
             rx_burst,
             trace,
+            simd,
         } = self;
         let counters = &stats.counters;
         let mut batch = R::Batch::default();
@@ -204,7 +208,7 @@ impl<L: Lookup, R: Receive, T: Transmit<Batch = R::Batch>> Lcore<L, R, T> {
             trace,
             lcore: stats.lcore,
         };
-        let mut work = BurstWork::<L, <R::Batch as Packets>::Packet>::new(rx.len(), tap);
+        let mut work = BurstWork::<L, <R::Batch as Packets>::Packet>::new(rx.len(), tap, simd);
         let mut last_drain = dpdk::rdtsc();
         // Start of the last round, and whether it received anything: a
         // round's cycles count as busy once the next one starts, so the
@@ -299,9 +303,9 @@ struct BurstWork<L: Lookup, P> {
     /// ([`Lookup::IPV4_FIRST`]); room for a whole batch, never grown.
     later: Vec<(P, Route)>,
     tap: Tap,
-    /// The AVX-512 parse, where the CPU has it ([`parse_avx512`]): the
-    /// proof, and the destinations and IPv4 lanes it reads.
-    simd: Option<dpdk::Avx512>,
+    /// The vector parse, if any ([`parse_simd`]): the proof, and the
+    /// destinations and IPv4 lanes it reads.
+    simd: Option<dpdk::Simd>,
     dsts: [u32; MAX_BURST],
     ipv4: [u8; MAX_BURST / 8],
 }
@@ -330,8 +334,9 @@ pub struct Tap {
 }
 
 impl<L: Lookup, P> BurstWork<L, P> {
-    /// Work space for an lcore polling `rx_queues` queues.
-    fn new(rx_queues: usize, tap: Tap) -> Self {
+    /// Work space for an lcore polling `rx_queues` queues, parsing with
+    /// `simd`.
+    fn new(rx_queues: usize, tap: Tap, simd: Option<dpdk::Simd>) -> Self {
         Self {
             bursts: Vec::with_capacity(rx_queues),
             routes: [Route::NO_MATCH; MAX_BURST],
@@ -339,7 +344,7 @@ impl<L: Lookup, P> BurstWork<L, P> {
             forwarded: 0,
             later: Vec::with_capacity(if L::IPV4_FIRST { MAX_BURST } else { 0 }),
             tap,
-            simd: dpdk::Avx512::detect(),
+            simd,
             dsts: [0; MAX_BURST],
             ipv4: [0; MAX_BURST / 8],
         }
@@ -362,9 +367,9 @@ impl<L: Lookup, P> BurstWork<L, P> {
 pub struct Batches<L: Lookup, P>(BurstWork<L, P>);
 
 impl<L: Lookup, P: Packet> Batches<L, P> {
-    /// The batch path of the lcore `tap` names.
-    pub fn new(tap: Tap) -> Self {
-        Batches(BurstWork::new(MAX_BURST, tap))
+    /// The batch path of the lcore `tap` names, parsing with `simd`.
+    pub fn new(tap: Tap, simd: Option<dpdk::Simd>) -> Self {
+        Batches(BurstWork::new(MAX_BURST, tap, simd))
     }
 
     /// Counts `batch` as received, forwards it and leaves it empty;
@@ -450,7 +455,7 @@ fn forward_steps<const TRACED: bool, L: Lookup, B: Packets, T: Transmit<Batch = 
     if lookup.defers(scratch) {
         parse_all::<true, L, B::Packet>(pkts, 0, lookup, scratch, routes);
     } else if let Some(simd) = simd.filter(|_| L::VECTOR_IPV4) {
-        parse_avx512(simd, pkts, lookup, scratch, routes, dsts, ipv4);
+        parse_simd(simd, pkts, lookup, scratch, routes, dsts, ipv4);
     } else {
         parse_all::<false, L, B::Packet>(pkts, 0, lookup, scratch, routes);
     }
@@ -504,15 +509,15 @@ fn parse_all<const DEFER: bool, L: Lookup, P: Packet>(
     }
 }
 
-/// [`parse_all`] for a batch not deferred, with AVX-512: the IPv4 frames
+/// [`parse_all`] for a batch not deferred, with a vector path: the IPv4 frames
 /// of each whole group of eight are read ([`Packet::ipv4_dsts`]) and
 /// routed ([`Lookup::route_ipv4s`]) eight at a time; the other frames of
 /// those groups, and the packets after the last group, take the scalar
 /// parse. Every packet gets the route the scalar parse gives it (tested
 /// in `mode::lpm`).
 #[inline(always)]
-pub(crate) fn parse_avx512<L: Lookup, P: Packet>(
-    simd: dpdk::Avx512,
+pub(crate) fn parse_simd<L: Lookup, P: Packet>(
+    simd: dpdk::Simd,
     pkts: &[P],
     lookup: &L,
     scratch: &mut L::Scratch,

@@ -360,6 +360,7 @@ fn run<L: Lookup>(setup: Setup, lookup: L) -> Outcome {
         idle_flush: setup.idle_flush,
         rx_burst: 32,
         trace: trace.trace(),
+        simd: None,
     };
     lcore.run();
     let log = log.lock().unwrap().clone();

@@ -87,11 +87,12 @@ pub trait Lookup: Send + Sync + 'static {
     const VECTOR_IPV4: bool = false;
 
     /// Routes `dsts`, IPv4 destinations read from packets `0..` of the
-    /// batch, eight at a time with AVX-512, as [`Lookup::add`] routes an
-    /// IPv4 packet when the batch is not deferred: writes their `routes`.
+    /// batch, eight at a time with the vector path `simd`, as
+    /// [`Lookup::add`] routes an IPv4 packet when the batch is not
+    /// deferred: writes their `routes`.
     /// Only called where [`Lookup::VECTOR_IPV4`] says so.
     #[inline(always)]
-    fn route_ipv4s(&self, _simd: dpdk::Avx512, _scratch: &mut Self::Scratch, _dsts: &[u32], _routes: &mut [Route]) {}
+    fn route_ipv4s(&self, _simd: dpdk::Simd, _scratch: &mut Self::Scratch, _dsts: &[u32], _routes: &mut [Route]) {}
 
     /// Whether this batch leaves to [`Lookup::resolve`] the lookups a mode
     /// can also make as each packet is parsed. Asked once a batch and handed
@@ -114,7 +115,7 @@ pub trait Lookup: Send + Sync + 'static {
     fn timed(&self, _scratch: &mut Self::Scratch, _cycles: u64, _packets: u64) {}
 }
 
-/// The ports an AVX-512 lookup finds for a batch's IPv4 destinations
+/// The ports a vector lookup finds for a batch's IPv4 destinations
 /// ([`Lookup::route_ipv4s`]), before they become routes: kept per lcore,
 /// never initialised per batch.
 pub(crate) struct VectorPorts([u16; MAX_BURST]);

@@ -214,8 +214,8 @@ impl Lookup for FibLookup {
     const VECTOR_IPV4: bool = true;
 
     #[inline(always)]
-    fn route_ipv4s(&self, simd: dpdk::Avx512, scratch: &mut FibScratch, dsts: &[u32], routes: &mut [Route]) {
-        (scratch.ports).route(dsts, routes, |dsts, miss, ports| self.tables.lookup_v4_avx512(simd, dsts, miss, ports));
+    fn route_ipv4s(&self, simd: dpdk::Simd, scratch: &mut FibScratch, dsts: &[u32], routes: &mut [Route]) {
+        (scratch.ports).route(dsts, routes, |dsts, miss, ports| self.tables.lookup_v4_simd(simd, dsts, miss, ports));
     }
 
     #[inline(always)]
