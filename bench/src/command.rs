@@ -264,6 +264,13 @@ pub fn use_eal_args(memory: Vec<String>, others: Vec<String>) {
     let _ = EAL_ARGS.set([memory, others].concat());
 }
 
+/// EAL's argument for a maximum SIMD bitwidth of `bits`, if any.
+pub fn simd_bitwidth_args(bits: Option<u16>) -> Vec<String> {
+    bits.map(|bits| format!("--force-max-simd-bitwidth={bits}"))
+        .into_iter()
+        .collect()
+}
+
 /// `program` with the EAL arguments every run shares (lcores `lcores`, the
 /// memory arguments and others [`use_eal_args`] set, `memory_mb` of memory) and the ports `vdevs`, up to
 /// the `--` before the application's own arguments.

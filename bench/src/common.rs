@@ -68,14 +68,6 @@ impl Common {
         }
     }
 
-    /// The EAL arguments of `--simd-bitwidth`.
-    pub fn simd_eal_args(&self) -> Vec<String> {
-        self.simd_bitwidth
-            .map(|bits| format!("--force-max-simd-bitwidth={bits}"))
-            .into_iter()
-            .collect()
-    }
-
     pub fn timing(&self, start_timeout: Duration) -> run::Timing {
         run::Timing {
             start_timeout,
@@ -86,7 +78,7 @@ impl Common {
 }
 
 /// A clap parser: a bitwidth EAL takes (64, 128, 256 or 512).
-fn simd_bitwidth(s: &str) -> Result<u16, String> {
+pub fn simd_bitwidth(s: &str) -> Result<u16, String> {
     match s.parse::<u16>() {
         Ok(bits @ (64 | 128 | 256 | 512)) => Ok(bits),
         _ => Err(format!("'{s}' is not a SIMD bitwidth EAL takes: 64, 128, 256 or 512")),

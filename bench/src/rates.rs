@@ -178,7 +178,10 @@ pub fn measure(args: &Args, rs_bin: &Path, selected: &[Config]) -> Result<(Repor
     interrupt::catch_signals()?;
     let mut engine = Engine::new(total, args.common.rounds, &logs)?;
     let memory = hugepages::Memory::for_runs(largest, Path::new(hugepages::DIR), args.common.no_huge);
-    command::use_eal_args(memory.eal_args(), args.common.simd_eal_args());
+    command::use_eal_args(
+        memory.eal_args(),
+        command::simd_bitwidth_args(args.common.simd_bitwidth),
+    );
     command::use_ports(args.common.ports);
     let units: Vec<Unit> = selected
         .iter()

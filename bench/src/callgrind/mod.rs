@@ -54,6 +54,11 @@ pub struct CallgrindArgs {
     /// costs a few instructions a packet: the counts are mostly the forwarding)
     #[arg(long, value_enum, default_value_t)]
     ports: crate::command::Ports,
+    /// EAL's maximum SIMD bitwidth (`--force-max-simd-bitwidth`): 64 counts
+    /// l3fwd-rs's scalar parse and lookups; unset, EAL's default (256),
+    /// its AVX2 ones (valgrind has no AVX-512, so 512 counts AVX2 too)
+    #[arg(long, value_parser = crate::common::simd_bitwidth)]
+    simd_bitwidth: Option<u16>,
     /// Counted window, seconds
     #[arg(short, long, default_value_t = 10.0, value_parser = crate::common::seconds)]
     window: f64,
@@ -163,6 +168,8 @@ pub fn callgrind(args: CallgrindArgs) -> Result<ExitCode, String> {
     }
     interrupt::catch_signals()?;
     crate::command::use_ports(args.ports);
+    let simd = crate::command::simd_bitwidth_args(args.simd_bitwidth);
+    crate::command::use_eal_args(vec!["--no-huge".into()], simd);
     let work = WorkDir::new(args.out_dir.join(format!("work-{}", std::process::id())))?;
     let timing = Timing {
         start_timeout: Duration::from_secs(args.startup_timeout),

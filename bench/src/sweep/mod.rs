@@ -123,7 +123,10 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
     interrupt::catch_signals()?;
     let rounds = args.common.rounds;
     let (memory, keep_slow) = memory_for(&cells, rounds, args.common.no_huge);
-    command::use_eal_args(memory.eal_args(), args.common.simd_eal_args());
+    command::use_eal_args(
+        memory.eal_args(),
+        command::simd_bitwidth_args(args.common.simd_bitwidth),
+    );
     command::use_ports(args.common.ports);
     let mut forwarders = Forwarder::BOTH.to_vec();
     if !args.no_io {

@@ -187,7 +187,10 @@ pub fn update(mut args: UpdateArgs) -> Result<ExitCode, String> {
         false => args.memory,
     };
     let memory = hugepages::Memory::for_runs(largest, Path::new(hugepages::DIR), args.common.no_huge);
-    command::use_eal_args(memory.eal_args(), args.common.simd_eal_args());
+    command::use_eal_args(
+        memory.eal_args(),
+        command::simd_bitwidth_args(args.common.simd_bitwidth),
+    );
     let pool = Pool {
         mbufs: Some(args.mbufs),
         memory_mb: args.memory,
