@@ -3,12 +3,79 @@
 //! four lanes each.
 
 use std::arch::x86_64::*;
+use std::marker::PhantomData;
 
 use super::{prefetch_each, Dir24_8Entry, TaggedWord};
 use crate::mbuf::{fields, Mbuf};
 
 /// Entries of a tbl8 group: DIR-24-8's last 8 bits.
-pub(super) const TBL8_GROUP_ENTRIES: i32 = 256;
+const TBL8_GROUP_ENTRIES: i32 = 256;
+
+/// What a DIR-24-8 lookup of entries `E` works with in every lane: where
+/// `E` keeps an entry's fields, and the hop a miss gets; and the steps
+/// both instruction sets take alike.
+pub(super) struct Lanes<E> {
+    pub(super) group_bits: __m256i,
+    pub(super) found_bits: __m256i,
+    pub(super) absent: __m256i,
+    pub(super) missed: __m256i,
+    group_mask: __m256i,
+    in_group_entry: __m256i,
+    entry: PhantomData<E>,
+}
+
+impl<E: Dir24_8Entry> Lanes<E> {
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub(super) fn new(miss: u16) -> Self {
+        Lanes {
+            group_bits: _mm256_set1_epi32(E::GROUP_BITS as i32),
+            found_bits: _mm256_set1_epi32(E::FOUND_BITS as i32),
+            absent: _mm256_set1_epi32(E::ABSENT as i32),
+            missed: _mm256_set1_epi32(i32::from(miss)),
+            group_mask: _mm256_set1_epi32(E::GROUP_MASK as i32),
+            in_group_entry: _mm256_set1_epi32(TBL8_GROUP_ENTRIES - 1),
+            entry: PhantomData,
+        }
+    }
+
+    /// The eight destinations at `dsts`, and their tbl24 entries.
+    ///
+    /// # Safety
+    /// `dsts` points at eight; `tbl24` holds 2^24 entries.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub(super) unsafe fn tbl24_entries(&self, tbl24: *const i32, dsts: *const u32) -> (__m256i, __m256i) {
+        // SAFETY: `dsts` points at eight; `dst >> 8` is below 2^24,
+        // inside tbl24 (the caller's word).
+        unsafe {
+            let dst = _mm256_loadu_si256(dsts.cast());
+            (dst, _mm256_i32gather_epi32::<4>(tbl24, _mm256_srli_epi32::<8>(dst)))
+        }
+    }
+
+    /// Where in tbl8 each lane's destination has its entry, if its tbl24
+    /// entry `e` names a group.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub(super) fn tbl8_index(&self, e: __m256i, dst: __m256i) -> __m256i {
+        let group = _mm256_and_si256(
+            _mm256_srl_epi32(e, _mm_cvtsi32_si128(E::GROUP_SHIFT as i32)),
+            self.group_mask,
+        );
+        _mm256_add_epi32(
+            _mm256_slli_epi32::<8>(group),
+            _mm256_and_si256(dst, self.in_group_entry),
+        )
+    }
+
+    /// The hop of each lane's entry `e`, with the bits above it.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub(super) fn hop(&self, e: __m256i) -> __m256i {
+        _mm256_srl_epi32(e, _mm_cvtsi32_si128(E::HOP_SHIFT as i32))
+    }
+}
 
 /// [`super::Simd::dir24_8_lookup`] in AVX2: the tbl8 entries in two
 /// gathers of four, with 64-bit indices (a group times 256 may not fit
@@ -26,35 +93,26 @@ pub(super) unsafe fn dir24_8_lookup<E: Dir24_8Entry>(
     out: &mut [u16],
 ) -> usize {
     let groups = dsts.len() / 8;
-    let shift = |by: u32| _mm_cvtsi32_si128(by as i32);
-    let group_bits = _mm256_set1_epi32(E::GROUP_BITS as i32);
-    let group_mask = _mm256_set1_epi32(E::GROUP_MASK as i32);
-    let found_bits = _mm256_set1_epi32(E::FOUND_BITS as i32);
-    let absent = _mm256_set1_epi32(E::ABSENT as i32);
-    let missed = _mm256_set1_epi32(i32::from(miss));
-    let in_group_entry = _mm256_set1_epi32(TBL8_GROUP_ENTRIES - 1);
+    let lanes = Lanes::<E>::new(miss);
     let low16 = _mm256_set1_epi32(0xffff);
     for g in 0..groups {
-        // SAFETY: group g is within both slices; `dst >> 8` is below
-        // 2^24, inside tbl24; a group entry's tbl8 index is inside tbl8
-        // (the caller's word), and the other lanes are not read.
+        // SAFETY: group g is within both slices; tbl24 holds 2^24 entries
+        // and a group entry's tbl8 index is inside tbl8 (the caller's
+        // word); the other lanes are not read.
         unsafe {
-            let dst = _mm256_loadu_si256(dsts.as_ptr().add(8 * g).cast());
-            let mut e = _mm256_i32gather_epi32::<4>(tbl24, _mm256_srli_epi32::<8>(dst));
-            let in_group = _mm256_cmpeq_epi32(_mm256_and_si256(e, group_bits), group_bits);
+            let (dst, mut e) = lanes.tbl24_entries(tbl24, dsts.as_ptr().add(8 * g));
+            let in_group = _mm256_cmpeq_epi32(_mm256_and_si256(e, lanes.group_bits), lanes.group_bits);
             if _mm256_testz_si256(in_group, in_group) == 0 {
-                let group = _mm256_and_si256(_mm256_srl_epi32(e, shift(E::GROUP_SHIFT)), group_mask);
-                let index = _mm256_add_epi32(_mm256_slli_epi32::<8>(group), _mm256_and_si256(dst, in_group_entry));
                 let [e_lo, e_hi] = halves(e);
-                let [index_lo, index_hi] = halves(index);
+                let [index_lo, index_hi] = halves(lanes.tbl8_index(e, dst));
                 let [in_lo, in_hi] = halves(in_group);
                 let lo = _mm256_mask_i64gather_epi32::<4>(e_lo, tbl8, _mm256_cvtepu32_epi64(index_lo), in_lo);
                 let hi = _mm256_mask_i64gather_epi32::<4>(e_hi, tbl8, _mm256_cvtepu32_epi64(index_hi), in_hi);
                 e = _mm256_set_m128i(hi, lo);
             }
-            let absent_here = _mm256_cmpeq_epi32(_mm256_and_si256(e, found_bits), absent);
-            let hop = _mm256_and_si256(_mm256_srl_epi32(e, shift(E::HOP_SHIFT)), low16);
-            let [lo, hi] = halves(_mm256_blendv_epi8(hop, missed, absent_here));
+            let absent = _mm256_cmpeq_epi32(_mm256_and_si256(e, lanes.found_bits), lanes.absent);
+            let hop = _mm256_and_si256(lanes.hop(e), low16);
+            let [lo, hi] = halves(_mm256_blendv_epi8(hop, lanes.missed, absent));
             // Each lane is below 2^16, so the saturating pack keeps it.
             _mm_storeu_si128(out.as_mut_ptr().add(8 * g).cast(), _mm_packus_epi32(lo, hi));
         }

@@ -3,7 +3,7 @@
 
 use std::arch::x86_64::*;
 
-use super::avx2::{bswap32, TBL8_GROUP_ENTRIES};
+use super::avx2::{bswap32, Lanes};
 use super::{prefetch_each, Dir24_8Entry, TaggedWord};
 use crate::mbuf::{fields, Mbuf};
 
@@ -21,29 +21,20 @@ pub(super) unsafe fn dir24_8_lookup<E: Dir24_8Entry>(
     out: &mut [u16],
 ) -> usize {
     let groups = dsts.len() / 8;
-    let shift = |by: u32| _mm_cvtsi32_si128(by as i32);
-    let group_bits = _mm256_set1_epi32(E::GROUP_BITS as i32);
-    let group_mask = _mm256_set1_epi32(E::GROUP_MASK as i32);
-    let found_bits = _mm256_set1_epi32(E::FOUND_BITS as i32);
-    let absent = _mm256_set1_epi32(E::ABSENT as i32);
-    let missed = _mm256_set1_epi32(i32::from(miss));
-    let in_group_entry = _mm256_set1_epi32(TBL8_GROUP_ENTRIES - 1);
+    let lanes = Lanes::<E>::new(miss);
     for g in 0..groups {
-        // SAFETY: group g is within both slices; `dst >> 8` is below
-        // 2^24, inside tbl24; a group entry's tbl8 index is inside tbl8
-        // (the caller's word; 64-bit indices, as a group times 256 may
-        // not fit an i32).
+        // SAFETY: group g is within both slices; tbl24 holds 2^24 entries
+        // and a group entry's tbl8 index is inside tbl8 (the caller's
+        // word; 64-bit indices, as a group times 256 may not fit an i32).
         unsafe {
-            let dst = _mm256_loadu_si256(dsts.as_ptr().add(8 * g).cast());
-            let mut e = _mm256_i32gather_epi32::<4>(tbl24, _mm256_srli_epi32::<8>(dst));
-            let in_group = _mm256_cmpeq_epi32_mask(_mm256_and_si256(e, group_bits), group_bits);
+            let (dst, mut e) = lanes.tbl24_entries(tbl24, dsts.as_ptr().add(8 * g));
+            let in_group = _mm256_cmpeq_epi32_mask(_mm256_and_si256(e, lanes.group_bits), lanes.group_bits);
             if in_group != 0 {
-                let group = _mm256_and_si256(_mm256_srl_epi32(e, shift(E::GROUP_SHIFT)), group_mask);
-                let index = _mm256_add_epi32(_mm256_slli_epi32::<8>(group), _mm256_and_si256(dst, in_group_entry));
-                e = _mm512_mask_i64gather_epi32::<4>(e, in_group, _mm512_cvtepu32_epi64(index), tbl8);
+                let index = _mm512_cvtepu32_epi64(lanes.tbl8_index(e, dst));
+                e = _mm512_mask_i64gather_epi32::<4>(e, in_group, index, tbl8);
             }
-            let found = _mm256_cmpneq_epi32_mask(_mm256_and_si256(e, found_bits), absent);
-            let hop = _mm256_mask_blend_epi32(found, missed, _mm256_srl_epi32(e, shift(E::HOP_SHIFT)));
+            let found = _mm256_cmpneq_epi32_mask(_mm256_and_si256(e, lanes.found_bits), lanes.absent);
+            let hop = _mm256_mask_blend_epi32(found, lanes.missed, lanes.hop(e));
             _mm_storeu_si128(out.as_mut_ptr().add(8 * g).cast(), _mm256_cvtepi32_epi16(hop));
         }
     }
