@@ -181,7 +181,7 @@ pub struct Lcore<L: Lookup, R = dpdk::RxQueue, T: Transmit = dpdk::TxQueue> {
     pub rx_burst: usize,
     /// `l3fwd-ctl trace`'s: whether to record the next packets.
     pub trace: Arc<Trace>,
-    /// The vector parse and lookup to take ([`parse_simd`]); None: the
+    /// The vector parse and lookup to take (`parse_simd`); None: the
     /// scalar ones.
     pub simd: Option<dpdk::Simd>,
 }
