@@ -66,20 +66,20 @@ impl Ports {
 
     /// The files that feed these ports, for traffic `files`: pcap ports
     /// replay the files; a ring port's primer repeats its file's frames to
-    /// at least [`RING_PRIME`], so that every ring holds bursts enough for a
-    /// forwarder at full load (with fewer, C's TX buffers wait for the
-    /// drain timer) whatever the flows.
-    pub fn feed(self, files: &Files) -> Result<Files, String> {
+    /// at least `prime` ([`RING_PRIME`] unless told), so that every ring
+    /// holds bursts enough for a forwarder at full load (with fewer, C's
+    /// TX buffers wait for the drain timer) whatever the flows.
+    pub fn feed(self, files: &Files, prime: usize) -> Result<Files, String> {
         let mut fed = files.clone();
         if self == Ports::Pcap {
             return Ok(fed);
         }
         for (pcap, primer) in files.pcaps.iter().zip(&mut fed.pcaps) {
             let frames = trafficgen::read_pcap(pcap).map_err(|e| format!("{}: {e}", pcap.display()))?;
-            if frames.is_empty() || frames.len() >= RING_PRIME {
+            if frames.is_empty() || frames.len() >= prime {
                 continue;
             }
-            let copies = RING_PRIME.div_ceil(frames.len());
+            let copies = prime.div_ceil(frames.len());
             *primer = pcap.with_extension(format!("x{copies}.pcap"));
             let repeated: Vec<&Vec<u8>> = frames.iter().cycle().take(copies * frames.len()).collect();
             trafficgen::write_pcap(&*primer, &repeated).map_err(|e| format!("{}: {e}", primer.display()))?;
@@ -107,7 +107,7 @@ impl Ports {
 const RING_FRAMES: usize = 1024;
 
 /// Frames at least in each primer of a ring port: half a ring each.
-const RING_PRIME: usize = 512;
+pub const RING_PRIME: usize = 512;
 
 /// The two looping ports of [`Ports::Ring`].
 const RING_VDEVS: [&str; 2] = ["--vdev=net_ring0", "--vdev=net_ring1"];
@@ -480,12 +480,16 @@ mod tests {
             rules: ["v4".into(), "v6".into()],
             pcaps: pcaps.clone(),
         };
-        assert_eq!(Ports::Pcap.feed(&files).unwrap().pcaps, pcaps);
-        let fed = Ports::Ring.feed(&files).unwrap();
+        assert_eq!(Ports::Pcap.feed(&files, RING_PRIME).unwrap().pcaps, pcaps);
+        let fed = Ports::Ring.feed(&files, RING_PRIME).unwrap();
         assert_eq!(fed.pcaps[1], pcaps[1]);
         let primer = trafficgen::read_pcap(&fed.pcaps[0]).unwrap();
         assert_eq!(primer.len(), 513);
         assert_eq!(primer[..6], [frames(3), frames(3)].concat()[..]);
         assert_eq!(fed.rules, files.rules);
+        // --ring-frames: a smaller prime, and a long file as it is.
+        let fed = Ports::Ring.feed(&files, 128).unwrap();
+        assert_eq!(trafficgen::read_pcap(&fed.pcaps[0]).unwrap().len(), 129);
+        assert_eq!(fed.pcaps[1], pcaps[1]);
     }
 }

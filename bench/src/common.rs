@@ -41,6 +41,12 @@ pub struct Common {
     /// unset, EAL's default (256 on x86: AVX2)
     #[arg(long, value_parser = simd_bitwidth)]
     pub simd_bitwidth: Option<u16>,
+    /// Ring ports only: each primer repeats its file's frames to at least N
+    /// (default 512, about 1024 frames going round the two rings). Fewer
+    /// keep the frames in cache, where each forwarder's own work per packet
+    /// shows; a file of more frames goes as it is
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(32..=512))]
+    pub ring_frames: Option<u16>,
     /// The ports forwarded between: pcap (replaying its files, what any user
     /// can reproduce) or ring (the lab port: net_ring ports looping the same
     /// mbufs, primed by the pcap files, with a floor far below pcap's)
@@ -66,6 +72,11 @@ impl Common {
             tablegen: &self.tablegen_bin,
             rules_dir: &self.rules_dir,
         }
+    }
+
+    /// What each ring primer holds at least: `--ring-frames`, or the default.
+    pub fn ring_prime(&self) -> usize {
+        self.ring_frames.map_or(command::RING_PRIME, usize::from)
     }
 
     pub fn timing(&self, start_timeout: Duration) -> run::Timing {

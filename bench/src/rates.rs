@@ -189,7 +189,7 @@ pub fn measure(args: &Args, rs_bin: &Path, selected: &[Config]) -> Result<(Repor
             config,
             cell: None,
             program: Ok(command::program(config, &config.release().tools(&tools)).to_owned()),
-            files: args.common.ports.feed(traffic.files(config)),
+            files: args.common.ports.feed(traffic.files(config), args.common.ring_prime()),
             pool: if config.is_scale() { scale } else { Pool::DEFAULT },
             timing: timing(config),
             may_keep: false,
@@ -207,6 +207,7 @@ pub fn measure(args: &Args, rs_bin: &Path, selected: &[Config]) -> Result<(Repor
         memory: memory.describe(),
         ports: args.common.ports,
         simd_bitwidth: args.common.simd_bitwidth,
+        ring_frames: args.common.ring_frames,
         scale: any_scale.then_some(sizes),
         ..Settings::default()
     };

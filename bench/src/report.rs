@@ -247,6 +247,9 @@ pub struct Settings {
     /// EAL's default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub simd_bitwidth: Option<u16>,
+    /// The ring primers' frames, if `--ring-frames` set them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ring_frames: Option<u16>,
     /// The ports forwarded between (older reports: pcap).
     #[serde(default, skip_serializing_if = "Ports::is_pcap")]
     pub ports: Ports,
@@ -280,7 +283,10 @@ impl Settings {
             .simd_bitwidth
             .map(|bits| format!("; max SIMD bitwidth: {bits}"))
             .unwrap_or_default();
-        format!("\nmemory: {}; ports: {}{simd}", self.memory, self.ports.id())
+        let prime = (self.ring_frames)
+            .map(|n| format!(" primed with {n} frames each"))
+            .unwrap_or_default();
+        format!("\nmemory: {}; ports: {}{prime}{simd}", self.memory, self.ports.id())
     }
 }
 

@@ -145,7 +145,7 @@ impl Plan {
                 config,
                 cell: kind.cell.as_ref().map(|(cell, _)| *cell),
                 program: Ok(program),
-                files: args.ports.feed(&Files { rules, pcaps }),
+                files: args.ports.feed(&Files { rules, pcaps }, crate::command::RING_PRIME),
                 pool: kind.pool,
                 timing,
                 may_keep: false,

@@ -142,6 +142,7 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
         memory: memory.describe(),
         ports: args.common.ports,
         simd_bitwidth: args.common.simd_bitwidth,
+        ring_frames: args.common.ring_frames,
         ..Settings::default()
     };
     let mut carried: Vec<Option<Vec<Run>>> = cells.iter().map(|_| None).collect();
@@ -183,7 +184,7 @@ pub fn sweep(args: SweepArgs) -> Result<ExitCode, String> {
         }
         let files = traffic::generate_cell(&args.common.tablegen_bin, &args.common.rules_dir, &traffic_dir, cell);
         let fed = match &files {
-            Ok(files) => args.common.ports.feed(&files.files),
+            Ok(files) => args.common.ports.feed(&files.files, args.common.ring_prime()),
             Err(e) => Err(format!("no traffic: {e}")),
         };
         let c_bin = c_builds.binary(c_build(cell.mbufs()));
