@@ -24,6 +24,7 @@ pub fn check(earlier: Report, settings: &Settings, machine: &Machine) -> Result<
         ),
         (old.ports != new.ports, "ports"),
         (old.simd_bitwidth != new.simd_bitwidth, "SIMD bitwidth"),
+        (old.ring_frames != new.ring_frames, "ring frames"),
         (earlier.machine.cpu_model != machine.cpu_model, "CPU"),
     ];
     match differs.iter().find(|(differs, _)| *differs) {
@@ -100,6 +101,12 @@ mod tests {
         let refused = |s: &Settings| check(sample(), s, &machine).unwrap_err();
         assert!(refused(&hugepages).contains("memory"));
         assert!(refused(&window).contains("window"));
+        let mut wider = settings.clone();
+        wider.simd_bitwidth = Some(512);
+        assert!(refused(&wider).contains("SIMD bitwidth"));
+        let mut in_cache = settings.clone();
+        in_cache.ring_frames = Some(128);
+        assert!(refused(&in_cache).contains("ring frames"));
         let mut elsewhere = machine.clone();
         elsewhere.cpu_model = "another".into();
         assert!(check(sample(), &settings, &elsewhere).unwrap_err().contains("CPU"));
