@@ -272,8 +272,9 @@ pub fn simd_bitwidth_args(bits: Option<u16>) -> Vec<String> {
 }
 
 /// `program` with the EAL arguments every run shares (lcores `lcores`, the
-/// memory arguments and others [`use_eal_args`] set, `memory_mb` of memory) and the ports `vdevs`, up to
-/// the `--` before the application's own arguments.
+/// memory arguments and others [`use_eal_args`] set, `memory_mb` of
+/// memory) and the ports `vdevs`, up to the `--` before the application's
+/// own arguments.
 fn eal(program: &Path, lcores: &str, memory_mb: u32, prefix: &str, vdevs: &[String]) -> Command {
     let mut cmd = Command::new(program);
     cmd.args(["-l", lcores]);

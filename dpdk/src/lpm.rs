@@ -140,9 +140,9 @@ unsafe fn lookup_entry(lpm: *const sys::rte_lpm, ip: u32) -> Option<u32> {
 unsafe fn lookup_entries(lpm: *const sys::rte_lpm, simd: crate::Simd, dsts: &[u32], miss: u16, out: &mut [u16]) {
     let n = dsts.len().min(out.len());
     #[cfg(target_arch = "x86_64")]
-    // SAFETY: the table is alive (the caller's word), its tbl24 2^24 entries long and
-    // an entry with both the valid and the group bit names a group inside
-    // tbl8 (as in lookup_entry); both slices hold n.
+    // SAFETY: the table is alive (the caller's word), its tbl24 2^24
+    // entries long and an entry with both the valid and the group bit
+    // names a group inside tbl8 (as in lookup_entry); both slices hold n.
     let done = unsafe {
         let (tbl24, tbl8) = (
             std::ptr::addr_of!((*lpm).tbl24).cast::<i32>(),

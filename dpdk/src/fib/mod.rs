@@ -374,17 +374,18 @@ impl Fib {
     }
 
     /// [`Fib::lookup`] of each of `dsts`, eight at a time with the vector
-    /// path `simd` names (one at a time where the tables were not recognised): the low 16
-    /// bits of each next hop found (the port, as the tables hold ports),
-    /// or `miss`, into `out`, for as many as the shorter of the two has.
+    /// path `simd` names (one at a time where the tables were not
+    /// recognised): the low 16 bits of each next hop found (the port, as
+    /// the tables hold ports), or `miss`, into `out`, for as many as the
+    /// shorter of the two has.
     #[inline(always)]
     pub fn lookup_simd(&self, simd: crate::Simd, dsts: &[u32], miss: u16, out: &mut [u16]) {
         let n = dsts.len().min(out.len());
         let done = match self.tables {
             #[cfg(target_arch = "x86_64")]
-            // SAFETY: the tables are alive (we borrow the FIB) and laid out as
-            // Dir24_8::of checked: tbl24 holds 2^24 entries and an entry
-            // with the ext bit names a group inside tbl8 (as in
+            // SAFETY: the tables are alive (we borrow the FIB) and laid
+            // out as Dir24_8::of checked: tbl24 holds 2^24 entries and an
+            // entry with the ext bit names a group inside tbl8 (as in
             // Fib::lookup); both slices hold n.
             Some(dp) => unsafe {
                 let dp = dp.as_ptr();

@@ -215,7 +215,7 @@ pub(super) unsafe fn tagged_words(
 ) {
     // Lengths are below 2^16, so a signed compare with min_len - 1 is >=.
     let shorter = _mm256_set1_epi32(i32::from(what.min_len) - 1);
-    let tag = _mm256_set1_epi32(i32::from(u16::from_ne_bytes(what.tag.to_be_bytes())));
+    let tag = _mm256_set1_epi32(what.tag_as_loaded());
     let low16 = _mm256_set1_epi32(0xffff);
     // SAFETY: the first group is within `pkts` (groups > 0).
     let (mut starts, mut lens) = unsafe { frames_of_eight(pkts.as_ptr()) };

@@ -97,7 +97,7 @@ pub(super) unsafe fn tagged_words(
     tagged: &mut [u8],
 ) {
     let min_len = _mm512_set1_epi64(i64::from(what.min_len));
-    let tag = _mm256_set1_epi32(i32::from(u16::from_ne_bytes(what.tag.to_be_bytes())));
+    let tag = _mm256_set1_epi32(what.tag_as_loaded());
     let low16 = _mm256_set1_epi32(0xffff);
     // SAFETY: the first group is within `pkts` (groups > 0).
     let (mut starts, mut lens) = unsafe { frames(pkts.as_ptr()) };

@@ -53,7 +53,7 @@ impl Simd {
     }
 
     /// Every path this CPU runs, widest first, whatever EAL allows: for
-    /// tests of each against the scalar paths, and for benches.
+    /// tests of each against the scalar paths.
     pub fn available() -> Vec<Simd> {
         #[cfg(target_arch = "x86_64")]
         {
@@ -179,6 +179,12 @@ impl TaggedWord {
     /// Whether both reads end within `min_len` bytes.
     pub const fn reads_within_min_len(&self) -> bool {
         self.tag_at as u32 + 4 <= self.min_len as u32 && self.word_at as u32 + 4 <= self.min_len as u32
+    }
+
+    /// The tag as a little-endian load of its two bytes reads it, in the
+    /// low 16 bits: what the vector paths compare each frame's with.
+    const fn tag_as_loaded(&self) -> i32 {
+        u16::from_ne_bytes(self.tag.to_be_bytes()) as i32
     }
 
     /// The scalar reference: what [`Simd::tagged_words`] gives for one
