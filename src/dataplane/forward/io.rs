@@ -45,32 +45,51 @@ pub trait Packets: Default {
     fn push(&mut self, p: Self::Packet) -> Result<usize, Self::Packet>;
     /// The held packets, in order.
     fn as_slice(&self) -> &[Self::Packet];
+    /// The held packets, in order, writable.
+    fn as_mut_slice(&mut self) -> &mut [Self::Packet];
     /// Takes every packet out, in order; those not taken are freed when
     /// the drain is dropped.
-    fn drain(&mut self) -> impl Drained<Self::Packet> + '_;
+    fn drain(&mut self) -> impl Drained<Self::Packet, Into = Self> + '_;
     /// Frees every held packet; returns how many.
     fn free_all(&mut self) -> usize;
 }
 
 /// The packets taken out of a [`Packets`], in order.
 pub trait Drained<P> {
+    /// The array the packets can move to whole (a TX buffer).
+    type Into;
     /// The next packets, each with the item of `a` at its index, as many
     /// as the shorter of the two has.
     fn zip_take<'s, A: Copy>(&'s mut self, a: &'s [A]) -> impl Iterator<Item = (P, A)> + 's;
+    /// Moves the next `n` packets (no more than `into` has room for) to
+    /// the end of `into`, in order; returns how many moved.
+    fn move_into(&mut self, n: usize, into: &mut Self::Into) -> usize;
 }
 
 impl Drained<Mbuf> for dpdk::Drain<'_> {
+    type Into = MbufArray<MAX_BURST>;
     #[inline(always)]
     fn zip_take<'s, A: Copy>(&'s mut self, a: &'s [A]) -> impl Iterator<Item = (Mbuf, A)> + 's {
         dpdk::Drain::zip_take(self, a)
     }
+    #[inline(always)]
+    fn move_into(&mut self, n: usize, into: &mut MbufArray<MAX_BURST>) -> usize {
+        dpdk::Drain::move_into(self, n, into)
+    }
 }
 
 impl<P> Drained<P> for std::vec::Drain<'_, P> {
+    type Into = Vec<P>;
     #[inline(always)]
     fn zip_take<'s, A: Copy>(&'s mut self, a: &'s [A]) -> impl Iterator<Item = (P, A)> + 's {
         // The items first: zip stops on them without taking a packet.
         a.iter().zip(self).map(|(&a, p)| (p, a))
+    }
+    fn move_into(&mut self, n: usize, into: &mut Vec<P>) -> usize {
+        let n = n.min(MAX_BURST.saturating_sub(into.len()));
+        let before = into.len();
+        into.extend(self.take(n));
+        into.len() - before
     }
 }
 
@@ -132,7 +151,11 @@ impl Packets for MbufArray<MAX_BURST> {
         MbufArray::as_slice(self)
     }
     #[inline(always)]
-    fn drain(&mut self) -> impl Drained<Mbuf> + '_ {
+    fn as_mut_slice(&mut self) -> &mut [Mbuf] {
+        MbufArray::as_mut_slice(self)
+    }
+    #[inline(always)]
+    fn drain(&mut self) -> impl Drained<Mbuf, Into = Self> + '_ {
         MbufArray::drain(self)
     }
     #[inline(always)]
@@ -177,7 +200,11 @@ impl Packets for Vec<dpdk::Event> {
         self
     }
     #[inline(always)]
-    fn drain(&mut self) -> impl Drained<dpdk::Event> + '_ {
+    fn as_mut_slice(&mut self) -> &mut [dpdk::Event] {
+        self
+    }
+    #[inline(always)]
+    fn drain(&mut self) -> impl Drained<dpdk::Event, Into = Self> + '_ {
         Vec::drain(self, ..)
     }
     fn free_all(&mut self) -> usize {

@@ -66,6 +66,29 @@ impl<T: Transmit> TxPort<T> {
         }
     }
 
+    /// Moves the next `n` packets of `from`, rewritten already, to the
+    /// buffer whole, sending each full burst on the way.
+    #[inline(always)]
+    fn append(
+        &mut self,
+        from: &mut impl Drained<<T::Batch as Packets>::Packet, Into = T::Batch>,
+        mut n: usize,
+        counters: &LcoreCounters,
+    ) {
+        while n > 0 {
+            let room = self.burst.saturating_sub(self.pending.len());
+            let moved = from.move_into(n.min(room), &mut self.pending);
+            n -= moved;
+            if self.pending.len() >= self.burst {
+                self.flush(counters);
+            } else if moved == 0 {
+                // Unreachable: the buffer is flushed when full and `from`
+                // holds `n` more. What is left goes down the drain, freed.
+                return;
+            }
+        }
+    }
+
     /// Buffers one frame; sends the buffer once it holds a full burst.
     #[inline(always)]
     fn enqueue(&mut self, m: <T::Batch as Packets>::Packet, counters: &LcoreCounters) {
@@ -252,6 +275,7 @@ impl<L: Lookup, R: Receive, T: Transmit<Batch = R::Batch>> Lcore<L, R, T> {
                     port: q.port(),
                     queue: Some(q.queue()),
                     end: batch.len(),
+                    rewritten: 0,
                 });
             }
             if !batch.is_empty() {
@@ -311,11 +335,13 @@ struct BurstWork<L: Lookup, P> {
 }
 
 /// One RX burst of a batch: its port and queue (none: from an event
-/// port), and where its packets end.
+/// port), where its packets end, and how many of its first packets
+/// [`rewrite_whole_bursts`] rewrote for one TX port.
 struct Burst {
     port: u16,
     queue: Option<u16>,
     end: usize,
+    rewritten: usize,
 }
 
 impl Burst {
@@ -392,7 +418,12 @@ impl<L: Lookup, P: Packet> Batches<L, P> {
                 .position(|p| in_port(p) != port)
                 .map_or(pkts.len(), |n| start + n);
             counters.add_rx(port, (end - start) as u64);
-            self.0.bursts.push(Burst { port, queue: None, end });
+            self.0.bursts.push(Burst {
+                port,
+                queue: None,
+                end,
+                rewritten: 0,
+            });
             start = end;
         }
         forward_batch(batch, lookup, &mut self.0, tx, counters);
@@ -460,12 +491,23 @@ fn forward_steps<const TRACED: bool, L: Lookup, B: Packets, T: Transmit<Batch = 
         parse_all::<false, L, B::Packet>(pkts, 0, lookup, scratch, routes);
     }
     lookup.resolve(scratch, routes);
+    // A trace records each packet before its rewrite, and IPV4_FIRST
+    // reorders bursts: both take every packet one by one.
+    if !TRACED && !L::IPV4_FIRST {
+        rewrite_whole_bursts(batch.as_mut_slice(), routes, bursts, tx);
+    }
 
     let mut sent = batch.drain();
     let mut start = 0;
     for burst in bursts.drain(..) {
         // start is an earlier end, so never above MAX_BURST.
         let end = burst.end.clamp(start, MAX_BURST);
+        if burst.rewritten > 0 {
+            if let Some(out) = routes.get(start).and_then(|r| tx.get_mut(r.bits())) {
+                out.append(&mut sent, burst.rewritten, counters);
+            }
+            start = (start + burst.rewritten).min(end);
+        }
         for (m, route) in sent.zip_take(&routes[start..end]) {
             if L::IPV4_FIRST && !is_ipv4(m.data()) && later.len() < later.capacity() {
                 later.push((m, route));
@@ -477,6 +519,46 @@ fn forward_steps<const TRACED: bool, L: Lookup, B: Packets, T: Transmit<Batch = 
             send_maybe_traced::<TRACED, L, T>(m, route, &burst, tap, tx, counters);
         }
         start = end;
+    }
+}
+
+/// C's shortcut for a burst whose packets all go out of one port (as
+/// when each port's traffic goes to one other): its packets are rewritten
+/// here, before the batch is drained, and then move to that port's TX
+/// buffer whole rather than one at a time. Each such burst's
+/// [`Burst::rewritten`] says how many of its first packets were
+/// rewritten: up to the first that cannot be (shared or not valid IPv4),
+/// which, with the packets after it, takes the one-by-one path.
+#[inline(always)]
+fn rewrite_whole_bursts<P: Packet, T: Transmit>(
+    pkts: &mut [P],
+    routes: &[Route; MAX_BURST],
+    bursts: &mut [Burst],
+    tx: &mut TxPorts<T>,
+) {
+    let mut start = 0;
+    for burst in bursts.iter_mut() {
+        let end = burst.end.clamp(start, MAX_BURST).min(pkts.len());
+        let (Some(burst_pkts), Some(burst_routes)) = (pkts.get_mut(start..end), routes.get(start..end)) else {
+            return;
+        };
+        start = end;
+        let Some(&first) = burst_routes.first() else {
+            continue;
+        };
+        // Ports sit below the reasons, as in `send`.
+        if first.bits() >= dpdk::MAX_PORTS || burst_routes.iter().any(|&r| r != first) {
+            continue;
+        }
+        let Some(out) = tx.get_mut(first.bits()) else {
+            continue;
+        };
+        for m in burst_pkts {
+            if !m.try_data_mut().is_some_and(|frame| rewrite(frame, &out.eth)) {
+                break;
+            }
+            burst.rewritten += 1;
+        }
     }
 }
 

@@ -79,11 +79,27 @@ impl Packets for Batch {
     fn as_slice(&self) -> &[TestPacket] {
         &self.0
     }
-    fn drain(&mut self) -> impl Drained<TestPacket> + '_ {
-        self.0.drain(..)
+    fn as_mut_slice(&mut self) -> &mut [TestPacket] {
+        &mut self.0
+    }
+    fn drain(&mut self) -> impl Drained<TestPacket, Into = Batch> + '_ {
+        BatchDrain(self.0.drain(..))
     }
     fn free_all(&mut self) -> usize {
         std::mem::take(&mut self.0).len()
+    }
+}
+
+/// A [`Batch`]'s drain: its Vec's, moving packets into another Batch.
+struct BatchDrain<'a>(std::vec::Drain<'a, TestPacket>);
+
+impl Drained<TestPacket> for BatchDrain<'_> {
+    type Into = Batch;
+    fn zip_take<'s, A: Copy>(&'s mut self, a: &'s [A]) -> impl Iterator<Item = (TestPacket, A)> + 's {
+        self.0.zip_take(a)
+    }
+    fn move_into(&mut self, n: usize, into: &mut Batch) -> usize {
+        self.0.move_into(n, &mut into.0)
     }
 }
 
@@ -566,6 +582,27 @@ fn per_port_order_holds_across_queues_rounds_and_full_buffers() {
         })
         .collect();
     assert_eq!(calls, [4, 4, 4, 4, 2], "sent whenever 4 are buffered, the rest at stop");
+}
+
+#[test]
+fn a_burst_for_one_port_goes_out_in_order_each_frame_rewritten_once() {
+    // Every packet to port 1; one shared and one not valid IPv4 (IHL 0)
+    // in the middle, which the burst's packets after them follow.
+    let mut bad = ipv4(1);
+    bad[14] = 0x40;
+    let frames = vec![ipv4(1), ipv4(1), ipv4(1), bad, ipv4(1), ipv4(1)];
+    let ids = [0, 1, SHARED | 2, 3, 4, 5];
+    let script = vec![(0, vec![ids.into_iter().zip(frames).collect()])];
+    let mut setup = Setup::new(script);
+    setup.tx_burst = 2;
+    let out = run(setup, InputPortMiss::default());
+    assert_eq!(out.sent(1), [0, 1, 4, 5]);
+    assert_eq!(out.totals.dropped(DropReason::Shared), 1);
+    assert_eq!(out.totals.dropped(DropReason::Invalid), 1);
+    let ttls: Vec<u8> = out.frames.iter().map(|(_, f)| f[22]).collect();
+    assert_eq!(ttls, [63; 4], "each TTL decremented once");
+    assert!(out.frames.iter().all(|(port, f)| *port == 1 && f[..12] == [1; 12]));
+    assert_eq!(out.live, 0);
 }
 
 #[test]
