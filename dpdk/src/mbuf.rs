@@ -559,19 +559,25 @@ mod tests {
         assert_eq!(pool.in_use(), 0);
     }
 
-    #[test]
-    fn move_into_moves_the_next_mbufs_that_fit_in_order_and_frees_none_twice() {
-        let eal = Eal::for_tests(&[]).expect("EAL init");
-        let pool = Mempool::create(eal, "test_move_into", 64, 0, 0).expect("pool");
+    /// An array of 8 holding six fresh mbufs of `pool`, and their pointers.
+    fn six_in_a_batch(pool: &Mempool) -> (MbufArray<8>, Vec<*mut sys::rte_mbuf>) {
         let mut batch = MbufArray::<8>::new();
-        let ptrs: Vec<*mut sys::rte_mbuf> = (0..6)
+        let ptrs = (0..6)
             .map(|_| {
-                let m = alloc(&pool);
+                let m = alloc(pool);
                 let p = m.0.as_ptr();
                 assert!(batch.push(m).is_ok());
                 p
             })
             .collect();
+        (batch, ptrs)
+    }
+
+    #[test]
+    fn move_into_moves_the_next_mbufs_that_fit_in_order_and_frees_none_twice() {
+        let eal = Eal::for_tests(&[]).expect("EAL init");
+        let pool = Mempool::create(eal, "test_move_into", 64, 0, 0).expect("pool");
+        let (mut batch, ptrs) = six_in_a_batch(&pool);
         let mut buffer = MbufArray::<4>::new();
         assert!(buffer.push(alloc(&pool)).is_ok());
         let mut drain = batch.drain();
@@ -592,15 +598,7 @@ mod tests {
     fn zip_take_pairs_each_mbuf_with_its_items_and_frees_what_it_does_not_hand_out() {
         let eal = Eal::for_tests(&[]).expect("EAL init");
         let pool = Mempool::create(eal, "test_zip_take", 64, 0, 0).expect("pool");
-        let mut batch = MbufArray::<8>::new();
-        let ptrs: Vec<*mut sys::rte_mbuf> = (0..6)
-            .map(|_| {
-                let m = alloc(&pool);
-                let p = m.0.as_ptr();
-                assert!(batch.push(m).is_ok());
-                p
-            })
-            .collect();
+        let (mut batch, ptrs) = six_in_a_batch(&pool);
         let a = [10, 11, 12, 13];
         let mut drain = batch.drain();
         // The shorter of the two decides: 3 mbufs, of which 2 are taken.
