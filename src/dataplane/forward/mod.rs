@@ -67,26 +67,29 @@ impl<T: Transmit> TxPort<T> {
     }
 
     /// Moves the next `n` packets of `from`, rewritten already, to the
-    /// buffer whole, sending each full burst on the way.
+    /// buffer whole, sending each full burst on the way; returns how many
+    /// moved (all `n`, unless `from` holds fewer).
     #[inline(always)]
     fn append(
         &mut self,
         from: &mut impl Drained<<T::Batch as Packets>::Packet, Into = T::Batch>,
-        mut n: usize,
+        n: usize,
         counters: &LcoreCounters,
-    ) {
-        while n > 0 {
+    ) -> usize {
+        let mut done = 0;
+        while done < n {
             let room = self.burst.saturating_sub(self.pending.len());
-            let moved = from.move_into(n.min(room), &mut self.pending);
-            n -= moved;
+            let moved = from.move_into((n - done).min(room), &mut self.pending);
+            done += moved;
             if self.pending.len() >= self.burst {
                 self.flush(counters);
             } else if moved == 0 {
-                // Unreachable: the buffer is flushed when full and `from`
-                // holds `n` more. What is left goes down the drain, freed.
-                return;
+                // `from` ran out (a flush leaves the buffer empty, so there
+                // was room).
+                break;
             }
         }
+        done
     }
 
     /// Buffers one frame; sends the buffer once it holds a full burst.
@@ -503,10 +506,11 @@ fn forward_steps<const TRACED: bool, L: Lookup, B: Packets, T: Transmit<Batch = 
         // start is an earlier end, so never above MAX_BURST.
         let end = burst.end.clamp(start, MAX_BURST);
         if burst.rewritten > 0 {
+            // The port `rewrite_whole_bursts` found; what it did not take
+            // stays in line with its routes for the one-by-one path.
             if let Some(out) = routes.get(start).and_then(|r| tx.get_mut(r.bits())) {
-                out.append(&mut sent, burst.rewritten, counters);
+                start = (start + out.append(&mut sent, burst.rewritten, counters)).min(end);
             }
-            start = (start + burst.rewritten).min(end);
         }
         for (m, route) in sent.zip_take(&routes[start..end]) {
             if L::IPV4_FIRST && !is_ipv4(m.data()) && later.len() < later.capacity() {
