@@ -66,6 +66,20 @@ impl<T: Transmit> TxPort<T> {
         }
     }
 
+    /// Rewrites `m` in place for this port, or says why it cannot be:
+    /// another holder shares its bytes (C rewrites a frame in place
+    /// whoever else holds it; here another holder's bytes are never
+    /// changed under it, so the frame is dropped), or it is not valid IPv4.
+    #[inline(always)]
+    fn rewrite_frame(&self, m: &mut impl Packet) -> Result<(), DropReason> {
+        let frame = m.try_data_mut().ok_or(DropReason::Shared)?;
+        if rewrite(frame, &self.eth) {
+            Ok(())
+        } else {
+            Err(DropReason::Invalid)
+        }
+    }
+
     /// Moves the next `n` packets of `from`, rewritten already, to the
     /// buffer whole, sending each full burst on the way; returns how many
     /// moved (all `n`, unless `from` holds fewer).
@@ -558,7 +572,7 @@ fn rewrite_whole_bursts<P: Packet, T: Transmit>(
             continue;
         };
         for m in burst_pkts {
-            if !m.try_data_mut().is_some_and(|frame| rewrite(frame, &out.eth)) {
+            if out.rewrite_frame(m).is_err() {
                 break;
             }
             burst.rewritten += 1;
@@ -726,13 +740,8 @@ fn send<L: Lookup, T: Transmit>(
     let Some(out) = tx.get_mut(port) else {
         return drop(DropReason::Unroutable);
     };
-    // C rewrites a frame in place whoever else holds it; here another
-    // holder's bytes are never changed under it, so the frame is dropped.
-    let Some(frame) = m.try_data_mut() else {
-        return drop(DropReason::Shared);
-    };
-    if !rewrite(frame, &out.eth) {
-        return drop(DropReason::Invalid);
+    if let Err(reason) = out.rewrite_frame(&mut m) {
+        return drop(reason);
     }
     watch.sent(port, &m);
     out.enqueue(m, counters);
