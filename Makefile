@@ -199,9 +199,9 @@ bench-latency: c-l3fwd
 
 # Fuzzes FUZZ_TARGET (libFuzzer + ASan) for FUZZ_SECS seconds, or for
 # FUZZ_RUNS inputs (then without a time limit); not in CI.
-# packet: the per-frame code against tests/oracle; lpm_rules, em_rules,
-# acl_rules: the rule-file parsers; config, portmask, eth_dest: those
-# options' parsers; ctl_line: a line of l3fwd-ctl's protocol
+# packet: the per-frame code and the vector parse against tests/oracle;
+# lpm_rules, em_rules, acl_rules: the rule-file parsers; config, portmask,
+# eth_dest: those options' parsers; ctl_line: a line of l3fwd-ctl's protocol
 # (fuzz/fuzz_targets/contract: no panic, errors naming file:line or the
 # option, printed input reads back the same). RUSTC_BOOTSTRAP lets stable
 # take cargo-fuzz's -Z flags (the machine has no nightly toolchain).

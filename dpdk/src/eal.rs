@@ -82,6 +82,31 @@ pub struct SingleRxPool(());
 /// takes no lock).
 static OWN_RUNTIME_DIR: OnceLock<PathBuf> = OnceLock::new();
 
+/// The argv of each `rte_eal_init` call and its strings as they were
+/// before EAL permuted and overwrote its entries, kept for the life of the
+/// process (EAL may keep pointers into them): held here rather than
+/// forgotten, so a leak checker (the fuzz targets' LeakSanitizer) sees
+/// them in use, as they are.
+struct EalArgv {
+    _argv: Vec<*mut c_char>,
+    _strings: Vec<*mut c_char>,
+}
+
+// SAFETY: Rust never reads through these pointers again; they are only kept
+// reachable, whichever thread holds them.
+unsafe impl Send for EalArgv {}
+
+impl EalArgv {
+    fn keep(argv: Vec<*mut c_char>, strings: Vec<*mut c_char>) {
+        static KEPT: Mutex<Vec<EalArgv>> = Mutex::new(Vec::new());
+        let kept = EalArgv {
+            _argv: argv,
+            _strings: strings,
+        };
+        KEPT.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(kept);
+    }
+}
+
 fn remove_at_exit(dir: PathBuf) {
     extern "C" fn remove() {
         if let Some(dir) = OWN_RUNTIME_DIR.get() {
@@ -110,18 +135,20 @@ impl Eal {
         for a in args {
             let c = CString::new(a.as_str()).map_err(|_| DpdkError::invalid("EAL argument", "contains a NUL byte"))?;
             // EAL may keep pointers into argv (device arguments, the file
-            // prefix) for the life of the process, so the strings are leaked.
+            // prefix) for the life of the process, so the strings are never
+            // freed: [`EalArgv`] keeps them.
             argv.push(c.into_raw());
         }
         argv.push(std::ptr::null_mut());
         let argc = args.len() as i32;
         let runtime_dir = runtime_dir_for(args);
         let runtime_dir_existed = runtime_dir.exists();
+        let strings = argv.clone();
         // SAFETY: argv holds argc valid NUL-terminated strings followed by a
-        // NULL, all leaked so they outlive EAL; EAL may permute the array,
-        // which is ours and not read again.
+        // NULL, all kept for the life of the process (EalArgv); EAL may
+        // permute the array, which is ours and not read again.
         let ret = unsafe { sys::rte_eal_init(argc, argv.as_mut_ptr()) };
-        std::mem::forget(argv);
+        EalArgv::keep(argv, strings);
         if ret < 0 {
             // EAL's own messages above name the bad argument or the clash
             // (e.g. a --file-prefix in use); it does not always set rte_errno.

@@ -6,7 +6,7 @@
 //! read past the frame, rewrite only of MACs/TTL/checksum), in every lookup
 //! mode. The cargo-fuzz target in fuzz/ checks the same contract.
 
-use crate::oracle::{check, Decision};
+use crate::oracle::{check, check_vector, Decision};
 use l3fwd_modes::MODES;
 use l3fwd_rs::dataplane::mode::{Em, Lpm, Mode};
 use proptest::collection::vec;
@@ -15,11 +15,12 @@ use proptest::prelude::*;
 const MAX_FRAME: usize = 2048;
 
 /// LPM's and EM's decisions for `frame`, once the oracle has checked it in
-/// every mode.
+/// every mode and in the vector parse.
 fn decide(frame: &[u8]) -> (Decision, Decision) {
     for mode in MODES {
         check(frame, mode);
     }
+    check_vector(frame);
     (check(frame, &Lpm::INFO), check(frame, &Em::INFO))
 }
 

@@ -12,14 +12,19 @@
 //! - the decision and the rewrite depend on the frame's bytes only, never on
 //!   what lies after it in memory;
 //! - a rewrite changes the MACs, and for IPv4 the TTL and checksum, nothing
-//!   else.
+//!   else;
+//! - the vector parse ([`check_vector`]) reads, in every instruction set the
+//!   CPU has, what `packet::parse` reads.
 
 use std::net::{Ipv4Addr, Ipv6Addr};
+use std::sync::{Mutex, OnceLock};
 
 use em::{FiveTuple, Ipv4Key, Ipv6Key};
 use l3fwd_modes::ModeInfo;
 use l3fwd_rs::dataplane::mode::{em_key, EmKey};
-use l3fwd_rs::dataplane::packet::{ipv6_dst_bytes, parse, rewrite, EthRewrite, Ipv4Header, Ipv6Header, ETH_LEN, L3};
+use l3fwd_rs::dataplane::packet::{
+    ipv6_dst_bytes, parse, rewrite, EthRewrite, Ipv4Header, Ipv6Header, ETH_LEN, IPV4_DESTINATION, L3,
+};
 
 /// What the forwarder does with a frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -196,4 +201,70 @@ fn assert_bytes_after_do_not_matter(frame: &[u8], mode: &ModeInfo, decision: Dec
         Some(false) => Decision::DropInvalid,
     };
     assert_eq!(expected, decision);
+}
+
+/// Lanes in one group of the vector parse.
+const LANES: usize = 8;
+
+/// Bytes a fresh mbuf of the default size holds (RTE_MBUF_DEFAULT_DATAROOM).
+const MBUF_ROOM: usize = 2048;
+
+/// The vector parse's read of `frame` ([`dpdk::Simd::tagged_words`] with
+/// [`IPV4_DESTINATION`], which LPM and FIB route eight at a time), in each
+/// instruction set this CPU has: a lane is tagged exactly when `parse`
+/// reads IPv4, with the destination `parse` reads. The eight lanes hold
+/// the frame cut short by 0 to 7 bytes, so lanes of different lengths
+/// (across every header boundary, over a run of inputs) share a group; their
+/// mbufs' bytes after the frame are all 0x00, then all 0xff, which must
+/// change nothing. A frame longer than an mbuf's room is not checked.
+pub fn check_vector(frame: &[u8]) {
+    let lanes: [&[u8]; LANES] = std::array::from_fn(|cut| &frame[..frame.len().saturating_sub(cut)]);
+    let expected = lanes.map(|lane| match parse(lane) {
+        L3::Ipv4(h) => Some(h.dst),
+        _ => None,
+    });
+    // One check at a time holds the group's mbufs (tests run in threads).
+    let pool = vector_pool().lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let pool = &*pool;
+    for tail in [0x00, 0xff] {
+        // The pool holds one group's mbufs: filled with `tail` and freed,
+        // they are the lanes' buffers.
+        let fill = [tail; MBUF_ROOM];
+        drop(
+            (0..LANES)
+                .map(|_| dpdk::Mbuf::from_frame(pool, &fill))
+                .collect::<Vec<_>>(),
+        );
+        let Some(pkts) = lanes
+            .iter()
+            .map(|lane| dpdk::Mbuf::from_frame(pool, lane))
+            .collect::<Option<Vec<_>>>()
+        else {
+            return;
+        };
+        for simd in dpdk::Simd::available() {
+            let (mut words, mut tagged) = ([0u32; LANES], [0u8; 1]);
+            let read = simd.tagged_words(&pkts, &IPV4_DESTINATION, &mut words, &mut tagged);
+            assert_eq!(read, LANES, "{}: one whole group", simd.name());
+            for (i, lane) in lanes.iter().enumerate() {
+                let got = (tagged[0] >> i & 1 == 1).then_some(words[i]);
+                assert_eq!(
+                    got,
+                    expected[i],
+                    "{} lane {i}, bytes after 0x{tail:02x}: {lane:02x?}",
+                    simd.name()
+                );
+            }
+        }
+    }
+}
+
+/// The pool of [`check_vector`]'s lanes: one group's mbufs, no cache, on an
+/// EAL of the test process.
+fn vector_pool() -> &'static Mutex<dpdk::Mempool> {
+    static POOL: OnceLock<Mutex<dpdk::Mempool>> = OnceLock::new();
+    POOL.get_or_init(|| {
+        let eal = dpdk::Eal::for_tests(&[]).expect("EAL init");
+        Mutex::new(dpdk::Mempool::create(eal, "oracle_lanes", LANES as u32, 0, 0).expect("the lanes' pool"))
+    })
 }
