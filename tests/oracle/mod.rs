@@ -224,17 +224,16 @@ pub fn check_vector(frame: &[u8]) {
         _ => None,
     });
     // One check at a time holds the group's mbufs (tests run in threads).
-    let pool = vector_pool().lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    let pool = &*pool;
+    let guard = vector_pool().lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let pool = &*guard;
     for tail in [0x00, 0xff] {
         // The pool holds one group's mbufs: filled with `tail` and freed,
         // they are the lanes' buffers.
         let fill = [tail; MBUF_ROOM];
-        drop(
-            (0..LANES)
-                .map(|_| dpdk::Mbuf::from_frame(pool, &fill))
-                .collect::<Vec<_>>(),
-        );
+        let filled: Vec<dpdk::Mbuf> = (0..LANES)
+            .map(|_| dpdk::Mbuf::from_frame(pool, &fill).expect("an mbuf of the lanes' pool, filled whole"))
+            .collect();
+        drop(filled);
         let Some(pkts) = lanes
             .iter()
             .map(|lane| dpdk::Mbuf::from_frame(pool, lane))
