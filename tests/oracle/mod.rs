@@ -218,6 +218,9 @@ const MBUF_ROOM: usize = 2048;
 /// mbufs' bytes after the frame are all 0x00, then all 0xff, which must
 /// change nothing. A frame longer than an mbuf's room is not checked.
 pub fn check_vector(frame: &[u8]) {
+    if frame.len() > MBUF_ROOM {
+        return;
+    }
     let lanes: [&[u8]; LANES] = std::array::from_fn(|cut| &frame[..frame.len().saturating_sub(cut)]);
     let expected = lanes.map(|lane| match parse(lane) {
         L3::Ipv4(h) => Some(h.dst),
@@ -234,13 +237,10 @@ pub fn check_vector(frame: &[u8]) {
             .map(|_| dpdk::Mbuf::from_frame(pool, &fill).expect("an mbuf of the lanes' pool, filled whole"))
             .collect();
         drop(filled);
-        let Some(pkts) = lanes
+        let pkts: Vec<dpdk::Mbuf> = lanes
             .iter()
-            .map(|lane| dpdk::Mbuf::from_frame(pool, lane))
-            .collect::<Option<Vec<_>>>()
-        else {
-            return;
-        };
+            .map(|lane| dpdk::Mbuf::from_frame(pool, lane).expect("an mbuf of the lanes' pool for each lane"))
+            .collect();
         for simd in dpdk::Simd::available() {
             let (mut words, mut tagged) = ([0u32; LANES], [0u8; 1]);
             let read = simd.tagged_words(&pkts, &IPV4_DESTINATION, &mut words, &mut tagged);
